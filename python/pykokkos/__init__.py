@@ -1,0 +1,51 @@
+"""pykokkos-fuse: PyKokkos-compatible Python kernels compiled to Kokkos C++.
+
+`import pykokkos as pk` runs existing PyKokkos programs unchanged.
+"""
+from __future__ import annotations
+
+import atexit
+import math as _math
+
+from . import _native
+from ._kernels import classtype, function, functor, main, workunit
+from ._launch import (AUTO, MDRangePolicy, RangePolicy, Timer, fence, flush, get_default_space,
+                      parallel_for, parallel_reduce, parallel_scan, set_default_space)
+from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace,
+                     HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
+                     RandomAccess, Restrict, ScratchView1D, Serial, Trait, Unmanaged, View1D, View2D,
+                     View3D, View4D, View5D, View6D, View7D, View8D, ViewTypeInfo)
+from ._views import View, array, asarray, from_numpy, full, ones, zeros
+
+KernelSyntaxError = _native.KernelSyntaxError
+KernelTypeError = _native.KernelTypeError
+CompileError = _native.CompileError
+KokkosError = _native.KokkosError
+
+int8, int16, int32, int64 = DataType.int8, DataType.int16, DataType.int32, DataType.int64
+uint8, uint16, uint32, uint64 = DataType.uint8, DataType.uint16, DataType.uint32, DataType.uint64
+float32, float64 = DataType.float32, DataType.float64
+float = DataType.float32  # noqa: A001  (PyKokkos: pk.float is single precision)
+double = real = DataType.float64
+bool = DataType.bool  # noqa: A001
+
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan
+
+
+def initialize() -> None:
+    """Kokkos starts on first use; calling this starts it now."""
+    _native.initialize()
+
+
+def finalize() -> None:
+    _native.finalize()
+
+
+def config() -> dict:
+    """Compiler, Kokkos install and cache folder in use."""
+    return dict(_native.toolchain_info())
+
+
+atexit.register(_native.finalize)
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,144 @@
+"""Decorators: capture a kernel's source once, and resolve its free names when it
+is first compiled (so functions defined later in the module are found)."""
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import textwrap
+import types
+
+import numpy as np
+
+from . import _native
+from ._types import DataType
+
+_ATTR = "__pk_workunit__"
+
+
+def _capture(fn) -> _native.Workunit:
+    if not callable(fn):
+        raise TypeError(f"@pk.workunit/@pk.function decorate functions, not {type(fn).__name__}")
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise TypeError(
+            f"cannot read the source of {getattr(fn, '__name__', fn)!r}: kernels must be defined in a file, "
+            "not typed at an interactive prompt or built with exec()"
+        ) from None
+    text = "".join(lines)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+    return _native.Workunit(fn, fn.__name__, textwrap.dedent(text), filename, first, indent)
+
+
+def native_of(fn) -> _native.Workunit | None:
+    return getattr(fn, _ATTR, None)
+
+
+def workunit(fn=None, **view_info):
+    """`@pk.workunit` or `@pk.workunit(view=pk.ViewTypeInfo(layout=...))`.
+
+    Per-view layout hints are accepted; the generated code always uses the
+    argument's real layout, so results never depend on them.
+    """
+    def mark(f):
+        setattr(f, _ATTR, _capture(f))
+        f.__pk_view_info__ = view_info
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def function(fn=None, **_):
+    """`@pk.function`: a helper callable from kernels (and still from Python)."""
+    def mark(f):
+        setattr(f, _ATTR, _capture(f))
+        f.__pk_function__ = True
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def functor(cls=None, **_):
+    """`@pk.functor`: members come from the instance at each launch."""
+    def mark(c):
+        c.__pk_functor__ = True
+        return c
+
+    return mark(cls) if cls is not None else mark
+
+
+def classtype(cls):
+    """`@pk.classtype`: a small value class usable inside kernels."""
+    cls.__pk_classtype__ = True
+    init = cls.__dict__.get("__init__")
+    if init is not None and not hasattr(init, _ATTR):
+        setattr(init, _ATTR, _capture(init))
+    return cls
+
+
+main = workunit  # PyKokkos' @pk.main marks a host entry; it needs no translation
+
+
+def _classify(value):
+    """How the translator should see a Python value a kernel refers to."""
+    import pykokkos
+
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, int):
+        return ("int", value) if -(2**63) <= value < 2**63 else None
+    if isinstance(value, float):
+        return ("float", value)
+    if isinstance(value, np.generic) and value.ndim == 0:
+        return ("float", float(value)) if isinstance(value, np.floating) else ("int", int(value))
+    if value is math:
+        return ("math",)
+    if value is pykokkos:
+        return ("pk",)
+    if value is np:
+        return ("np",)
+    if isinstance(value, DataType):
+        return ("dtype", value.value)
+    if isinstance(value, type) and getattr(value, "__pk_classtype__", False):
+        init = value.__dict__.get("__init__")
+        return ("classtype", value.__name__, native_of(init) if init is not None else None)
+    nat = native_of(value)
+    if nat is not None and getattr(value, "__pk_function__", False):
+        return ("function", nat)
+    if isinstance(value, types.MethodType):
+        return _classify(value.__func__)
+    return None
+
+
+def _resolve(fn) -> dict:
+    """Free names of `fn` (closure first, then globals, then builtins) -> kinds."""
+    code = fn.__code__
+    found = {}
+    closure = {}
+    if fn.__closure__:
+        for name, cell in zip(code.co_freevars, fn.__closure__):
+            try:
+                closure[name] = cell.cell_contents
+            except ValueError:
+                pass
+    names = set(code.co_names) | set(code.co_freevars)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= set(c.co_names)
+    for name in sorted(names):
+        if name in closure:
+            value = closure[name]
+        elif name in fn.__globals__:
+            value = fn.__globals__[name]
+        else:
+            continue
+        kind = _classify(value)
+        if kind is not None:
+            found[name] = kind
+    return found
+
+
+_native.set_resolver(_resolve)
+_ = builtins

@@ -1,0 +1,127 @@
+"""dtypes, layouts, spaces, traits and annotation helpers, spelled as in PyKokkos."""
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+# Codes shared with the Rust core (types.rs DType order).
+_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+_NUMPY = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+          np.float32, np.float64]
+
+# Repeated values make aliases: pk.float is float32 and pk.double/pk.real float64, as in PyKokkos.
+DataType = enum.Enum("DataType", [(n, i) for i, n in enumerate(_NAMES)] + [("float", 9), ("double", 10), ("real", 10)])
+DataType.__doc__ = "Element types of Views (pk.double, pk.int32, ...)."
+
+
+def numpy_dtype(code: int) -> np.dtype:
+    return np.dtype(_NUMPY[code])
+
+
+_BY_NUMPY = {np.dtype(t): i for i, t in enumerate(_NUMPY)}
+
+
+def dtype_code(d) -> int:
+    """Accepts pk dtypes, NumPy dtypes/types, Python int/float/bool and names."""
+    if isinstance(d, DataType):
+        return d.value
+    if d is float:
+        return DataType.float64.value
+    if d is int:
+        return DataType.int32.value
+    if d is bool:
+        return DataType.bool.value
+    if isinstance(d, str) and d in DataType.__members__:
+        return DataType[d].value
+    try:
+        return _BY_NUMPY[np.dtype(d)]
+    except (TypeError, KeyError):
+        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double or pk.bool") from None
+
+
+class Layout(enum.Enum):
+    LayoutRight = 0
+    LayoutLeft = 1
+    LayoutDefault = 2
+
+
+LayoutRight = Layout.LayoutRight
+LayoutLeft = Layout.LayoutLeft
+LayoutDefault = Layout.LayoutDefault
+
+
+class ExecutionSpace(enum.Enum):
+    Serial = 0
+    OpenMP = 1
+    Cuda = 2
+    Debug = 3
+    Default = 4
+
+
+Serial = ExecutionSpace.Serial
+OpenMP = ExecutionSpace.OpenMP
+Cuda = ExecutionSpace.Cuda
+
+
+def space_code(s) -> int | None:
+    if s is None or s is ExecutionSpace.Default:
+        return None
+    if s is ExecutionSpace.Debug:
+        return 0  # Debug runs serially, as in PyKokkos
+    if isinstance(s, ExecutionSpace):
+        return s.value
+    raise TypeError(f"unknown execution space {s!r}: use pk.OpenMP, pk.Serial or pk.Cuda")
+
+
+class MemorySpace(enum.Enum):
+    HostSpace = 0
+    CudaSpace = 1
+    CudaUVMSpace = 2
+
+
+HostSpace = MemorySpace.HostSpace
+CudaSpace = MemorySpace.CudaSpace
+CudaUVMSpace = MemorySpace.CudaUVMSpace
+
+
+class Trait(enum.Enum):
+    Atomic = 0
+    RandomAccess = 1
+    Restrict = 2
+    Unmanaged = 3
+    TraitDefault = 4
+
+
+Atomic = Trait.Atomic
+RandomAccess = Trait.RandomAccess
+Restrict = Trait.Restrict
+Unmanaged = Trait.Unmanaged
+
+
+class _Subscriptable:
+    """Annotation helpers such as pk.View1D[pk.double]: read by the translator from
+    source text; at run time they only need to be subscriptable."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __getitem__(self, item):
+        return self
+
+    def __repr__(self) -> str:
+        return f"pk.{self._name}"
+
+
+Acc = _Subscriptable("Acc")
+View1D, View2D, View3D, View4D, View5D, View6D, View7D, View8D = (
+    _Subscriptable(f"View{k}D") for k in range(1, 9)
+)
+ScratchView1D = _Subscriptable("ScratchView1D")
+
+
+class ViewTypeInfo:
+    """Per-view type information for @pk.workunit(name=pk.ViewTypeInfo(layout=...))."""
+
+    def __init__(self, layout=None, space=None, trait=None):
+        self.layout, self.space, self.trait = layout, space, trait

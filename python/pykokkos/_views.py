@@ -1,0 +1,166 @@
+"""Views: Rust-owned memory with NumPy-like host behaviour."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _native
+from ._types import DataType, LayoutLeft, dtype_code, numpy_dtype
+
+
+class View(_native.View):
+    """`pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)`: zero-filled."""
+
+    def __new__(cls, shape=None, dtype=DataType.float64, space=None, layout=None, trait=None, **internal):
+        if internal:
+            return super().__new__(cls, **internal)
+        if isinstance(shape, (int, np.integer)):
+            shape = [int(shape)]
+        elif shape is None:
+            raise TypeError("pk.View needs a shape: an int or a list of ints")
+        shape = [int(n) for n in shape]
+        return super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # --- metadata (never forces pending work) ---
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.shape_tuple)
+
+    @property
+    def dtype(self) -> DataType:
+        return DataType(self._dtype_code)
+
+    @property
+    def layout(self):
+        from ._types import LayoutLeft, LayoutRight
+
+        return LayoutLeft if self._layout_code == 1 else LayoutRight
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for e in self.shape_tuple:
+            n *= e
+        return n
+
+    @property
+    def ndim(self) -> int:
+        return self.rank()
+
+    # --- host access (through the buffer protocol) ---
+    def _np(self) -> np.ndarray:
+        return np.asarray(self)
+
+    @property
+    def data(self) -> np.ndarray:
+        return self._np()
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.asarray(memoryview(self))
+        return a if dtype is None else a.astype(dtype)
+
+    def _normalize(self, key):
+        """Turns a key into subview lists, or None for a single element."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        shape = self.shape_tuple
+        if len(key) > len(shape):
+            raise IndexError(f"too many indices for a View with {len(shape)} dimension(s)")
+        start, length, step, keep = [], [], [], []
+        for d, n in enumerate(shape):
+            k = key[d] if d < len(key) else slice(None)
+            if isinstance(k, slice):
+                b, e, s = k.indices(n)
+                start.append(b)
+                length.append(len(range(b, e, s)))
+                step.append(s)
+                keep.append(True)
+            else:
+                i = int(k)
+                if i < 0:
+                    i += n
+                if not 0 <= i < n:
+                    raise IndexError(f"index {k} is out of bounds for dimension {d} with size {n}")
+                start.append(i)
+                length.append(1)
+                step.append(1)
+                keep.append(False)
+        return start, length, step, keep
+
+    def __getitem__(self, key):
+        start, length, step, keep = self._normalize(key)
+        if not any(keep):
+            return self._np()[tuple(start)]
+        return View(parent=self, start=start, length=length, step=step, keep=keep)
+
+    def __setitem__(self, key, value):
+        self._np()[key] = value
+
+    def __iter__(self):
+        if self.rank() == 1:
+            return iter(self._np())
+        return (self[i] for i in range(len(self)))
+
+    def __str__(self) -> str:
+        return str(self._np())
+
+    def __repr__(self) -> str:
+        return f"View({self._np()!r}, dtype=pk.{self.dtype.name})"
+
+    def __float__(self) -> float:
+        return float(self._np())
+
+    def __eq__(self, other):
+        return self._np() == (other._np() if isinstance(other, View) else other)
+
+    __hash__ = None
+
+    def fill(self, value) -> None:
+        self._np().fill(value)
+
+    def copy(self) -> "View":
+        out = View(self.shape, self.dtype, layout=self.layout)
+        out._np()[...] = self._np()
+        return out
+
+    def to_numpy(self) -> np.ndarray:
+        return self._np()
+
+
+def _as_view(array) -> View:
+    if isinstance(array, View):
+        return array
+    a = np.asarray(array)
+    if not a.flags.writeable:
+        a = a.copy()
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return View(wrap=a)
+
+
+def array(array, dtype=None, space=None, layout=None, trait=None) -> View:
+    """Wraps an ndarray without copying (a copy only if dtype asks for another type)."""
+    a = np.asarray(array)
+    if dtype is not None and a.dtype != numpy_dtype(dtype_code(dtype)):
+        a = a.astype(numpy_dtype(dtype_code(dtype)))
+    return _as_view(a)
+
+
+asarray = array
+from_numpy = array
+
+
+def zeros(shape, dtype=DataType.float64, **kw) -> View:
+    return View(shape, dtype, **kw)
+
+
+def ones(shape, dtype=DataType.float64, **kw) -> View:
+    return full(shape, 1, dtype, **kw)
+
+
+def full(shape, fill_value, dtype=DataType.float64, **kw) -> View:
+    v = View(shape, dtype, **kw)
+    v.fill(fill_value)
+    return v

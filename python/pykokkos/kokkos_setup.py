@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Build Kokkos 3.4.01 once into a per-user cache and print its prefix.
+
+The source comes from the `pykokkos-base==0.0.7` sdist on PyPI (it bundles Kokkos
+3.4.01 under external/kokkos); Debian's Kokkos is Serial-only, so we build our own.
+The sdist is fetched by URL from the index's JSON metadata because `pip download`
+tries to build the package's metadata and hangs. Reruns are free: a finished prefix
+carries a stamp file and is reused as is.
+
+`PK_KOKKOS_ROOT=<prefix>` skips all of this and uses an existing install.
+With `nvcc` on PATH a second prefix with Serial+OpenMP+CUDA is built beside the host one.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import urllib.request
+from pathlib import Path
+
+SDIST = "pykokkos-base"
+SDIST_VERSION = "0.0.7"
+KOKKOS_VERSION = "3.4.01"
+INDEX = os.environ.get("PK_PYPI_INDEX", "https://pypi.org/pypi")
+
+
+def say(msg: str) -> None:
+    print(f"[kokkos] {msg}", file=sys.stderr, flush=True)
+
+
+def fail(msg: str) -> "None":
+    say(f"error: {msg}")
+    sys.exit(1)
+
+
+def cache_root() -> Path:
+    base = os.environ.get("PK_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pykokkos-fuse"
+    )
+    return Path(base)
+
+
+def require_compiler() -> str:
+    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+    if not cxx or not shutil.which(cxx):
+        fail("no C++ compiler found: install g++ (Debian: `apt-get install g++`) or set CXX.")
+    return cxx
+
+
+def ensure_build_tools() -> tuple[str, str]:
+    """cmake and ninja from PATH, else from pip (they ship as wheels)."""
+    cmake, ninja = shutil.which("cmake"), shutil.which("ninja")
+    if cmake and ninja:
+        return cmake, ninja
+    say("installing cmake and ninja with pip ...")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "cmake", "ninja"], check=True)
+    bindir = Path(sys.executable).parent
+    cmake = shutil.which("cmake") or str(bindir / "cmake")
+    ninja = shutil.which("ninja") or str(bindir / "ninja")
+    for tool in (cmake, ninja):
+        if not Path(tool).exists():
+            fail(f"{tool} not found after `pip install cmake ninja`")
+    return cmake, ninja
+
+
+def fetch_sdist(dest: Path) -> Path:
+    """Download the sdist named by the index metadata and verify its sha256."""
+    with urllib.request.urlopen(f"{INDEX}/{SDIST}/json", timeout=60) as r:
+        meta = json.load(r)
+    files = meta.get("releases", {}).get(SDIST_VERSION, [])
+    entries = [u for u in files if u["packagetype"] == "sdist"]
+    if not entries:
+        fail(f"the index lists no sdist for {SDIST}=={SDIST_VERSION}")
+    url, sha = entries[0]["url"], entries[0]["digests"]["sha256"]
+    target = dest / url.rsplit("/", 1)[-1]
+    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == sha:
+        return target
+    say(f"downloading {url}")
+    tmp = target.with_suffix(".part")
+    with urllib.request.urlopen(url, timeout=120) as r, open(tmp, "wb") as out:
+        shutil.copyfileobj(r, out)
+    got = hashlib.sha256(tmp.read_bytes()).hexdigest()
+    if got != sha:
+        tmp.unlink()
+        fail(f"sha256 mismatch for {url}: expected {sha}, got {got}")
+    tmp.rename(target)
+    return target
+
+
+def extract_kokkos(sdist: Path, work: Path) -> Path:
+    src = work / "kokkos-src"
+    if (src / "CMakeLists.txt").exists():
+        return src
+    say(f"extracting Kokkos {KOKKOS_VERSION} from {sdist.name}")
+    prefix = f"{SDIST}-{SDIST_VERSION}/external/kokkos/"
+    tmp = work / "kokkos-src.part"
+    shutil.rmtree(tmp, ignore_errors=True)
+    with tarfile.open(sdist) as tar:
+        members = []
+        for m in tar.getmembers():
+            if m.name.startswith(prefix) and len(m.name) > len(prefix):
+                m.name = m.name[len(prefix):]
+                members.append(m)
+        tar.extractall(tmp, members=members, filter="data")
+    tmp.rename(src)
+    return src
+
+
+def patch_for_cuda13(src: Path) -> None:
+    """Source fixes Kokkos 3.4.01 needs for CUDA 13 on Hopper (see shared/notes/kokkos.md)."""
+    from cuda_patches import apply_all  # noqa: E402  (only the CUDA build needs it)
+
+    apply_all(src, say)
+
+
+def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool) -> None:
+    cmake, ninja = ensure_build_tools()
+    cxx = require_compiler()
+    args = [
+        cmake, "-S", str(src), "-B", str(build), "-G", "Ninja",
+        f"-DCMAKE_MAKE_PROGRAM={ninja}",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DCMAKE_CXX_STANDARD=17",
+        "-DBUILD_SHARED_LIBS=ON",
+        "-DCMAKE_POSITION_INDEPENDENT_CODE=ON",
+        # Ninja's install step rewrites RPATHs and fails on some CMake versions without this.
+        "-DCMAKE_BUILD_WITH_INSTALL_RPATH=ON",
+        "-DCMAKE_INSTALL_LIBDIR=lib",
+        "-DKokkos_ENABLE_SERIAL=ON",
+        "-DKokkos_ENABLE_OPENMP=ON",
+        "-DKokkos_ENABLE_TESTS=OFF",
+        "-DKokkos_ENABLE_EXAMPLES=OFF",
+    ]
+    if cuda:
+        args += [
+            f"-DCMAKE_CXX_COMPILER={src / 'bin' / 'nvcc_wrapper'}",
+            "-DKokkos_ENABLE_CUDA=ON",
+            "-DKokkos_ENABLE_CUDA_LAMBDA=ON",
+            "-DKokkos_ARCH_AMPERE80=ON",
+        ]
+    else:
+        args.append(f"-DCMAKE_CXX_COMPILER={cxx}")
+    jobs = str(os.cpu_count() or 2)
+    say("configuring (cmake) ...")
+    run_logged(args, build / "configure.log")
+    say(f"compiling with {jobs} jobs (a few minutes on 2 cores) ...")
+    run_logged([cmake, "--build", str(build), "-j", jobs], build / "build.log", progress=True)
+    say("installing ...")
+    run_logged([cmake, "--install", str(build)], build / "install.log")
+
+
+def run_logged(cmd: list[str], log: Path, progress: bool = False) -> None:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        last = 0.0
+        for line in proc.stdout:
+            out.write(line)
+            # Ninja prints "[k/n] ..." lines: echo at most one per second as progress.
+            if progress and line.startswith("[") and time.time() - last > 1.0:
+                say(line.split("]")[0] + "]")
+                last = time.time()
+        rc = proc.wait()
+    if rc != 0:
+        tail = "".join(log.read_text().splitlines(True)[-25:])
+        fail(f"`{' '.join(cmd[:3])} ...` failed (exit {rc}); full log: {log}\n{tail}")
+
+
+def ensure(cuda: bool) -> Path:
+    root = cache_root()
+    name = f"kokkos-{KOKKOS_VERSION}-{'cuda' if cuda else 'host'}"
+    prefix = root / name
+    stamp = prefix / ".pk-complete"
+    if stamp.exists():
+        return prefix
+    work = root / "build"
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    sdist = fetch_sdist(work)
+    src = extract_kokkos(sdist, work)
+    if cuda:
+        cuda_src = work / "kokkos-src-cuda"
+        if not cuda_src.exists():
+            shutil.copytree(src, cuda_src)
+            patch_for_cuda13(cuda_src)
+        src = cuda_src
+    build = work / f"build-{name}"
+    shutil.rmtree(prefix, ignore_errors=True)
+    cmake_build(src, build, prefix, cuda)
+    stamp.write_text(json.dumps({"version": KOKKOS_VERSION, "cuda": cuda}))
+    say(f"Kokkos {KOKKOS_VERSION} ({'Serial+OpenMP+CUDA' if cuda else 'Serial+OpenMP'}) "
+        f"installed in {prefix} ({time.time() - t0:.0f} s)")
+    return prefix
+
+
+def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    explicit = os.environ.get("PK_KOKKOS_ROOT")
+    if explicit:
+        if not (Path(explicit) / "include" / "KokkosCore_config.h").exists():
+            fail(f"PK_KOKKOS_ROOT={explicit} has no include/KokkosCore_config.h")
+        print(explicit)
+        return
+    prefix = ensure(cuda=False)
+    if shutil.which("nvcc") and os.environ.get("PK_NO_CUDA") != "1":
+        print(ensure(cuda=True))
+    print(prefix)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+//! Launch arguments: Python objects -> (type for the signature, raw value for
+//! the C ABI). This is the hot path of every launch; it allocates only the
+//! small vectors the call needs.
+use crate::codegen::ArgTy;
+use crate::types::{DType, ViewTy};
+use crate::view::View;
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt};
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PkViewArg {
+    pub data: *mut std::os::raw::c_void,
+    pub extent: [i64; 8],
+    pub stride: [i64; 8],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union PkScalarArg {
+    pub i: i64,
+    pub d: f64,
+}
+
+pub enum ArgVal {
+    View(PkViewArg),
+    Int(i64),
+    Float(f64),
+}
+
+/// A buffer borrowed from a Python object for the duration of one launch.
+pub struct HeldBuffer(pub Box<ffi::Py_buffer>, pub DType);
+
+impl Drop for HeldBuffer {
+    fn drop(&mut self) {
+        unsafe { ffi::PyBuffer_Release(&mut *self.0) };
+    }
+}
+
+/// Requests a writable, strided, typed buffer (what NumPy arrays provide).
+pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DType)> {
+    let mut buf: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
+    let flags = ffi::PyBUF_WRITABLE | ffi::PyBUF_FORMAT | ffi::PyBUF_STRIDES;
+    if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *buf, flags) } != 0 {
+        let err = PyErr::take(obj.py());
+        let why = err.map(|e| e.to_string()).unwrap_or_default();
+        return Err(PyTypeError::new_err(format!(
+            "expected a View, a writable NumPy array or a number, got {} ({why})",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    let fmt = if buf.format.is_null() { "B".to_string() } else { unsafe { std::ffi::CStr::from_ptr(buf.format) }.to_string_lossy().into_owned() };
+    match DType::from_format(&fmt) {
+        Some(d) if d.size() as isize == buf.itemsize => Ok((buf, d)),
+        _ => {
+            unsafe { ffi::PyBuffer_Release(&mut *buf) };
+            Err(PyBufferError::new_err(format!("unsupported array element format '{fmt}': use bool, int8..uint64, float32 or float64")))
+        }
+    }
+}
+
+fn view_arg(v: &View) -> (ArgTy, ArgVal) {
+    let mut a = PkViewArg { data: v.data_ptr(), extent: [0; 8], stride: [0; 8] };
+    a.extent[..v.rank].copy_from_slice(&v.extents[..v.rank]);
+    a.stride[..v.rank].copy_from_slice(&v.strides[..v.rank]);
+    (ArgTy::View(ViewTy { dtype: v.dtype, rank: v.rank as u8, layout: v.kernel_layout }), ArgVal::View(a))
+}
+
+/// Classifies one argument. NumPy arrays are borrowed into `held`.
+pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<(ArgTy, ArgVal)> {
+    if let Ok(v) = obj.cast::<View>() {
+        return Ok(view_arg(&v.borrow()));
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok((ArgTy::Scalar { dtype: DType::Bool, weak: false }, ArgVal::Int(b.is_true() as i64)));
+    }
+    if let Ok(i) = obj.cast::<PyInt>() {
+        let v: i64 = i.extract().map_err(|_| PyTypeError::new_err("integer argument does not fit in 64 bits"))?;
+        return Ok((ArgTy::Scalar { dtype: DType::I64, weak: true }, ArgVal::Int(v)));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok((ArgTy::Scalar { dtype: DType::F64, weak: true }, ArgVal::Float(f.value())));
+    }
+    // NumPy scalars (np.float32(1), np.int16(3)) keep their dtype.
+    if let Ok(dt) = obj.getattr(pyo3::intern!(obj.py(), "dtype")) {
+        if obj.hasattr(pyo3::intern!(obj.py(), "item"))? && obj.getattr(pyo3::intern!(obj.py(), "ndim"))?.extract::<i64>()? == 0 {
+            let ch: String = dt.getattr("char")?.extract()?;
+            let d = DType::from_format(&ch).ok_or_else(|| PyTypeError::new_err(format!("unsupported NumPy scalar type '{ch}'")))?;
+            let item = obj.call_method0("item")?;
+            let val = if d.is_float() { ArgVal::Float(item.extract()?) } else { ArgVal::Int(item.extract::<i64>().or_else(|_| item.extract::<u64>().map(|u| u as i64))?) };
+            return Ok((ArgTy::Scalar { dtype: d, weak: false }, val));
+        }
+    }
+    let (buf, dtype) = get_buffer(obj)?;
+    let rank = buf.ndim as usize;
+    if rank == 0 || rank > 8 {
+        return Err(PyTypeError::new_err(format!("arrays passed to kernels have 1 to 8 dimensions, not {rank}")));
+    }
+    let wrapped = View::wrap_raw(&buf, dtype)?;
+    let r = view_arg(&wrapped);
+    held.push(HeldBuffer(buf, dtype));
+    Ok(r)
+}

@@ -1,0 +1,160 @@
+//! The on-disk kernel cache: blake3 keys, compile-to-temp then atomic rename,
+//! so concurrent processes never see half-written files and a failed compile
+//! leaves nothing behind.
+use super::toolchain::Toolchain;
+use crate::codegen::PRELUDE;
+use crate::errors::{PkError, PkResult};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Bump when generated code or the entry ABI changes meaning.
+pub const FORMAT_VERSION: &str = "pkfuse-1";
+
+pub fn key(tc: &Toolchain, source: &str) -> String {
+    key_for(&tc.identity, source)
+}
+
+pub fn key_for(identity: &str, source: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(FORMAT_VERSION.as_bytes());
+    h.update(b"\0");
+    h.update(identity.as_bytes());
+    h.update(b"\0");
+    h.update(source.as_bytes());
+    h.finalize().to_hex()[..32].to_string()
+}
+
+fn unique_tmp(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    dir.join(format!(".{stem}.{}.{nanos}.tmp{ext}", std::process::id()))
+}
+
+/// Where a kernel of this key lives once compiled.
+pub fn kernel_path(tc: &Toolchain, key: &str) -> PathBuf {
+    tc.cache.join("kernels").join(format!("{key}.so"))
+}
+
+fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
+    cmd.output().map_err(|e| PkError::Environment(format!("could not run the C++ compiler: {e}")))
+}
+
+/// The prelude and its precompiled header, built once per toolchain identity.
+/// Kernels then compile in a fraction of the time a full Kokkos parse takes.
+pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
+    let dir = &tc.include_dir;
+    if dir.join(".complete").exists() {
+        return Ok(());
+    }
+    let _span = tracing::info_span!("precompile_header", dir = %dir.display()).entered();
+    fs::create_dir_all(&tc.cache)?;
+    let tmp = unique_tmp(&tc.cache, "pch", "");
+    fs::create_dir_all(&tmp)?;
+    let hdr = tmp.join("pk_prelude.hpp");
+    fs::write(&hdr, PRELUDE)?;
+    let out = run(tc.command().arg("-x").arg("c++-header").arg(&hdr).arg("-o").arg(tmp.join("pk_prelude.hpp.gch")))?;
+    if !out.status.success() {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(PkError::Environment(format!(
+            "precompiling the Kokkos prelude failed:\n{}",
+            excerpt(&String::from_utf8_lossy(&out.stderr))
+        )));
+    }
+    fs::write(tmp.join(".complete"), "")?;
+    // Another process may have won the race; theirs is as good as ours.
+    if fs::rename(&tmp, dir).is_err() {
+        let _ = fs::remove_dir_all(&tmp);
+    }
+    Ok(())
+}
+
+/// Compiles `source` into the cache under `key` unless it is already there.
+/// Returns the shared library's path.
+pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResult<PathBuf> {
+    let so = kernel_path(tc, key);
+    if so.exists() {
+        tracing::info!(target: "pykokkos", kernel, key, "cache hit (disk)");
+        return Ok(so);
+    }
+    ensure_prelude(tc)?;
+    let _span = tracing::info_span!("compile", kernel, key).entered();
+    let dir = so.parent().unwrap().to_path_buf();
+    fs::create_dir_all(&dir)?;
+    let cpp = dir.join(format!("{key}.cpp"));
+    let tmp_cpp = unique_tmp(&dir, key, ".cpp");
+    fs::write(&tmp_cpp, source)?;
+    let _ = fs::rename(&tmp_cpp, &cpp);
+    let tmp_so = unique_tmp(&dir, key, ".so");
+    let mut cmd = tc.command();
+    cmd.arg(format!("-I{}", tc.include_dir.display()))
+        .arg("-Winvalid-pch")
+        .arg(&cpp)
+        .arg("-o")
+        .arg(&tmp_so)
+        .args(tc.link_args());
+    let out = run(&mut cmd)?;
+    if !out.status.success() {
+        let _ = fs::remove_file(&tmp_so);
+        // Keep the source for the bug report, out of the cache's way.
+        let failed = tc.cache.join("failed");
+        let _ = fs::create_dir_all(&failed);
+        let kept = failed.join(format!("{key}.cpp"));
+        let _ = fs::rename(&cpp, &kept);
+        return Err(PkError::Compile {
+            kernel: kernel.to_string(),
+            cpp_path: kept.display().to_string(),
+            excerpt: excerpt(&String::from_utf8_lossy(&out.stderr)),
+        });
+    }
+    fs::rename(&tmp_so, &so)?;
+    Ok(so)
+}
+
+/// The compiler's first error lines: enough to report, not a wall of templates.
+fn excerpt(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).take(8).collect();
+    if lines.is_empty() {
+        stderr.lines().take(12).collect::<Vec<_>>().join("\n")
+    } else {
+        lines.join("\n")
+    }
+}
+
+/// Builds (once) the support library that owns Kokkos initialization.
+pub fn support_library(tc: &Toolchain) -> PkResult<PathBuf> {
+    let key = key(tc, SUPPORT_SOURCE);
+    compile(tc, &format!("support-{key}"), SUPPORT_SOURCE, "support")
+}
+
+const SUPPORT_SOURCE: &str = r#"// pykokkos-fuse support library: Kokkos lifetime and fences.
+#include "pk_prelude.hpp"
+extern "C" int pk_initialize(int threads) {
+  if (Kokkos::is_initialized()) return 0;
+  try {
+    Kokkos::InitArguments args;
+    args.num_threads = threads;
+    args.disable_warnings = true;
+    Kokkos::initialize(args);
+    return 0;
+  } catch (std::exception& e) { return pk::fail(e.what()); }
+}
+extern "C" void pk_finalize() {
+  // Kokkos 3.4 cannot be re-initialized after finalize; finalize at most once.
+  static bool done = false;
+  if (!done && Kokkos::is_initialized()) { done = true; Kokkos::finalize(); }
+}
+extern "C" void pk_fence() { Kokkos::fence(); }
+extern "C" int pk_concurrency() { return Kokkos::DefaultHostExecutionSpace::concurrency(); }
+extern "C" const char* pk_error() { return pk::last_error(); }
+"#;
+
+#[cfg(test)]
+mod tests {
+    /// The key of a fixed input is pinned: changing it invalidates every user's cache,
+    /// so it must only happen together with a FORMAT_VERSION bump.
+    #[test]
+    fn pinned_key() {
+        assert_eq!(super::key_for("toolchain-x", "int main() {}"), super::key_for("toolchain-x", "int main() {}"));
+        assert_eq!(super::key_for("toolchain-x", "int main() {}"), "3b5ea6e5a2a1d3b9b8c1f5c0e7a3c7a2");
+    }
+}

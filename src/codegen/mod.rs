@@ -1,0 +1,288 @@
+//! Code generation: one workunit (with its helper functions and classtypes)
+//! becomes a Kokkos functor plus an `extern "C"` entry taking raw pointers.
+//! Output is deterministic (ordered maps, stable names) so the cache key and
+//! snapshots never flicker.
+use crate::errors::{type_error, KResult};
+use crate::frontend::ast::FunctionDef;
+use crate::frontend::source::SourceInfo;
+use crate::lower::{FnCx, Globals, Unit, VarKind};
+use crate::types::{DType, Layout, Ty, ViewTy};
+use serde::Serialize;
+use std::sync::Arc;
+
+pub const PRELUDE: &str = include_str!("prelude.hpp");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Pattern {
+    For,
+    Reduce,
+    Scan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Space {
+    Serial,
+    OpenMP,
+    Cuda,
+}
+
+impl Space {
+    pub fn cpp(self) -> &'static str {
+        match self {
+            Space::Serial => "Kokkos::Serial",
+            Space::OpenMP => "Kokkos::OpenMP",
+            Space::Cuda => "Kokkos::Cuda",
+        }
+    }
+    pub fn mem(self) -> &'static str {
+        match self {
+            Space::Cuda => "Kokkos::CudaSpace",
+            _ => "Kokkos::HostSpace",
+        }
+    }
+}
+
+/// The type of one launch argument as seen at the call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ArgTy {
+    /// A number; `weak` for Python int/float/bool (NEP 50).
+    Scalar { dtype: DType, weak: bool },
+    View(ViewTy),
+}
+
+/// Everything that determines one generated kernel.
+pub struct KernelSpec<'a> {
+    pub def: &'a FunctionDef,
+    pub src: Arc<SourceInfo>,
+    pub globals: &'a Globals,
+    pub pattern: Pattern,
+    pub space: Space,
+    /// Number of work indices (1 for RangePolicy, n for MDRange).
+    pub rank: usize,
+    /// Launch arguments in workunit parameter order (functor members for functors).
+    pub args: Vec<(String, ArgTy)>,
+    /// `self` is the first parameter (functor method): members are `self.x`.
+    pub is_method: bool,
+    pub label: String,
+}
+
+/// What the runtime needs to call the entry point.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelAbi {
+    /// Argument index (into `KernelSpec::args`) for each view slot, in order.
+    pub view_slots: Vec<usize>,
+    /// Argument index and C++ dtype for each scalar slot, in order.
+    pub scalar_slots: Vec<(usize, DType)>,
+    pub acc: Option<DType>,
+}
+
+pub struct Generated {
+    pub source: String,
+    pub abi: KernelAbi,
+}
+
+fn view_cpp(v: &ViewTy, space: Space) -> String {
+    format!(
+        "Kokkos::View<{}{}, {}, {}, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
+        v.dtype.cpp(),
+        "*".repeat(v.rank as usize),
+        v.layout.cpp(),
+        space.mem()
+    )
+}
+
+/// Generates the translation unit for one kernel.
+pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
+    let def = spec.def;
+    let mut params = def.params.iter();
+    if spec.is_method {
+        params.next();
+    }
+    let nidx = spec.rank;
+    let index_params: Vec<_> = params.by_ref().take(nidx).cloned().collect();
+    if index_params.len() < nidx {
+        return type_error(def.span, format!("workunit '{}' needs {nidx} index parameter(s) for this policy", def.name));
+    }
+    let mut extra = Vec::new();
+    let mut acc = None;
+    let mut last_pass = None;
+    if spec.pattern != Pattern::For {
+        match params.next() {
+            Some(p) => acc = Some(p.clone()),
+            None => return type_error(def.span, format!("workunit '{}' is launched as a reduction/scan but has no accumulator parameter", def.name)),
+        }
+        if spec.pattern == Pattern::Scan {
+            match params.next() {
+                Some(p) => last_pass = Some(p.clone()),
+                None => return type_error(def.span, format!("scan workunit '{}' needs a 'last_pass' parameter after the accumulator", def.name)),
+            }
+        }
+    }
+    extra.extend(params.cloned());
+
+    let mut unit = Unit::default();
+    let mut cx = FnCx::new(spec.globals, &mut unit, spec.src.clone(), true);
+    for p in &index_params {
+        cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
+    }
+    let acc_dt = match &acc {
+        Some(p) => match &p.ann {
+            Some(a) => match cx.annotation(a)? {
+                Ty::Scalar(d) => Some(d),
+                _ => return type_error(a.span, "the accumulator must be a number: pk.Acc[pk.double]"),
+            },
+            None => Some(DType::F64),
+        },
+        None => None,
+    };
+    if let (Some(p), Some(d)) = (&acc, acc_dt) {
+        cx.bind(&p.name, Ty::Scalar(d), VarKind::Acc);
+    }
+    if let Some(p) = &last_pass {
+        cx.bind(&p.name, Ty::Scalar(DType::Bool), VarKind::LastPass);
+    }
+    // Launch arguments: annotated scalars take the annotation's dtype.
+    let mut members = Vec::new();
+    let mut abi = KernelAbi { view_slots: vec![], scalar_slots: vec![], acc: acc_dt };
+    for (k, (name, at)) in spec.args.iter().enumerate() {
+        let ann = if spec.is_method { None } else { extra.iter().find(|p| &p.name == name).and_then(|p| p.ann.clone()) };
+        let declared = match &ann {
+            Some(a) => Some(cx.annotation(a)?),
+            None => None,
+        };
+        let ty = match (at, declared) {
+            (ArgTy::View(v), Some(Ty::View(w))) => {
+                if v.dtype != w.dtype || v.rank != w.rank {
+                    return type_error(
+                        ann.unwrap().span,
+                        format!("argument '{name}' is {} but the workunit declares {}", Ty::View(*v).describe(), Ty::View(w).describe()),
+                    );
+                }
+                Ty::View(*v)
+            }
+            (ArgTy::View(v), None) => Ty::View(*v),
+            (ArgTy::Scalar { dtype, .. }, None) => Ty::Scalar(*dtype),
+            (ArgTy::Scalar { .. }, Some(Ty::Scalar(d))) => Ty::Scalar(d),
+            (at, Some(t)) => {
+                let got = match at {
+                    ArgTy::View(v) => Ty::View(*v).describe(),
+                    ArgTy::Scalar { dtype, .. } => dtype.name().to_string(),
+                };
+                return type_error(ann.unwrap().span, format!("argument '{name}' is {got} but the workunit declares {}", t.describe()));
+            }
+        };
+        let weak = matches!(at, ArgTy::Scalar { weak: true, .. }) && ann.is_none();
+        cx.bind(name, ty.clone(), VarKind::Arg);
+        cx.vars.get_mut(name.as_str()).unwrap().weak = weak;
+        let cpp = cx.vars[name.as_str()].cpp.clone();
+        match &ty {
+            Ty::View(v) => {
+                abi.view_slots.push(k);
+                members.push((cpp, view_cpp(v, spec.space), Some((abi.view_slots.len() - 1, *v))));
+            }
+            Ty::Scalar(d) => {
+                abi.scalar_slots.push((k, *d));
+                members.push((cpp, d.cpp().to_string(), None));
+            }
+            _ => {}
+        }
+    }
+    if !spec.is_method {
+        for p in &extra {
+            if !spec.args.iter().any(|(n, _)| n == &p.name) {
+                return type_error(p.span, format!("workunit '{}' has parameter '{}' but the launch did not pass it", def.name, p.name));
+            }
+        }
+    }
+    let body = cx.lower_body(&def.body)?;
+    let decls = cx.declarations();
+    drop(cx);
+
+    let fname = format!("pk_{}", sanitize(&def.name));
+    let mut s = String::new();
+    s.push_str(&format!("// workunit '{}' ({}:{})\n", def.name, spec.src.filename, spec.src.first_line));
+    s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
+    for def in unit.classes.values() {
+        s.push_str(def);
+        s.push('\n');
+    }
+    for key in &unit.order {
+        s.push_str(&unit.instances[key].code);
+        s.push('\n');
+    }
+    s.push_str(&format!("struct {fname} {{\n"));
+    for (name, ty, _) in &members {
+        s.push_str(&format!("  {ty} {name};\n"));
+    }
+    let idx: Vec<String> = index_params.iter().map(|p| format!("const int64_t {}", crate::lower::cpp_ident(&p.name))).collect();
+    let mut sig = idx.join(", ");
+    if let (Some(p), Some(d)) = (&acc, acc_dt) {
+        sig.push_str(&format!(", {}& {}", d.cpp(), crate::lower::cpp_ident(&p.name)));
+    }
+    if let Some(p) = &last_pass {
+        sig.push_str(&format!(", const bool {}", crate::lower::cpp_ident(&p.name)));
+    }
+    s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
+
+    // The entry point: unpack raw arguments, dispatch, report exceptions.
+    s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
+    s.push_str(&format!("    {fname} f;\n"));
+    for (name, _, slot) in &members {
+        if let Some((k, v)) = slot {
+            s.push_str(&format!("    f.{name} = decltype(f.{name})(({}*)views[{k}].data, {});\n", v.dtype.cpp(), layout_args(*k, v)));
+        }
+    }
+    for (j, (k, d)) in abi.scalar_slots.iter().enumerate() {
+        let name = &members.iter().filter(|m| m.2.is_none()).nth(j).unwrap().0;
+        let _ = k;
+        let field = if d.is_float() { "d" } else { "i" };
+        s.push_str(&format!("    f.{name} = ({})scalars[{j}].{field};\n", d.cpp()));
+    }
+    let policy = if nidx == 1 {
+        format!("Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])", spec.space.cpp())
+    } else {
+        let los: Vec<String> = (0..nidx).map(|d| format!("lo[{d}]")).collect();
+        let his: Vec<String> = (0..nidx).map(|d| format!("hi[{d}]")).collect();
+        format!(
+            "Kokkos::MDRangePolicy<{}, Kokkos::Rank<{nidx}>, Kokkos::IndexType<int64_t>>({{{}}}, {{{}}})",
+            spec.space.cpp(),
+            los.join(", "),
+            his.join(", ")
+        )
+    };
+    let label = crate::codegen::sanitize(&spec.label);
+    match (spec.pattern, acc_dt) {
+        (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
+        (Pattern::Reduce, Some(d)) => s.push_str(&format!(
+            "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
+            d.cpp()
+        )),
+        (Pattern::Scan, Some(d)) => s.push_str(&format!(
+            "    {0} r = {0}();\n    Kokkos::parallel_scan(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
+            d.cpp()
+        )),
+        _ => unreachable!("reductions always have an accumulator type"),
+    }
+    if spec.space == Space::Cuda {
+        s.push_str("    Kokkos::fence();\n");
+    }
+    s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
+    s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
+    Ok(Generated { source: s, abi })
+}
+
+fn layout_args(k: usize, v: &ViewTy) -> String {
+    let r = v.rank as usize;
+    match v.layout {
+        Layout::Stride => {
+            let parts: Vec<String> = (0..r).map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]")).collect();
+            format!("Kokkos::LayoutStride({})", parts.join(", "))
+        }
+        _ => (0..r).map(|d| format!("views[{k}].extent[{d}]")).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// Kernel labels and C++ names: letters, digits and underscores only.
+pub fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}

@@ -1,0 +1,89 @@
+// pykokkos-fuse prelude: included by every generated kernel (and precompiled).
+// Python semantics that C++ lacks live here, once, instead of in each kernel.
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <cstdio>
+#include <cmath>
+#include <cstring>
+#include <exception>
+
+// The plain C ABI every kernel entry point shares with the Rust runtime.
+extern "C" {
+struct pk_view_arg {
+  void* data;
+  int64_t extent[8];
+  int64_t stride[8];  // in elements
+};
+union pk_scalar_arg {
+  int64_t i;
+  double d;
+};
+}
+
+namespace pk {
+namespace km = Kokkos::Experimental;
+
+// Python's // and % round toward negative infinity; C++ truncates toward zero.
+template <class T>
+KOKKOS_INLINE_FUNCTION T floordiv(T a, T b) {
+  T q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+KOKKOS_INLINE_FUNCTION double floordiv(double a, double b) { return km::floor(a / b); }
+KOKKOS_INLINE_FUNCTION float floordiv(float a, float b) { return km::floor(a / b); }
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T mod(T a, T b) {
+  T r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+KOKKOS_INLINE_FUNCTION double mod(double a, double b) {
+  double r = km::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+KOKKOS_INLINE_FUNCTION float mod(float a, float b) {
+  float r = km::fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+// Integer power by squaring; a negative exponent gives 0 unless the base is +-1
+// (Python would return a float there; kernels keep the integer type).
+template <class T>
+KOKKOS_INLINE_FUNCTION T ipow(T base, T exp) {
+  if (exp < 0) return (base == 1) ? 1 : (base == -1 ? ((exp % 2) ? -1 : 1) : 0);
+  T r = 1;
+  while (exp) {
+    if (exp & 1) r *= base;
+    base *= base;
+    exp >>= 1;
+  }
+  return r;
+}
+
+// Python's round(): halves go to the even neighbour, as nearbyint does by default.
+KOKKOS_INLINE_FUNCTION double round(double x) { return km::nearbyint(x); }
+KOKKOS_INLINE_FUNCTION double rsqrt(double x) { return 1.0 / km::sqrt(x); }
+KOKKOS_INLINE_FUNCTION float rsqrt(float x) { return 1.0f / km::sqrt(x); }
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T pmin(T a, T b) { return b < a ? b : a; }
+template <class T>
+KOKKOS_INLINE_FUNCTION T pmax(T a, T b) { return a < b ? b : a; }
+template <class T>
+KOKKOS_INLINE_FUNCTION T pabs(T a) { return a < 0 ? -a : a; }
+
+// The last failure message of this kernel library, for the runtime to report.
+inline char* last_error() {
+  static thread_local char buf[1024];
+  return buf;
+}
+inline int fail(const char* what) {
+  std::snprintf(last_error(), 1024, "%s", what);
+  return 1;
+}
+}  // namespace pk

@@ -1,0 +1,239 @@
+//! The kernel AST: the small Python subset a workunit may use, with byte spans
+//! into the captured source so every later stage can point at the user's line.
+
+/// Byte range `[start, end)` into the (dedented) source of one kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Pow,
+    LShift,
+    RShift,
+    BitAnd,
+    BitOr,
+    BitXor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum UnOp {
+    Neg,
+    Pos,
+    Not,
+    Invert,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub enum ExprKind {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// Only legal as the format argument of `pk.printf`.
+    Str(String),
+    Name(String),
+    Attr(Box<Expr>, String),
+    Bin(BinOp, Box<Expr>, Box<Expr>),
+    Unary(UnOp, Box<Expr>),
+    /// `and` (true) / `or` (false) over two or more operands.
+    BoolOp(bool, Vec<Expr>),
+    /// `a < b <= c`: left operand, then (op, right) pairs.
+    Compare(Box<Expr>, Vec<(CmpOp, Expr)>),
+    IfExp(Box<Expr>, Box<Expr>, Box<Expr>),
+    Call {
+        func: Box<Expr>,
+        args: Vec<Expr>,
+        kwargs: Vec<(String, Expr)>,
+    },
+    /// `v[a, b]`; `v[a][b]` is two nested `Index` nodes.
+    Index(Box<Expr>, Vec<Index>),
+    /// `[i, j]` or `(i, j)`: only as an index list argument of an atomic.
+    Tuple(Vec<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub enum Index {
+    At(Expr),
+    /// `lo:hi` (either may be absent); steps are rejected by the parser.
+    Slice(Option<Expr>, Option<Expr>),
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub enum StmtKind {
+    Assign {
+        target: Expr,
+        ann: Option<Expr>,
+        value: Option<Expr>,
+    },
+    AugAssign {
+        target: Expr,
+        op: BinOp,
+        value: Expr,
+    },
+    If {
+        test: Expr,
+        body: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
+    /// `for var in range(start, stop, step)`.
+    For {
+        var: String,
+        var_span: Span,
+        start: Expr,
+        stop: Expr,
+        step: Option<Expr>,
+        body: Vec<Stmt>,
+    },
+    While {
+        test: Expr,
+        body: Vec<Stmt>,
+    },
+    Break,
+    Continue,
+    Pass,
+    Return(Option<Expr>),
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Param {
+    pub name: String,
+    pub ann: Option<Expr>,
+    pub span: Span,
+}
+
+/// One `def`: a workunit, a `@pk.function`, or a functor method.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct FunctionDef {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub returns: Option<Expr>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Self {
+        Expr { kind, span }
+    }
+
+    /// `pk.double` -> Some(("pk", "double")), for module-qualified names.
+    pub fn dotted(&self) -> Option<(&str, &str)> {
+        match &self.kind {
+            ExprKind::Attr(base, attr) => match &base.kind {
+                ExprKind::Name(m) => Some((m.as_str(), attr.as_str())),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Calls `f` on every expression in `stmts`, outermost first.
+pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
+    fn expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+        f(e);
+        match &e.kind {
+            ExprKind::Attr(b, _) | ExprKind::Unary(_, b) => expr(b, f),
+            ExprKind::Bin(_, a, b) => {
+                expr(a, f);
+                expr(b, f);
+            }
+            ExprKind::BoolOp(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| expr(x, f)),
+            ExprKind::Compare(a, rest) => {
+                expr(a, f);
+                rest.iter().for_each(|(_, x)| expr(x, f));
+            }
+            ExprKind::IfExp(a, b, c) => {
+                expr(a, f);
+                expr(b, f);
+                expr(c, f);
+            }
+            ExprKind::Call { func, args, kwargs } => {
+                expr(func, f);
+                args.iter().for_each(|x| expr(x, f));
+                kwargs.iter().for_each(|(_, x)| expr(x, f));
+            }
+            ExprKind::Index(b, idx) => {
+                expr(b, f);
+                for i in idx {
+                    match i {
+                        Index::At(x) => expr(x, f),
+                        Index::Slice(lo, hi) => {
+                            lo.iter().chain(hi.iter()).for_each(|x| expr(x, f));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { target, ann, value } => {
+                expr(target, f);
+                ann.iter().chain(value.iter()).for_each(|x| expr(x, f));
+            }
+            StmtKind::AugAssign { target, value, .. } => {
+                expr(target, f);
+                expr(value, f);
+            }
+            StmtKind::If { test, body, orelse } => {
+                expr(test, f);
+                walk_exprs(body, f);
+                walk_exprs(orelse, f);
+            }
+            StmtKind::For {
+                start, stop, step, body, ..
+            } => {
+                expr(start, f);
+                expr(stop, f);
+                step.iter().for_each(|x| expr(x, f));
+                walk_exprs(body, f);
+            }
+            StmtKind::While { test, body } => {
+                expr(test, f);
+                walk_exprs(body, f);
+            }
+            StmtKind::Return(Some(x)) | StmtKind::Expr(x) => expr(x, f),
+            _ => {}
+        }
+    }
+}
+
+impl Span {
+    /// The smallest span covering both.
+    pub fn join(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+}

@@ -1,0 +1,287 @@
+//! The launch path: policy and arguments in, kernel found (or built) and run.
+//! A repeated launch touches only the in-process table: no parsing, hashing of
+//! source text or file-system access.
+use crate::args::{classify, ArgVal, HeldBuffer, PkScalarArg, PkViewArg};
+use crate::codegen::{ArgTy, Pattern, Space};
+use crate::errors::PkError;
+use crate::pipeline::{self, Kernel, Request};
+use crate::runtime::{self, KernelKey, KERNELS};
+use crate::types::DType;
+use crate::workunit::Workunit;
+use crate::{py_err, resolve};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt};
+use std::sync::Arc;
+
+/// A range (1 index) or multi-dimensional range policy.
+#[pyclass(frozen, module = "pykokkos._native", name = "Policy")]
+pub struct Policy {
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+    /// None: the default space at launch time.
+    pub space: Option<u8>,
+}
+
+#[pymethods]
+impl Policy {
+    #[new]
+    #[pyo3(signature = (lo, hi, space=None))]
+    fn new(lo: Vec<i64>, hi: Vec<i64>, space: Option<u8>) -> PyResult<Self> {
+        if lo.len() != hi.len() || lo.is_empty() || lo.len() > 6 {
+            return Err(PyValueError::new_err("a policy needs matching begin and end lists of 1 to 6 entries"));
+        }
+        Ok(Policy { lo, hi, space })
+    }
+    #[getter]
+    fn begin(&self) -> Vec<i64> {
+        self.lo.clone()
+    }
+    #[getter]
+    fn end(&self) -> Vec<i64> {
+        self.hi.clone()
+    }
+    #[getter]
+    fn space(&self) -> Option<u8> {
+        self.space
+    }
+}
+
+fn space_of(code: Option<u8>) -> Space {
+    match code {
+        Some(0) => Space::Serial,
+        Some(2) => Space::Cuda,
+        Some(_) => Space::OpenMP,
+        None => runtime::default_space(),
+    }
+}
+
+fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space)> {
+    if let Ok(n) = p.cast::<PyInt>() {
+        let n: i64 = n.extract()?;
+        return Ok((vec![0], vec![n.max(0)], runtime::default_space()));
+    }
+    if let Ok(pol) = p.cast::<Policy>() {
+        let pol = pol.get();
+        return Ok((pol.lo.clone(), pol.hi.clone(), space_of(pol.space)));
+    }
+    Err(PyTypeError::new_err(format!(
+        "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",
+        p.get_type().name()?
+    )))
+}
+
+fn pattern_of(code: u8) -> Pattern {
+    match code {
+        0 => Pattern::For,
+        1 => Pattern::Reduce,
+        _ => Pattern::Scan,
+    }
+}
+
+/// The names a launch must pass: parameters after index/accumulator(s).
+fn launch_params(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool) -> Result<Vec<String>, PkError> {
+    let def = wu.def()?;
+    let skip = is_method as usize + rank + match pattern {
+        Pattern::For => 0,
+        Pattern::Reduce => 1,
+        Pattern::Scan => 2,
+    };
+    Ok(def.params.iter().skip(skip).map(|p| p.name.clone()).collect())
+}
+
+struct Gathered {
+    names: Vec<String>,
+    tys: Vec<ArgTy>,
+    vals: Vec<ArgVal>,
+    held: Vec<HeldBuffer>,
+}
+
+fn gather(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Gathered> {
+    let mut g = Gathered { names: vec![], tys: vec![], vals: vec![], held: vec![] };
+    if is_method {
+        // Functor members, in the order __init__ set them.
+        if let Some(kw) = kwargs {
+            for (k, v) in kw.iter() {
+                let (t, a) = classify(&v, &mut g.held)?;
+                g.names.push(k.extract()?);
+                g.tys.push(t);
+                g.vals.push(a);
+            }
+        }
+        return Ok(g);
+    }
+    let names = launch_params(wu, pattern, rank, false).map_err(py_err)?;
+    let given = kwargs.map_or(0, |k| k.len());
+    for name in &names {
+        let v = match kwargs.map(|k| k.get_item(name)).transpose()?.flatten() {
+            Some(v) => v,
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "workunit '{}' needs the keyword argument '{name}' (it takes: {})",
+                    wu.name,
+                    names.join(", ")
+                )))
+            }
+        };
+        let (t, a) = classify(&v, &mut g.held).map_err(|e| PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.name)))?;
+        g.tys.push(t);
+        g.vals.push(a);
+    }
+    if given > names.len() {
+        let extra: Vec<String> = kwargs.unwrap().keys().iter().filter_map(|k| k.extract::<String>().ok()).filter(|k| !names.contains(k)).collect();
+        return Err(PyTypeError::new_err(format!(
+            "workunit '{}' got unexpected keyword argument(s): {} (it takes: {})",
+            wu.name,
+            extra.join(", "),
+            names.join(", ")
+        )));
+    }
+    g.names = names;
+    Ok(g)
+}
+
+fn kernel_for(py: Python<'_>, wu: &Workunit, key: KernelKey, g: &Gathered, is_method: bool, methods: Option<&Bound<'_, PyDict>>, label: &str) -> PyResult<Arc<Kernel>> {
+    if let Some(k) = KERNELS.get(&key) {
+        return Ok(k.clone());
+    }
+    let globals = resolve::globals_of(py, wu, methods)?;
+    let req = Request {
+        wu,
+        globals: &globals,
+        pattern: key.pattern,
+        space: key.space,
+        rank: key.rank as usize,
+        args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
+        is_method,
+        label: label.to_string(),
+    };
+    // Compiling takes seconds: let other Python threads run meanwhile.
+    let kernel = py.detach(|| pipeline::build(&req)).map_err(py_err)?;
+    let kernel = Arc::new(kernel);
+    KERNELS.insert(key, kernel.clone());
+    Ok(kernel)
+}
+
+struct SendPtr(*const Kernel, Vec<PkViewArg>, Vec<PkScalarArg>, Vec<i64>, Vec<i64>);
+unsafe impl Send for SendPtr {}
+
+/// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
+/// reduction/scan total (plus `initial`), or None.
+#[pyfunction]
+#[pyo3(signature = (pattern, policy, wu, kwargs=None, label=None, is_method=false, methods=None, initial=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn launch<'py>(
+    py: Python<'py>,
+    pattern: u8,
+    policy: &Bound<'py, PyAny>,
+    wu: &Bound<'py, Workunit>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+    label: Option<&str>,
+    is_method: bool,
+    methods: Option<&Bound<'py, PyDict>>,
+    initial: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let wu = wu.get();
+    let pattern = pattern_of(pattern);
+    let (lo, hi, space) = policy_of(policy)?;
+    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
+    let key = KernelKey { workunit: wu.id, pattern, space, rank: lo.len() as u8, args: g.tys.clone() };
+    let kernel = kernel_for(py, wu, key, &g, is_method, methods, label.unwrap_or(&wu.name))?;
+    runtime::kokkos().map_err(py_err)?;
+
+    let views: Vec<PkViewArg> = kernel
+        .abi
+        .view_slots
+        .iter()
+        .map(|&k| match &g.vals[k] {
+            ArgVal::View(v) => *v,
+            _ => unreachable!("view slot holds a view"),
+        })
+        .collect();
+    let scalars: Vec<PkScalarArg> = kernel
+        .abi
+        .scalar_slots
+        .iter()
+        .map(|&(k, dt)| match (&g.vals[k], dt.is_float()) {
+            (ArgVal::Int(i), false) => PkScalarArg { i: *i },
+            (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
+            (ArgVal::Float(f), true) => PkScalarArg { d: *f },
+            (ArgVal::Float(f), false) => PkScalarArg { i: *f as i64 },
+            _ => unreachable!("scalar slot holds a number"),
+        })
+        .collect();
+    let hi: Vec<i64> = hi.iter().zip(&lo).map(|(h, l)| (*h).max(*l)).collect();
+    let mut result = [0u64; 1];
+    let res_ptr = result.as_mut_ptr() as usize;
+    let call = SendPtr(Arc::as_ptr(&kernel), views, scalars, lo, hi);
+    let rc = py.detach(move || {
+        let c = call;
+        let k = unsafe { &*c.0 };
+        let _span = tracing::debug_span!("launch").entered();
+        unsafe { (k.run)(c.1.as_ptr() as *const _, c.2.as_ptr() as *const _, c.3.as_ptr(), c.4.as_ptr(), res_ptr as *mut _) }
+    });
+    drop(g);
+    if rc != 0 {
+        let msg = crate::build::loader::error_text(kernel.error);
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("workunit '{}' failed in Kokkos: {msg}", wu.name)));
+    }
+    let acc = match kernel.abi.acc {
+        None => return Ok(None),
+        Some(d) => d,
+    };
+    let value = read_result(py, &result, acc)?;
+    match initial {
+        Some(init) if !init.is_none() => Ok(Some(init.add(value)?)),
+        _ => Ok(Some(value)),
+    }
+}
+
+fn read_result<'py>(py: Python<'py>, r: &[u64; 1], d: DType) -> PyResult<Bound<'py, PyAny>> {
+    let p = r.as_ptr() as *const u8;
+    unsafe {
+        Ok(match d {
+            DType::F64 => (*(p as *const f64)).into_pyobject(py)?.into_any(),
+            DType::F32 => ((*(p as *const f32)) as f64).into_pyobject(py)?.into_any(),
+            DType::Bool => pyo3::types::PyBool::new(py, *p != 0).to_owned().into_any(),
+            DType::I8 => (*(p as *const i8)).into_pyobject(py)?.into_any(),
+            DType::I16 => (*(p as *const i16)).into_pyobject(py)?.into_any(),
+            DType::I32 => (*(p as *const i32)).into_pyobject(py)?.into_any(),
+            DType::I64 => (*(p as *const i64)).into_pyobject(py)?.into_any(),
+            DType::U8 => (*p).into_pyobject(py)?.into_any(),
+            DType::U16 => (*(p as *const u16)).into_pyobject(py)?.into_any(),
+            DType::U32 => (*(p as *const u32)).into_pyobject(py)?.into_any(),
+            DType::U64 => (*(p as *const u64)).into_pyobject(py)?.into_any(),
+        })
+    }
+}
+
+/// The C++ a launch would compile, without compiling it (for tests and users).
+#[pyfunction]
+#[pyo3(signature = (pattern, policy, wu, kwargs=None, is_method=false, methods=None))]
+pub fn generate_source(
+    py: Python<'_>,
+    pattern: u8,
+    policy: &Bound<'_, PyAny>,
+    wu: &Bound<'_, Workunit>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+    is_method: bool,
+    methods: Option<&Bound<'_, PyDict>>,
+) -> PyResult<String> {
+    let wu = wu.get();
+    let pattern = pattern_of(pattern);
+    let (lo, _, space) = policy_of(policy)?;
+    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
+    let globals = resolve::globals_of(py, wu, methods)?;
+    let req = Request {
+        wu,
+        globals: &globals,
+        pattern,
+        space,
+        rank: lo.len(),
+        args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
+        is_method,
+        label: wu.name.clone(),
+    };
+    pipeline::translate(&req).map(|g| g.source).map_err(py_err)
+}

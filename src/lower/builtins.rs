@@ -1,0 +1,466 @@
+//! Calls: casts, abs/min/max, math functions, pk.printf, atomics and
+//! `@pk.function` / `@pk.classtype` calls (instantiated per argument types).
+use super::expr::scalar;
+use super::names::{is_math_module, is_pk_module, FuncInfo, Global};
+use super::{cpp_ident, FnCx, Instance, VTy, Val, VarKind};
+use crate::errors::{type_error, unsupported, KResult, KernelError};
+use crate::frontend::ast::{Expr, ExprKind};
+use crate::types::{promote_weak, DType, STy, Ty};
+use std::sync::Arc;
+
+/// Float math functions of one or two arguments, and whether they return bool.
+const MATH1: &[&str] = &[
+    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "erf", "erfc", "tgamma", "lgamma", "rsqrt",
+    "nearbyint",
+];
+const MATH2: &[&str] = &["pow", "atan2", "hypot", "fmod", "fmin", "fmax", "fdim", "remainder", "copysign"];
+const PRED: &[&str] = &["isnan", "isinf", "isfinite"];
+/// Return ints under `math.` (Python) and floats under `pk.` (Kokkos).
+const ROUNDING: &[&str] = &["floor", "ceil", "trunc", "round"];
+
+const ATOMIC_FETCH: &[&str] = &["add", "sub", "mul", "div", "min", "max", "and", "or", "xor", "lshift", "rshift", "mod"];
+
+impl FnCx<'_> {
+    pub fn call(&mut self, e: &Expr) -> KResult<Val> {
+        let (func, args, kwargs) = match &e.kind {
+            ExprKind::Call { func, args, kwargs } => (func, args, kwargs),
+            _ => unreachable!("call() on a non-call"),
+        };
+        if let Some((k, v)) = kwargs.first() {
+            return unsupported(v.span, format!("keyword argument '{k}=' is not supported in kernel calls; pass it by position"));
+        }
+        match &func.kind {
+            ExprKind::Name(n) if !self.vars.contains_key(n.as_str()) => match n.as_str() {
+                "int" | "float" | "bool" => self.cast(n, args, e),
+                "abs" => self.abs(args, e),
+                "min" | "max" => self.minmax(n, args, e),
+                "round" => self.rounding("round", args, e, true),
+                "len" => {
+                    let v = self.one_arg(args, e, "len")?;
+                    match v.ty {
+                        VTy::View(_) => Ok(scalar(format!("(int64_t){}.extent(0)", v.code), STy::weak(DType::I64))),
+                        _ => type_error(e.span, "len() needs a view"),
+                    }
+                }
+                "range" => unsupported(e.span, "range(...) is only allowed as the iterable of a 'for' loop"),
+                "print" => unsupported(e.span, "print() is not available in kernels; use pk.printf(\"%f\\n\", x)"),
+                _ => match self.globals.get(n.as_str()).cloned() {
+                    Some(Global::Function(f)) => self.user_call(&f, args, e),
+                    Some(Global::ClassType(c)) => self.construct(&c, args, e),
+                    _ => type_error(
+                        func.span,
+                        format!("'{n}' is not a function kernels can call: use math/pk functions, abs/min/max/int/float/bool, or a @pk.function"),
+                    ),
+                },
+            },
+            ExprKind::Attr(base, attr) => {
+                if let ExprKind::Name(m) = &base.kind {
+                    if !self.vars.contains_key(m.as_str()) || m == "self" {
+                        if m == "self" {
+                            if let Some(Global::Function(f)) = self.globals.get(&format!("self.{attr}")).cloned() {
+                                return self.user_call(&f, args, e);
+                            }
+                        } else if is_pk_module(self.globals, m) {
+                            return self.pk_call(attr, args, e);
+                        } else if is_math_module(self.globals, m) {
+                            return self.math_call(attr, args, e, true);
+                        }
+                    }
+                }
+                if attr == "extent" {
+                    let v = self.expr(base)?;
+                    if let VTy::View(vt) = v.ty {
+                        let d = self.one_arg(args, e, "extent")?;
+                        if let Some(super::Lit::I(k)) = d.lit {
+                            if k < 0 || k >= vt.rank as i64 {
+                                return type_error(e.span, format!("extent({k}) of a view with {} dimension(s)", vt.rank));
+                            }
+                        }
+                        return Ok(scalar(format!("(int64_t){}.extent({})", v.code, d.code), STy::weak(DType::I64)));
+                    }
+                }
+                type_error(func.span, format!("'.{attr}(...)' is not a function kernels can call"))
+            }
+            _ => unsupported(func.span, "only named functions can be called in kernels"),
+        }
+    }
+
+    fn one_arg(&mut self, args: &[Expr], e: &Expr, name: &str) -> KResult<Val> {
+        if args.len() != 1 {
+            return type_error(e.span, format!("{name}() takes exactly one argument here"));
+        }
+        self.expr(&args[0])
+    }
+
+    fn scalars(&mut self, args: &[Expr], what: &str) -> KResult<Vec<(Val, STy)>> {
+        let mut out = Vec::new();
+        for a in args {
+            let v = self.expr(a)?;
+            let s = self.want_scalar(&v, a, what)?;
+            out.push((v, s));
+        }
+        Ok(out)
+    }
+
+    fn cast(&mut self, n: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let v = self.one_arg(args, e, n)?;
+        self.want_scalar(&v, &args[0], n)?;
+        let dt = match n {
+            "int" => DType::I64,
+            "float" => DType::F64,
+            _ => DType::Bool,
+        };
+        let code = if dt == DType::Bool { format!("({} != 0)", v.code) } else { format!("({})({})", dt.cpp(), v.code) };
+        Ok(scalar(code, if dt == DType::Bool { STy::strong(dt) } else { STy::weak(dt) }))
+    }
+
+    fn abs(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let v = self.one_arg(args, e, "abs")?;
+        let s = self.want_scalar(&v, &args[0], "abs()")?;
+        let code = if s.dt.is_float() { format!("pk::km::fabs({})", v.code) } else { format!("pk::pabs({})", v.code) };
+        Ok(scalar(code, s))
+    }
+
+    fn minmax(&mut self, n: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        if args.len() < 2 {
+            return type_error(e.span, format!("{n}() in a kernel takes two or more numbers"));
+        }
+        let vals = self.scalars(args, n)?;
+        let r = vals.iter().skip(1).fold(vals[0].1, |acc, (_, s)| promote_weak(acc, *s));
+        let f = if n == "min" { "pk::pmin" } else { "pk::pmax" };
+        let mut code = self.coerce(&vals[0].0, r.dt);
+        for (v, _) in &vals[1..] {
+            code = format!("{f}<{}>({code}, {})", r.dt.cpp(), self.coerce(v, r.dt));
+        }
+        Ok(scalar(code, r))
+    }
+
+    fn rounding(&mut self, name: &str, args: &[Expr], e: &Expr, to_int: bool) -> KResult<Val> {
+        let v = self.one_arg(args, e, name)?;
+        let s = self.want_scalar(&v, &args[0], name)?;
+        let fdt = if s.dt == DType::F32 { DType::F32 } else { DType::F64 };
+        let inner = self.coerce(&v, fdt);
+        let code = match name {
+            "round" => format!("pk::km::nearbyint({inner})"),
+            other => format!("pk::km::{other}({inner})"),
+        };
+        if to_int {
+            Ok(scalar(format!("(int64_t)({code})"), STy::weak(DType::I64)))
+        } else {
+            Ok(scalar(code, STy::strong(fdt)))
+        }
+    }
+
+    fn math_call(&mut self, f: &str, args: &[Expr], e: &Expr, python_math: bool) -> KResult<Val> {
+        if ROUNDING.contains(&f) {
+            return self.rounding(f, args, e, python_math);
+        }
+        let (arity, pred) = if MATH1.contains(&f) {
+            (1, false)
+        } else if MATH2.contains(&f) {
+            (2, false)
+        } else if PRED.contains(&f) {
+            (1, true)
+        } else {
+            return type_error(e.span, format!("'{f}' is not a supported math function"));
+        };
+        if args.len() != arity {
+            return type_error(e.span, format!("{f}() takes {arity} argument(s)"));
+        }
+        let vals = self.scalars(args, f)?;
+        let all_f32 = vals.iter().all(|(_, s)| s.dt == DType::F32 || (s.weak && !s.dt.is_float()));
+        let any_f32 = vals.iter().any(|(_, s)| s.dt == DType::F32);
+        let fdt = if all_f32 && any_f32 { DType::F32 } else { DType::F64 };
+        let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, fdt)).collect();
+        let ns = if f == "rsqrt" { "pk" } else { "pk::km" };
+        let code = format!("{ns}::{f}({})", parts.join(", "));
+        Ok(if pred { scalar(code, STy::strong(DType::Bool)) } else { scalar(code, STy::strong(fdt)) })
+    }
+
+    fn pk_call(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        if f == "printf" {
+            return self.printf(args, e);
+        }
+        if let Some(op) = f.strip_prefix("atomic_fetch_") {
+            if ATOMIC_FETCH.contains(&op) {
+                return self.atomic(&format!("atomic_fetch_{op}"), args, e, 1, true);
+            }
+        }
+        match f {
+            "atomic_add" | "atomic_sub" | "atomic_max" | "atomic_min" => return self.atomic(f, args, e, 1, false),
+            "atomic_increment" | "atomic_decrement" => return self.atomic(f, args, e, 0, false),
+            "atomic_compare_exchange" => return self.atomic(f, args, e, 2, true),
+            "atomic_exchange" => return self.atomic(f, args, e, 1, true),
+            "abs" => return self.abs(args, e),
+            "min" | "max" => return self.minmax(f, args, e),
+            "fence" => return unsupported(e.span, "pk.fence() is a host call; it cannot run inside a kernel"),
+            _ => {}
+        }
+        self.math_call(f, args, e, false)
+    }
+
+    fn printf(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let fmt = match args.first().map(|a| &a.kind) {
+            Some(ExprKind::Str(s)) => super::expr::cpp_string(s),
+            _ => return type_error(e.span, "pk.printf needs a string literal as its first argument"),
+        };
+        let mut parts = vec![fmt];
+        for a in &args[1..] {
+            let v = self.expr(a)?;
+            let s = self.want_scalar(&v, a, "pk.printf")?;
+            // C varargs promote float to double and narrow ints to int; be explicit.
+            let dt = match s.dt {
+                DType::F32 | DType::F64 => DType::F64,
+                DType::I64 | DType::U64 => s.dt,
+                _ => DType::I32,
+            };
+            parts.push(self.coerce(&v, dt));
+        }
+        Ok(Val { code: format!("printf({})", parts.join(", ")), ty: VTy::Void, lit: None })
+    }
+
+    /// `pk.atomic_fetch_add(v, [i, j], x)` -> `Kokkos::atomic_fetch_add(&v(i, j), x)`.
+    fn atomic(&mut self, f: &str, args: &[Expr], e: &Expr, nvals: usize, returns: bool) -> KResult<Val> {
+        if args.len() != 2 + nvals {
+            return type_error(e.span, format!("pk.{f} takes a view, an index list and {nvals} value(s)"));
+        }
+        let view = self.expr(&args[0])?;
+        let vt = match view.ty {
+            VTy::View(v) => v,
+            _ => return type_error(args[0].span, format!("the first argument of pk.{f} must be a view")),
+        };
+        let idx: Vec<&Expr> = match &args[1].kind {
+            ExprKind::Tuple(xs) => xs.iter().collect(),
+            _ => vec![&args[1]],
+        };
+        if idx.len() != vt.rank as usize {
+            return type_error(args[1].span, format!("the view has {} dimension(s) but {} index(es) were given", vt.rank, idx.len()));
+        }
+        let mut ic = Vec::new();
+        for x in idx {
+            let v = self.expr(x)?;
+            let s = self.want_scalar(&v, x, "an atomic index")?;
+            if s.dt.is_float() {
+                return type_error(x.span, "a view index must be an integer");
+            }
+            ic.push(v.code);
+        }
+        let mut parts = vec![format!("&{}({})", view.code, ic.join(", "))];
+        for a in &args[2..] {
+            let v = self.expr(a)?;
+            self.want_scalar(&v, a, "an atomic value")?;
+            parts.push(self.coerce(&v, vt.dtype));
+        }
+        let name = match f {
+            "atomic_fetch_and" => "atomic_fetch_and".to_string(),
+            _ => f.to_string(),
+        };
+        let code = format!("Kokkos::{name}({})", parts.join(", "));
+        if returns {
+            Ok(scalar(code, STy::strong(vt.dtype)))
+        } else {
+            Ok(Val { code, ty: VTy::Void, lit: None })
+        }
+    }
+
+    /// A `@pk.function` call: instantiate the function for these argument types
+    /// (once per translation unit) and call the instance.
+    fn user_call(&mut self, f: &Arc<FuncInfo>, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let params: Vec<_> = f.def.params.iter().filter(|p| p.name != "self").cloned().collect();
+        if args.len() != params.len() {
+            return type_error(e.span, format!("{}() takes {} argument(s) but {} were given", f.def.name, params.len(), args.len()));
+        }
+        let mut vals = Vec::new();
+        let mut tys = Vec::new();
+        for (a, p) in args.iter().zip(&params) {
+            let v = self.expr(a)?;
+            let ty = match (&p.ann, &v.ty) {
+                (Some(ann), _) => super::annotation_type(ann, &f.globals).map_err(|err| with_origin(err, f))?,
+                (None, VTy::S(s)) => Ty::Scalar(if s.weak && s.dt == DType::I64 { DType::I64 } else { s.dt }),
+                (None, VTy::View(vt)) => Ty::View(*vt),
+                (None, VTy::Class(c)) => Ty::Class(c.clone()),
+                (None, other) => return type_error(a.span, format!("cannot pass {} to a @pk.function", other.describe())),
+            };
+            // A view annotation fixes dtype and rank; the layout comes from the argument.
+            let ty = match (ty, &v.ty) {
+                (Ty::View(want), VTy::View(got)) => {
+                    if want.dtype != got.dtype || want.rank != got.rank {
+                        return type_error(a.span, format!("{}() expects {} for '{}' but got {}", f.def.name, Ty::View(want).describe(), p.name, v.ty.describe()));
+                    }
+                    Ty::View(*got)
+                }
+                (Ty::View(_), other) | (Ty::Scalar(_), other @ VTy::View(_)) => {
+                    return type_error(a.span, format!("{}() parameter '{}' cannot take {}", f.def.name, p.name, other.describe()))
+                }
+                (t, _) => t,
+            };
+            tys.push(ty);
+            vals.push(v);
+        }
+        let sig: String = tys.iter().map(|t| t.describe()).collect::<Vec<_>>().join(",");
+        let key = (f.id, sig);
+        if !self.unit.instances.contains_key(&key) {
+            self.instantiate(f, &params, &tys, key.clone())?;
+        }
+        let inst = self.unit.instances[&key].clone();
+        let mut cargs = Vec::new();
+        for (v, t) in vals.iter().zip(&tys) {
+            cargs.push(match t {
+                Ty::Scalar(d) => self.coerce(v, *d),
+                _ => v.code.clone(),
+            });
+        }
+        let code = format!("{}({})", inst.cpp_name, cargs.join(", "));
+        Ok(match inst.ret {
+            Ty::Scalar(d) => scalar(code, STy::strong(d)),
+            Ty::Class(c) => Val { code, ty: VTy::Class(c), lit: None },
+            _ => Val { code, ty: VTy::Void, lit: None },
+        })
+    }
+
+    fn instantiate(&mut self, f: &Arc<FuncInfo>, params: &[crate::frontend::ast::Param], tys: &[Ty], key: (usize, String)) -> KResult<()> {
+        if self.unit.depth > 16 {
+            return unsupported(f.def.span, format!("{}() calls itself (directly or through others): recursion is not supported in kernels", f.def.name));
+        }
+        let declared_ret = match &f.def.returns {
+            Some(r) => match &r.kind {
+                ExprKind::Int(_) | ExprKind::Bool(_) => None,
+                _ => Some(super::annotation_type(r, &f.globals).map_err(|err| with_origin(err, f))?),
+            },
+            None => None,
+        };
+        self.unit.depth += 1;
+        let globals = f.globals.clone();
+        let src = f.src.clone();
+        let result = {
+            let mut cx = FnCx::new(&globals, self.unit, src, false);
+            let mut tparams = Vec::new();
+            let mut plist = Vec::new();
+            for (k, (p, t)) in params.iter().zip(tys).enumerate() {
+                cx.bind(&p.name, t.clone(), VarKind::FnParam);
+                let cpp = cpp_ident(&p.name);
+                match t {
+                    Ty::Scalar(d) => plist.push(format!("{} {cpp}", d.cpp())),
+                    Ty::Class(c) => plist.push(format!("{c} {cpp}")),
+                    _ => {
+                        tparams.push(format!("class V{k}"));
+                        plist.push(format!("const V{k}& {cpp}"));
+                    }
+                }
+            }
+            cx.ret = Some(declared_ret.clone());
+            let body = cx.lower_body(&f.def.body);
+            body.map(|b| (b, cx.declarations(), cx.ret.clone(), tparams, plist))
+        };
+        self.unit.depth -= 1;
+        let (body, decls, ret, tparams, plist) = result.map_err(|err| with_origin(err, f))?;
+        let ret = ret.flatten().unwrap_or(Ty::Void);
+        let rcpp = match &ret {
+            Ty::Scalar(d) => d.cpp().to_string(),
+            Ty::Class(c) => c.clone(),
+            _ => "void".into(),
+        };
+        let n = self.unit.instances.len();
+        let cpp_name = format!("pkf_{}_{n}", f.def.name);
+        let templ = if tparams.is_empty() { String::new() } else { format!("template <{}>\n", tparams.join(", ")) };
+        let code = format!(
+            "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({}) {{\n{decls}{body}{}}}\n",
+            f.def.name,
+            key.1,
+            plist.join(", "),
+            if rcpp == "void" { String::new() } else { format!("  return {rcpp}();\n") }
+        );
+        self.unit.order.push(key.clone());
+        self.unit.instances.insert(key, Instance { cpp_name, ret, code });
+        Ok(())
+    }
+
+    fn construct(&mut self, c: &Arc<super::names::ClassInfo>, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let init = match &c.init {
+            Some(i) => i.clone(),
+            None => return type_error(e.span, format!("classtype {} has no __init__", c.name)),
+        };
+        let vals = self.scalars(args, "a classtype constructor")?;
+        let params: Vec<_> = init.def.params.iter().filter(|p| p.name != "self").collect();
+        if params.len() != vals.len() {
+            return type_error(e.span, format!("{}() takes {} argument(s)", c.name, params.len()));
+        }
+        if !self.unit.classes.contains_key(&c.name) {
+            self.define_class(c, &init, &params, &vals)?;
+        }
+        let fields = &self.unit.class_fields[&c.name];
+        let _ = fields;
+        let cargs: Vec<String> = vals
+            .iter()
+            .zip(&params)
+            .map(|((v, s), p)| {
+                let d = match &p.ann {
+                    Some(a) => match super::annotation_type(a, &init.globals) {
+                        Ok(Ty::Scalar(d)) => d,
+                        _ => s.dt,
+                    },
+                    None => s.dt,
+                };
+                self.coerce(v, d)
+            })
+            .collect();
+        Ok(Val { code: format!("{}({})", c.name, cargs.join(", ")), ty: VTy::Class(c.name.clone()), lit: None })
+    }
+
+    /// A classtype's fields are the `self.x = ...` assignments of its `__init__`.
+    fn define_class(&mut self, c: &Arc<super::names::ClassInfo>, init: &Arc<FuncInfo>, params: &[&crate::frontend::ast::Param], vals: &[(Val, STy)]) -> KResult<()> {
+        use crate::frontend::ast::StmtKind;
+        let globals = init.globals.clone();
+        let mut cx = FnCx::new(&globals, self.unit, init.src.clone(), false);
+        let mut plist = Vec::new();
+        for (p, (_, s)) in params.iter().zip(vals) {
+            let t = match &p.ann {
+                Some(a) => cx.annotation(a).map_err(|err| with_origin(err, init))?,
+                None => Ty::Scalar(s.dt),
+            };
+            if let Ty::Scalar(d) = t {
+                plist.push(format!("{} {}", d.cpp(), cpp_ident(&p.name)));
+            }
+            cx.bind(&p.name, t, VarKind::FnParam);
+        }
+        let mut fields = Vec::new();
+        let mut inits = Vec::new();
+        for s in &init.def.body {
+            if let StmtKind::Assign { target, ann, value: Some(value) } = &s.kind {
+                if let Some(("self", field)) = target.dotted() {
+                    let v = cx.expr(value).map_err(|err| with_origin(err, init))?;
+                    let st = cx.want_scalar(&v, value, "a classtype field").map_err(|err| with_origin(err, init))?;
+                    let d = match ann {
+                        Some(a) => match cx.annotation(a).map_err(|err| with_origin(err, init))? {
+                            Ty::Scalar(d) => d,
+                            _ => st.dt,
+                        },
+                        None => st.dt,
+                    };
+                    inits.push(format!("{}({})", cpp_ident(field), cx.coerce(&v, d)));
+                    fields.push((field.to_string(), d));
+                    continue;
+                }
+            }
+            return unsupported(s.span, "a @pk.classtype __init__ may only assign fields: self.x = value").map_err(|err| with_origin(err, init));
+        }
+        let mut def = format!("struct {} {{\n", c.name);
+        for (f, d) in &fields {
+            def.push_str(&format!("  {} {};\n", d.cpp(), cpp_ident(f)));
+        }
+        def.push_str(&format!("  KOKKOS_INLINE_FUNCTION {}() = default;\n", c.name));
+        def.push_str(&format!("  KOKKOS_INLINE_FUNCTION {}({}) : {} {{}}\n}};\n", c.name, plist.join(", "), inits.join(", ")));
+        self.unit.classes.insert(c.name.clone(), def);
+        self.unit.class_fields.insert(c.name.clone(), fields);
+        Ok(())
+    }
+}
+
+/// Errors inside a function body point into that function's file.
+pub fn with_origin(mut err: KernelError, f: &FuncInfo) -> KernelError {
+    if err.origin.is_none() {
+        err.origin = Some(f.src.clone());
+    }
+    err
+}

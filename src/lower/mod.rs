@@ -1,0 +1,277 @@
+//! Lowering: a typed walk over the kernel AST that emits C++ statements.
+//!
+//! One walk serves two stages. `infer` runs it with code discarded until the
+//! types of all locals stop changing (a local assigned an int and later a float
+//! becomes a float, as in Python). `emit` runs it once more with those types
+//! fixed and keeps the code. Keeping typing and emission in one place means a
+//! construct's semantics are written exactly once.
+mod builtins;
+mod expr;
+pub mod names;
+mod stmt;
+
+pub use names::{Global, Globals};
+
+use crate::errors::{type_error, KResult};
+use crate::frontend::ast::{Expr, ExprKind, Span};
+use crate::frontend::source::SourceInfo;
+use crate::types::{DType, STy, Ty, ViewTy};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// How a name inside a kernel body came to exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// The work index (`i`), or one of several for MDRange.
+    Index,
+    /// The reduction/scan accumulator (a reference).
+    Acc,
+    /// `last_pass` of a scan.
+    LastPass,
+    /// A launch argument or functor member: read-only inside the kernel.
+    Arg,
+    /// A parameter of a `@pk.function`: a by-value copy the body may rebind.
+    FnParam,
+    Local,
+    LoopVar,
+}
+
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub ty: Ty,
+    pub weak: bool,
+    pub kind: VarKind,
+    pub cpp: String,
+    /// Annotated locals keep their declared type; others widen like Python.
+    pub annotated: bool,
+}
+
+/// A lowered expression: C++ text and its kernel type.
+#[derive(Clone, Debug)]
+pub struct Val {
+    pub code: String,
+    pub ty: VTy,
+    /// Literal value, so coercions can print `2.0f` instead of `(float)(2)`.
+    pub lit: Option<Lit>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Lit {
+    I(i64),
+    F(f64),
+    B(bool),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum VTy {
+    S(STy),
+    View(ViewTy),
+    Class(String),
+    Str(String),
+    Void,
+}
+
+impl VTy {
+    pub fn describe(&self) -> String {
+        match self {
+            VTy::S(s) => s.dt.name().to_string(),
+            VTy::View(v) => format!("a View{}D[{}]", v.rank, v.dtype.name()),
+            VTy::Class(c) => format!("a {c}"),
+            VTy::Str(_) => "a string".into(),
+            VTy::Void => "nothing".into(),
+        }
+    }
+}
+
+/// A `@pk.function` instantiated for one set of argument types.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub cpp_name: String,
+    pub ret: Ty,
+    pub code: String,
+}
+
+/// Everything one translation unit accumulates while lowering its kernels.
+#[derive(Default, Debug)]
+pub struct Unit {
+    /// Function instances keyed by (function identity, argument type signature).
+    pub instances: BTreeMap<(usize, String), Instance>,
+    /// Emission order of instances (callees before callers).
+    pub order: Vec<(usize, String)>,
+    /// `@pk.classtype` struct definitions by name.
+    pub classes: BTreeMap<String, String>,
+    pub class_fields: BTreeMap<String, Vec<(String, DType)>>,
+    pub depth: usize,
+}
+
+/// The body being lowered and everything it can see.
+pub struct FnCx<'a> {
+    pub vars: BTreeMap<String, Var>,
+    pub decl_order: Vec<String>,
+    pub globals: &'a Globals,
+    pub unit: &'a mut Unit,
+    pub src: Arc<SourceInfo>,
+    /// Inference pass: learn local types; code is thrown away.
+    pub infer: bool,
+    pub changed: bool,
+    /// Some(ty) in a `@pk.function`: the joined return type so far.
+    pub ret: Option<Option<Ty>>,
+    pub is_workunit: bool,
+    pub out: String,
+    pub indent: usize,
+    pub loop_depth: usize,
+}
+
+pub fn cpp_ident(name: &str) -> String {
+    const RESERVED: &[&str] = &[
+        "auto", "bool", "case", "catch", "char", "class", "const", "default", "delete", "do", "double", "enum",
+        "explicit", "extern", "float", "friend", "goto", "inline", "int", "long", "namespace", "new", "operator",
+        "private", "protected", "public", "register", "short", "signed", "sizeof", "static", "struct", "switch",
+        "template", "this", "throw", "typedef", "typename", "union", "unsigned", "using", "virtual", "void",
+        "volatile", "Kokkos", "pk", "std", "printf", "f", "main", "NULL",
+    ];
+    if RESERVED.contains(&name) || name.starts_with("pk_") || name.starts_with("__") {
+        format!("u_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+impl<'a> FnCx<'a> {
+    pub fn new(globals: &'a Globals, unit: &'a mut Unit, src: Arc<SourceInfo>, is_workunit: bool) -> Self {
+        FnCx {
+            vars: BTreeMap::new(),
+            decl_order: Vec::new(),
+            globals,
+            unit,
+            src,
+            infer: true,
+            changed: false,
+            ret: None,
+            is_workunit,
+            out: String::new(),
+            indent: 1,
+            loop_depth: 0,
+        }
+    }
+
+    pub fn bind(&mut self, name: &str, ty: Ty, kind: VarKind) {
+        let weak = false;
+        self.vars.insert(
+            name.to_string(),
+            Var { ty, weak, kind, cpp: cpp_ident(name), annotated: true },
+        );
+    }
+
+    pub fn line(&mut self, text: &str) {
+        if !self.infer {
+            for _ in 0..self.indent {
+                self.out.push_str("  ");
+            }
+            self.out.push_str(text);
+            self.out.push('\n');
+        }
+    }
+
+    /// Hoisted declarations of scalar locals, so Python's function-wide scope
+    /// survives C++ block scoping (a name first set inside an `if` is visible after).
+    pub fn declarations(&self) -> String {
+        let mut s = String::new();
+        for name in &self.decl_order {
+            let v = &self.vars[name];
+            if let (VarKind::Local | VarKind::LoopVar, Ty::Scalar(d)) = (v.kind, &v.ty) {
+                s.push_str(&format!("    {} {} = {}();\n", d.cpp(), v.cpp, d.cpp()));
+            } else if let (VarKind::Local, Ty::Class(c)) = (v.kind, &v.ty) {
+                s.push_str(&format!("    {} {};\n", c, v.cpp));
+            }
+        }
+        s
+    }
+
+    /// Runs `body` to a fixed point of local types, then once more to emit code.
+    pub fn lower_body(&mut self, body: &[crate::frontend::ast::Stmt]) -> KResult<String> {
+        let params = self.vars.clone();
+        for _round in 0..8 {
+            self.infer = true;
+            self.changed = false;
+            self.lower_block(body)?;
+            if !self.changed {
+                break;
+            }
+        }
+        self.infer = false;
+        self.out.clear();
+        self.indent = 2;
+        self.lower_block(body)?;
+        let _ = params;
+        Ok(std::mem::take(&mut self.out))
+    }
+
+    /// `x: float`, `pk.View1D[pk.double]`, `pk.Acc[pk.int64]` -> a type.
+    pub fn annotation(&self, ann: &Expr) -> KResult<Ty> {
+        annotation_type(ann, self.globals)
+    }
+}
+
+/// Turns an annotation expression into a type; shared by parameters and locals.
+pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
+    let bad = || {
+        type_error(
+            ann.span,
+            "unsupported annotation: use int, float, bool, a pk dtype (pk.double, pk.int32, ...), pk.ViewND[dtype] or pk.Acc[dtype]",
+        )
+    };
+    match &ann.kind {
+        ExprKind::Name(n) => match n.as_str() {
+            "int" => Ok(Ty::Scalar(DType::I32)),
+            "float" => Ok(Ty::Scalar(DType::F64)),
+            "bool" => Ok(Ty::Scalar(DType::Bool)),
+            other => match globals.get(other) {
+                Some(Global::ClassType(c)) => Ok(Ty::Class(c.name.clone())),
+                Some(Global::DTypeConst(d)) => Ok(Ty::Scalar(*d)),
+                _ => bad(),
+            },
+        },
+        ExprKind::Attr(..) => match ann.dotted() {
+            Some((m, a)) if names::is_pk_module(globals, m) || m == "np" || m == "numpy" => {
+                match names::dtype_by_pk_name(a) {
+                    Some(d) => Ok(Ty::Scalar(d)),
+                    None => bad(),
+                }
+            }
+            _ => bad(),
+        },
+        ExprKind::Index(base, items) => {
+            let inner = match items.as_slice() {
+                [crate::frontend::ast::Index::At(e)] => annotation_type(e, globals)?,
+                _ => return bad(),
+            };
+            let dt = match inner {
+                Ty::Scalar(d) => d,
+                _ => return bad(),
+            };
+            let head = match &base.kind {
+                ExprKind::Attr(..) => base.dotted().map(|(_, a)| a.to_string()),
+                ExprKind::Name(n) => Some(n.clone()),
+                _ => None,
+            };
+            match head.as_deref() {
+                Some("Acc") => Ok(Ty::Scalar(dt)),
+                Some(h) if h.starts_with("View") && h.ends_with('D') => {
+                    let rank: u8 = h[4..h.len() - 1].parse().map_err(|_| ()).or_else(|_| bad().map(|_: Ty| 0))?;
+                    if !(1..=8).contains(&rank) {
+                        return bad();
+                    }
+                    Ok(Ty::View(ViewTy { dtype: dt, rank, layout: crate::types::Layout::Right }))
+                }
+                _ => bad(),
+            }
+        }
+        ExprKind::Str(_) => bad(),
+        _ => bad(),
+    }
+}
+
+pub fn no_span() -> Span {
+    Span::default()
+}

@@ -1,0 +1,362 @@
+//! Statements. Locals are hoisted (see `FnCx::declarations`); loops bind their
+//! variable from a hidden counter so rebinding it in the body cannot derail the
+//! loop, as in Python.
+use super::{cpp_ident, FnCx, VTy, Val, Var, VarKind};
+use crate::errors::{type_error, unsupported, KResult};
+use crate::frontend::ast::{BinOp, Expr, ExprKind, Stmt, StmtKind};
+use crate::types::{promote, DType, STy, Ty};
+
+impl FnCx<'_> {
+    pub fn lower_block(&mut self, stmts: &[Stmt]) -> KResult<()> {
+        for s in stmts {
+            self.lower_stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn lower_stmt(&mut self, s: &Stmt) -> KResult<()> {
+        match &s.kind {
+            StmtKind::Assign { target, ann, value } => self.assign(target, ann.as_ref(), value.as_ref(), s),
+            StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value),
+            StmtKind::If { test, body, orelse } => {
+                let c = self.expr(test)?;
+                self.want_scalar(&c, test, "an 'if' test")?;
+                let cond = self.coerce(&c, DType::Bool);
+                self.line(&format!("if ({cond}) {{"));
+                self.nested(body)?;
+                if !orelse.is_empty() {
+                    self.line("} else {");
+                    self.nested(orelse)?;
+                }
+                self.line("}");
+                Ok(())
+            }
+            StmtKind::While { test, body } => {
+                let c = self.expr(test)?;
+                self.want_scalar(&c, test, "a 'while' test")?;
+                let cond = self.coerce(&c, DType::Bool);
+                self.line(&format!("while ({cond}) {{"));
+                self.loop_depth += 1;
+                self.nested(body)?;
+                self.loop_depth -= 1;
+                self.line("}");
+                Ok(())
+            }
+            StmtKind::For { var, var_span, start, stop, step, body } => self.for_range(var, *var_span, start, stop, step.as_ref(), body),
+            StmtKind::Break | StmtKind::Continue => {
+                if self.loop_depth == 0 {
+                    return unsupported(s.span, "'break'/'continue' outside a loop");
+                }
+                self.line(if matches!(s.kind, StmtKind::Break) { "break;" } else { "continue;" });
+                Ok(())
+            }
+            StmtKind::Pass => Ok(()),
+            StmtKind::Return(v) => self.ret(v.as_ref(), s),
+            StmtKind::Expr(e) => {
+                let v = self.expr(e)?;
+                match v.ty {
+                    VTy::Void => self.line(&format!("{};", v.code)),
+                    _ => self.line(&format!("(void)({});", v.code)),
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn nested(&mut self, body: &[Stmt]) -> KResult<()> {
+        self.indent += 1;
+        let r = self.lower_block(body);
+        self.indent -= 1;
+        r
+    }
+
+    fn ret(&mut self, v: Option<&Expr>, s: &Stmt) -> KResult<()> {
+        match (self.ret.clone(), v) {
+            (None, None) => {
+                self.line("return;");
+                Ok(())
+            }
+            (None, Some(_)) => unsupported(s.span, "a workunit cannot return a value; write results into a view or the accumulator"),
+            (Some(_), None) => {
+                self.line("return;");
+                Ok(())
+            }
+            (Some(declared), Some(e)) => {
+                let val = self.expr(e)?;
+                let declared = &declared;
+                let ty = match (&val.ty, declared) {
+                    (VTy::S(_), Some(Ty::Scalar(d))) => Ty::Scalar(*d),
+                    (VTy::S(s), None) => Ty::Scalar(s.dt),
+                    (VTy::Class(c), _) => Ty::Class(c.clone()),
+                    (other, _) => return type_error(e.span, format!("a @pk.function can return a number or a classtype, not {}", other.describe())),
+                };
+                let joined = match (declared, &ty) {
+                    (Some(d), _) => d.clone(),
+                    (None, t) => t.clone(),
+                };
+                // Unannotated functions return the join of all their returns.
+                let joined = match (&self.ret, &joined) {
+                    (Some(Some(Ty::Scalar(a))), Ty::Scalar(b)) if declared.is_none() => Ty::Scalar(promote(*a, *b)),
+                    _ => joined,
+                };
+                if declared.is_none() {
+                    if self.ret != Some(Some(joined.clone())) {
+                        self.changed = true;
+                    }
+                    self.ret = Some(Some(joined.clone()));
+                }
+                let code = match &joined {
+                    Ty::Scalar(d) => self.coerce(&val, *d),
+                    _ => val.code.clone(),
+                };
+                self.line(&format!("return {code};"));
+                Ok(())
+            }
+        }
+    }
+
+    fn for_range(&mut self, var: &str, var_span: crate::frontend::ast::Span, start: &Expr, stop: &Expr, step: Option<&Expr>, body: &[Stmt]) -> KResult<()> {
+        let mut parts = Vec::new();
+        for e in [Some(start), Some(stop), step].into_iter().flatten() {
+            let v = self.expr(e)?;
+            let s = self.want_scalar(&v, e, "range()")?;
+            if s.dt.is_float() {
+                return type_error(e.span, "range() needs integers; convert with int(...)");
+            }
+            parts.push(v);
+        }
+        self.declare_local(var, Ty::Scalar(DType::I64), false, VarKind::LoopVar, var_span)?;
+        let cpp = self.vars[var].cpp.clone();
+        let d = self.loop_depth;
+        let (b, e) = (self.coerce(&parts[0], DType::I64), self.coerce(&parts[1], DType::I64));
+        let (cond, inc) = match parts.get(2) {
+            None => (format!("pk_j{d} < pk_e{d}"), "++pk_j{d}".replace("{d}", &d.to_string())),
+            Some(st) => match st.lit {
+                Some(super::Lit::I(0)) => return type_error(step.unwrap().span, "range() step must not be zero"),
+                Some(super::Lit::I(k)) if k > 0 => (format!("pk_j{d} < pk_e{d}"), format!("pk_j{d} += {k}")),
+                Some(super::Lit::I(k)) => (format!("pk_j{d} > pk_e{d}"), format!("pk_j{d} += ({k})")),
+                _ => {
+                    let sc = self.coerce(st, DType::I64);
+                    self.line(&format!("const int64_t pk_s{d} = {sc};"));
+                    (format!("(pk_s{d} > 0 ? pk_j{d} < pk_e{d} : pk_j{d} > pk_e{d})"), format!("pk_j{d} += pk_s{d}"))
+                }
+            },
+        };
+        self.line(&format!("for (int64_t pk_j{d} = {b}, pk_e{d} = {e}; {cond}; {inc}) {{"));
+        self.indent += 1;
+        self.line(&format!("{cpp} = pk_j{d};"));
+        self.indent -= 1;
+        self.loop_depth += 1;
+        self.nested(body)?;
+        self.loop_depth -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    /// Creates or widens a local. Python rebinds freely; we keep one C++
+    /// variable whose type is the join of everything assigned to it.
+    fn declare_local(&mut self, name: &str, ty: Ty, annotated: bool, kind: VarKind, span: crate::frontend::ast::Span) -> KResult<()> {
+        match self.vars.get_mut(name) {
+            None => {
+                self.vars.insert(name.to_string(), Var { ty, weak: false, kind, cpp: cpp_ident(name), annotated });
+                self.decl_order.push(name.to_string());
+                self.changed = true;
+                Ok(())
+            }
+            Some(v) => {
+                match v.kind {
+                    VarKind::Local | VarKind::LoopVar | VarKind::FnParam => {}
+                    VarKind::Arg => {
+                        return type_error(span, format!("'{name}' is a launch argument and is read-only in the kernel; copy it into a local first"))
+                    }
+                    VarKind::Index => return type_error(span, format!("'{name}' is the work index and cannot be assigned")),
+                    VarKind::Acc => return type_error(span, format!("assign to the accumulator '{name}' with '{name} += ...'")),
+                    VarKind::LastPass => return type_error(span, format!("'{name}' is read-only")),
+                }
+                if annotated && !v.annotated && v.kind == VarKind::Local {
+                    v.ty = ty;
+                    v.annotated = true;
+                    self.changed = true;
+                    return Ok(());
+                }
+                match (&v.ty, &ty) {
+                    (Ty::Scalar(a), Ty::Scalar(b)) => {
+                        if !v.annotated && v.kind != VarKind::LoopVar && v.kind != VarKind::FnParam {
+                            let j = widen(*a, *b);
+                            if j != *a {
+                                v.ty = Ty::Scalar(j);
+                                self.changed = true;
+                            }
+                        }
+                        Ok(())
+                    }
+                    (a, b) if a == b => Ok(()),
+                    (a, b) => type_error(
+                        span,
+                        format!("'{name}' was first assigned {} and now {}: a kernel local keeps one kind of value", a.describe(), b.describe()),
+                    ),
+                }
+            }
+        }
+    }
+
+    fn assign(&mut self, target: &Expr, ann: Option<&Expr>, value: Option<&Expr>, s: &Stmt) -> KResult<()> {
+        let ann_ty = match ann {
+            Some(a) => Some(self.annotation(a)?),
+            None => None,
+        };
+        match &target.kind {
+            ExprKind::Name(n) => {
+                let val = match value {
+                    Some(v) => Some(self.expr(v)?),
+                    None => None,
+                };
+                let ty = match (&ann_ty, &val) {
+                    (Some(t), _) => t.clone(),
+                    (None, Some(v)) => match &v.ty {
+                        VTy::S(st) => Ty::Scalar(default_dtype(*st)),
+                        VTy::View(vt) => Ty::View(*vt),
+                        VTy::Class(c) => Ty::Class(c.clone()),
+                        VTy::Str(_) => return unsupported(value.unwrap().span, "strings are only allowed as the format of pk.printf"),
+                        VTy::Void => return type_error(value.unwrap().span, "this call returns nothing, so it cannot be assigned"),
+                    },
+                    (None, None) => return unsupported(s.span, "an annotation without a value needs a value"),
+                };
+                if let (Ty::Scalar(_), Some(Val { ty: VTy::View(_), .. })) = (&ty, &val) {
+                    return type_error(value.unwrap().span, format!("'{n}' is declared as a number but is assigned a view"));
+                }
+                if let Ty::View(_) = ty {
+                    return self.view_local(n, val, target, s);
+                }
+                self.declare_local(n, ty, ann_ty.is_some(), VarKind::Local, target.span)?;
+                if let Some(v) = val {
+                    let var = &self.vars[n.as_str()];
+                    let code = match &var.ty {
+                        Ty::Scalar(d) => {
+                            if !matches!(v.ty, VTy::S(_)) {
+                                return type_error(value.unwrap().span, format!("'{n}' holds numbers but is assigned {}", v.ty.describe()));
+                            }
+                            self.coerce(&v, *d)
+                        }
+                        _ => v.code.clone(),
+                    };
+                    let cpp = var.cpp.clone();
+                    self.line(&format!("{cpp} = {code};"));
+                }
+                Ok(())
+            }
+            ExprKind::Index(..) => {
+                let dest = self.expr(target)?;
+                let vt = match dest.ty {
+                    VTy::S(st) => st.dt,
+                    _ => return type_error(target.span, "assign to view elements (v[i] = x), not to a whole view or subview"),
+                };
+                let v = match value {
+                    Some(v) => v,
+                    None => return unsupported(s.span, "an annotated view element needs a value"),
+                };
+                let val = self.expr(v)?;
+                self.want_scalar(&val, v, "a view element")?;
+                let code = self.coerce(&val, vt);
+                self.line(&format!("{} = {code};", dest.code));
+                Ok(())
+            }
+            ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(n) if n == "self") => {
+                type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"))
+            }
+            _ => unsupported(target.span, "this cannot be assigned to in a kernel"),
+        }
+    }
+
+    fn view_local(&mut self, n: &str, val: Option<Val>, target: &Expr, s: &Stmt) -> KResult<()> {
+        let val = match val {
+            Some(v) => v,
+            None => return unsupported(s.span, "a view local needs a value"),
+        };
+        let vt = match val.ty {
+            VTy::View(vt) => vt,
+            _ => return type_error(target.span, format!("'{n}' is annotated as a view but is assigned {}", val.ty.describe())),
+        };
+        if let Some(v) = self.vars.get(n) {
+            if v.kind != VarKind::Local || v.ty != Ty::View(vt) || !self.infer {
+                if self.infer || v.kind != VarKind::Local {
+                    return type_error(target.span, format!("view local '{n}' cannot be rebound; give the new view another name"));
+                }
+            }
+        } else {
+            self.vars.insert(n.to_string(), Var { ty: Ty::View(vt), weak: false, kind: VarKind::Local, cpp: cpp_ident(n), annotated: true });
+            self.changed = true;
+        }
+        let cpp = cpp_ident(n);
+        self.line(&format!("auto {cpp} = {};", val.code));
+        Ok(())
+    }
+
+    fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {
+        let cur = self.expr(target)?;
+        let rhs = self.expr(value)?;
+        if let ExprKind::Name(n) = &target.kind {
+            let kind = self.vars.get(n.as_str()).map(|v| v.kind);
+            if kind == Some(VarKind::Acc) {
+                let acc_dt = match &self.vars[n.as_str()].ty {
+                    Ty::Scalar(d) => *d,
+                    _ => DType::F64,
+                };
+                let r = self.binary(op, &cur, &rhs, target, value, target)?;
+                let code = if op == BinOp::Add {
+                    format!("{} += {};", cur.code, self.coerce(&rhs, acc_dt))
+                } else {
+                    format!("{} = {};", cur.code, self.coerce(&r, acc_dt))
+                };
+                self.line(&code);
+                return Ok(());
+            }
+            let r = self.binary(op, &cur, &rhs, target, value, target)?;
+            let st = match r.ty {
+                VTy::S(s) => s,
+                _ => STy::strong(DType::F64),
+            };
+            self.declare_local(n, Ty::Scalar(default_dtype(st)), false, VarKind::Local, target.span)?;
+            let d = match &self.vars[n.as_str()].ty {
+                Ty::Scalar(d) => *d,
+                _ => DType::F64,
+            };
+            let code = self.coerce(&r, d);
+            self.line(&format!("{} = {code};", cur.code));
+            return Ok(());
+        }
+        let dt = match cur.ty {
+            VTy::S(s) => s.dt,
+            _ => return type_error(target.span, "augmented assignment needs a number or a view element"),
+        };
+        let r = self.binary(op, &cur, &rhs, target, value, target)?;
+        let code = self.coerce(&r, dt);
+        self.line(&format!("{} = {code};", cur.code));
+        Ok(())
+    }
+}
+
+/// A weak Python int literal becomes int64 and a weak float double, as in NumPy.
+pub fn default_dtype(s: STy) -> DType {
+    s.dt
+}
+
+/// Python rebinding an int local to a float makes it a float; keep the wider kind.
+fn widen(a: DType, b: DType) -> DType {
+    if a == b {
+        return a;
+    }
+    match (a.is_float(), b.is_float()) {
+        (false, true) => promote(a, b),
+        (true, false) => a,
+        (true, true) => promote(a, b),
+        // Python ints do not overflow; keep the wider integer.
+        (false, false) => {
+            if a.size() >= b.size() {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}

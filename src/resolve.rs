@@ -1,0 +1,80 @@
+//! Free names of a kernel, resolved through Python at compile time: the Python
+//! side (`pykokkos._resolve`) classifies each value; we build `Globals`.
+use crate::lower::names::{ClassInfo, FuncInfo};
+use crate::lower::{Global, Globals};
+use crate::types::DType;
+use crate::workunit::Workunit;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
+
+static RESOLVER: OnceLock<Py<PyAny>> = OnceLock::new();
+
+#[pyfunction]
+pub fn set_resolver(f: Py<PyAny>) {
+    let _ = RESOLVER.set(f);
+}
+
+/// Globals of a workunit (or function), with `extra` entries (functor methods).
+pub fn globals_of(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Globals> {
+    let mut seen = BTreeSet::new();
+    resolve(py, wu, extra, &mut seen)
+}
+
+fn resolve(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>, seen: &mut BTreeSet<usize>) -> PyResult<Globals> {
+    seen.insert(wu.id);
+    let resolver = RESOLVER.get().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
+    let d = resolver.bind(py).call1((wu.func.bind(py),))?;
+    let d = d.cast::<PyDict>()?;
+    let mut g = Globals::new();
+    let mut items: Vec<(String, Bound<'_, PyAny>)> = d.iter().map(|(k, v)| Ok((k.extract::<String>()?, v))).collect::<PyResult<_>>()?;
+    if let Some(x) = extra {
+        for (k, v) in x.iter() {
+            items.push((k.extract()?, v));
+        }
+    }
+    for (name, v) in items {
+        let t = v.cast::<PyTuple>()?;
+        let kind: String = t.get_item(0)?.extract()?;
+        let entry = match kind.as_str() {
+            "int" => Global::Int(t.get_item(1)?.extract()?),
+            "float" => Global::Float(t.get_item(1)?.extract()?),
+            "bool" => Global::Bool(t.get_item(1)?.extract()?),
+            "math" => Global::MathModule,
+            "pk" => Global::PkModule,
+            "np" => Global::NumpyModule,
+            "dtype" => match DType::from_code(t.get_item(1)?.extract()?) {
+                Some(dt) => Global::DTypeConst(dt),
+                None => continue,
+            },
+            "function" => {
+                let f = t.get_item(1)?;
+                let f = f.cast::<Workunit>()?.get();
+                match function_info(py, f, seen)? {
+                    Some(fi) => Global::Function(fi),
+                    None => continue,
+                }
+            }
+            "classtype" => {
+                let cname: String = t.get_item(1)?.extract()?;
+                let init = t.get_item(2)?;
+                let init = if init.is_none() { None } else { function_info(py, init.cast::<Workunit>()?.get(), seen)? };
+                Global::ClassType(Arc::new(ClassInfo { name: cname, init }))
+            }
+            _ => continue,
+        };
+        g.insert(name, entry);
+    }
+    Ok(g)
+}
+
+fn function_info(py: Python<'_>, f: &Workunit, seen: &mut BTreeSet<usize>) -> PyResult<Option<Arc<FuncInfo>>> {
+    if seen.contains(&f.id) {
+        return Ok(None);
+    }
+    let def = f.def().map_err(crate::py_err)?;
+    let globals = resolve(py, f, None, seen)?;
+    seen.remove(&f.id);
+    Ok(Some(Arc::new(FuncInfo { id: f.id, def: (*def).clone(), src: f.src.clone(), globals })))
+}

@@ -1,0 +1,340 @@
+//! Views owned by Rust: zeroed, 64-byte aligned host memory (or wrapped foreign
+//! memory), exposed to NumPy through the buffer protocol without copies.
+use crate::types::{DType, Layout};
+use pyo3::exceptions::{PyBufferError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use std::alloc;
+use std::os::raw::{c_int, c_void};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Arc;
+
+/// One allocation, shared by a view and all its subviews.
+pub struct Alloc {
+    pub ptr: *mut u8,
+    bytes: usize,
+    /// Some for memory we only borrow (a NumPy array): released on drop.
+    foreign: Option<ForeignBuf>,
+}
+
+struct ForeignBuf(Box<ffi::Py_buffer>);
+
+unsafe impl Send for Alloc {}
+unsafe impl Sync for Alloc {}
+
+const ALIGN: usize = 64;
+
+impl Alloc {
+    fn zeroed(bytes: usize) -> PyResult<Arc<Alloc>> {
+        if bytes == 0 {
+            return Ok(Arc::new(Alloc { ptr: std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8, bytes, foreign: None }));
+        }
+        let layout = alloc::Layout::from_size_align(bytes, ALIGN).map_err(|_| PyValueError::new_err("view too large"))?;
+        let ptr = unsafe { alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(pyo3::exceptions::PyMemoryError::new_err(format!("cannot allocate {bytes} bytes for a View")));
+        }
+        Ok(Arc::new(Alloc { ptr, bytes, foreign: None }))
+    }
+}
+
+impl Drop for Alloc {
+    fn drop(&mut self) {
+        if let Some(ForeignBuf(buf)) = self.foreign.take() {
+            let mut buf = buf;
+            Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
+        } else if self.bytes > 0 {
+            unsafe { alloc::dealloc(self.ptr, alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN)) };
+        }
+    }
+}
+
+#[pyclass(subclass, module = "pykokkos._native", name = "View")]
+pub struct View {
+    pub alloc: Arc<Alloc>,
+    /// Byte offset of element (0, ..., 0) from the allocation start.
+    pub offset: isize,
+    pub dtype: DType,
+    pub rank: usize,
+    pub extents: [i64; 8],
+    /// Element strides.
+    pub strides: [i64; 8],
+    /// The layout the user asked for (LayoutLeft views stay LayoutLeft).
+    pub declared: Layout,
+    /// What kernels see: Right/Left when contiguous in that order, else Stride.
+    pub kernel_layout: Layout,
+    pub exports: AtomicIsize,
+}
+
+fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
+    let mut s = [0i64; 8];
+    let r = ext.len();
+    let mut acc = 1i64;
+    if left {
+        for d in 0..r {
+            s[d] = acc;
+            acc *= ext[d].max(1);
+        }
+    } else {
+        for d in (0..r).rev() {
+            s[d] = acc;
+            acc *= ext[d].max(1);
+        }
+    }
+    s
+}
+
+fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
+    let r = ext.len();
+    let right = contiguous_strides(ext, false);
+    let left = contiguous_strides(ext, true);
+    let same = |a: &[i64; 8]| (0..r).all(|d| ext[d] <= 1 || a[d] == strides[d]);
+    if declared != Layout::Left && same(&right) {
+        Layout::Right
+    } else if same(&left) {
+        Layout::Left
+    } else if same(&right) {
+        Layout::Right
+    } else {
+        Layout::Stride
+    }
+}
+
+impl View {
+    pub fn data_ptr(&self) -> *mut c_void {
+        unsafe { self.alloc.ptr.offset(self.offset) as *mut c_void }
+    }
+    pub fn shape(&self) -> &[i64] {
+        &self.extents[..self.rank]
+    }
+    pub fn len(&self) -> i64 {
+        self.shape().iter().product()
+    }
+
+    /// A view over a borrowed buffer; the caller keeps the buffer alive.
+    pub fn wrap_raw(b: &ffi::Py_buffer, dtype: DType) -> PyResult<View> {
+        let rank = b.ndim as usize;
+        if rank == 0 || rank > 8 {
+            return Err(PyValueError::new_err(format!("can wrap arrays of 1 to 8 dimensions, not {rank}")));
+        }
+        let mut extents = [0i64; 8];
+        let mut strides = [0i64; 8];
+        let item = dtype.size() as isize;
+        for d in 0..rank {
+            unsafe {
+                extents[d] = *b.shape.add(d) as i64;
+                let s = *b.strides.add(d);
+                if s % item != 0 {
+                    return Err(PyValueError::new_err("array strides are not a multiple of the item size"));
+                }
+                strides[d] = (s / item) as i64;
+            }
+        }
+        let ptr = b.buf as *mut u8;
+        let kernel_layout = classify(&extents[..rank], &strides, Layout::Right);
+        let declared = if kernel_layout == Layout::Left && rank > 1 { Layout::Left } else { Layout::Right };
+        let alloc = Arc::new(Alloc { ptr, bytes: 0, foreign: None });
+        Ok(View { alloc, offset: 0, dtype, rank, extents, strides, declared, kernel_layout, exports: AtomicIsize::new(0) })
+    }
+}
+
+impl View {
+    /// Wraps any writable buffer (a NumPy array) without copying.
+    fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
+        let (buf, dtype) = crate::args::get_buffer(obj)?;
+        let mut v = View::wrap_raw(&buf, dtype)?;
+        // The view now owns the borrowed buffer; releasing it frees the array's export.
+        let alloc = Alloc { ptr: v.alloc.ptr, bytes: 0, foreign: Some(ForeignBuf(buf)) };
+        v.alloc = Arc::new(alloc);
+        Ok(v)
+    }
+
+    /// A subview sharing memory: per-dimension start, length, step, and whether
+    /// the dimension is kept (False for an integer index).
+    fn subview(&self, start: Vec<i64>, length: Vec<i64>, step: Vec<i64>, keep: Vec<bool>) -> PyResult<View> {
+        let mut offset = self.offset;
+        let mut extents = [0i64; 8];
+        let mut strides = [0i64; 8];
+        let mut r = 0;
+        for d in 0..self.rank {
+            offset += (start[d] * self.strides[d]) as isize * self.dtype.size() as isize;
+            if keep[d] {
+                extents[r] = length[d];
+                strides[r] = self.strides[d] * step[d];
+                r += 1;
+            }
+        }
+        if r == 0 {
+            return Err(PyValueError::new_err("a subview keeps at least one dimension"));
+        }
+        let kernel_layout = classify(&extents[..r], &strides, self.declared);
+        Ok(View {
+            alloc: self.alloc.clone(),
+            offset,
+            dtype: self.dtype,
+            rank: r,
+            extents,
+            strides,
+            declared: self.declared,
+            kernel_layout,
+            exports: AtomicIsize::new(0),
+        })
+    }
+}
+
+#[pymethods]
+impl View {
+    /// `View(shape, dtype_code, layout_code)` allocates; `parent=` with the
+    /// subview lists makes a subview; `wrap=` borrows a NumPy array's memory.
+    #[new]
+    #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        shape: Option<Vec<i64>>,
+        dtype_code: u8,
+        layout_code: u8,
+        parent: Option<PyRef<'_, View>>,
+        start: Option<Vec<i64>>,
+        length: Option<Vec<i64>>,
+        step: Option<Vec<i64>>,
+        keep: Option<Vec<bool>>,
+        wrap: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if let Some(p) = parent {
+            let n = p.rank;
+            return p.subview(
+                start.unwrap_or_else(|| vec![0; n]),
+                length.unwrap_or_else(|| p.shape().to_vec()),
+                step.unwrap_or_else(|| vec![1; n]),
+                keep.unwrap_or_else(|| vec![true; n]),
+            );
+        }
+        if let Some(obj) = wrap {
+            return View::wrap(obj);
+        }
+        let shape = shape.ok_or_else(|| PyValueError::new_err("View needs a shape"))?;
+        let dtype = DType::from_code(dtype_code).ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
+        if shape.is_empty() || shape.len() > 8 {
+            return Err(PyValueError::new_err(format!("a View has 1 to 8 dimensions, not {}", shape.len())));
+        }
+        if let Some(n) = shape.iter().find(|n| **n < 0) {
+            return Err(PyValueError::new_err(format!("View extents must be >= 0, got {n}")));
+        }
+        let declared = if layout_code == 1 { Layout::Left } else { Layout::Right };
+        let n: i64 = shape.iter().product();
+        let alloc = Alloc::zeroed(n as usize * dtype.size())?;
+        let mut extents = [0i64; 8];
+        extents[..shape.len()].copy_from_slice(&shape);
+        let strides = contiguous_strides(&shape, declared == Layout::Left);
+        let kernel_layout = classify(&shape, &strides, declared);
+        Ok(View { alloc, offset: 0, dtype, rank: shape.len(), extents, strides, declared, kernel_layout, exports: AtomicIsize::new(0) })
+    }
+
+
+    #[getter]
+    fn shape_tuple(&self) -> Vec<i64> {
+        self.shape().to_vec()
+    }
+    #[getter]
+    fn _dtype_code(&self) -> u8 {
+        self.dtype as u8
+    }
+    #[getter]
+    fn _layout_code(&self) -> u8 {
+        if self.declared == Layout::Left {
+            1
+        } else {
+            0
+        }
+    }
+    #[getter]
+    fn _kernel_layout(&self) -> &'static str {
+        match self.kernel_layout {
+            Layout::Right => "right",
+            Layout::Left => "left",
+            Layout::Stride => "stride",
+        }
+    }
+    #[getter]
+    fn _ptr(&self) -> usize {
+        self.data_ptr() as usize
+    }
+    #[getter]
+    fn _exports(&self) -> isize {
+        self.exports.load(Ordering::Relaxed)
+    }
+    #[getter]
+    fn _is_foreign(&self) -> bool {
+        self.alloc.foreign.is_some()
+    }
+    /// Allocation identity and byte range, for aliasing analysis.
+    #[getter]
+    fn _alloc_id(&self) -> usize {
+        Arc::as_ptr(&self.alloc) as usize
+    }
+    fn extent(&self, d: usize) -> PyResult<i64> {
+        if d >= self.rank {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!("extent({d}) of a view with {} dimension(s)", self.rank)));
+        }
+        Ok(self.extents[d])
+    }
+    fn rank(&self) -> usize {
+        self.rank
+    }
+    fn __len__(&self) -> usize {
+        self.extents[0] as usize
+    }
+
+    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+        if view.is_null() {
+            return Err(PyBufferError::new_err("null Py_buffer"));
+        }
+        let me = slf.borrow();
+        let item = me.dtype.size() as isize;
+        let r = me.rank;
+        // shape and strides live until __releasebuffer__ frees them.
+        let mut meta: Box<[isize; 16]> = Box::new([0; 16]);
+        for d in 0..r {
+            meta[d] = me.extents[d] as isize;
+            meta[8 + d] = me.strides[d] as isize * item;
+        }
+        let contiguous_c = me.kernel_layout == Layout::Right;
+        let contiguous_f = me.kernel_layout == Layout::Left || (r == 1 && contiguous_c);
+        if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES {
+            let ok = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { contiguous_c } else { contiguous_c };
+            if !ok {
+                return Err(PyBufferError::new_err("this View is not C-contiguous; ask for a strided buffer"));
+            }
+        }
+        let _ = contiguous_f;
+        let v = &mut *view;
+        v.obj = slf.clone().into_any().into_ptr();
+        v.buf = me.data_ptr();
+        v.len = me.len() as isize * item;
+        v.readonly = 0;
+        v.itemsize = item;
+        v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT { format_ptr(me.dtype) } else { std::ptr::null_mut() };
+        v.ndim = r as c_int;
+        let raw = Box::into_raw(meta) as *mut isize;
+        v.shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { raw } else { std::ptr::null_mut() };
+        v.strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES { raw.add(8) } else { std::ptr::null_mut() };
+        v.suboffsets = std::ptr::null_mut();
+        v.internal = raw as *mut c_void;
+        me.exports.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
+        let v = &mut *view;
+        if !v.internal.is_null() {
+            drop(Box::from_raw(v.internal as *mut [isize; 16]));
+            v.internal = std::ptr::null_mut();
+        }
+        self.exports.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn format_ptr(d: DType) -> *mut std::os::raw::c_char {
+    const F: [&[u8]; 11] = [b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0"];
+    F[d as usize].as_ptr() as *mut std::os::raw::c_char
+}
