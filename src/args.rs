@@ -48,10 +48,19 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
         let why = err.map(|e| e.to_string()).unwrap_or_default();
         return Err(PyTypeError::new_err(format!(
             "expected a View, a writable NumPy array or a number, got {} ({why})",
-            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
         )));
     }
-    let fmt = if buf.format.is_null() { "B".to_string() } else { unsafe { std::ffi::CStr::from_ptr(buf.format) }.to_string_lossy().into_owned() };
+    let fmt = if buf.format.is_null() {
+        "B".to_string()
+    } else {
+        unsafe { std::ffi::CStr::from_ptr(buf.format) }
+            .to_string_lossy()
+            .into_owned()
+    };
     match DType::from_format(&fmt) {
         Some(d) if d.size() as isize == buf.itemsize => Ok((buf, d)),
         _ => {
@@ -62,10 +71,21 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
 }
 
 fn view_arg(v: &View) -> (ArgTy, ArgVal) {
-    let mut a = PkViewArg { data: v.data_ptr(), extent: [0; 8], stride: [0; 8] };
+    let mut a = PkViewArg {
+        data: v.data_ptr(),
+        extent: [0; 8],
+        stride: [0; 8],
+    };
     a.extent[..v.rank].copy_from_slice(&v.extents[..v.rank]);
     a.stride[..v.rank].copy_from_slice(&v.strides[..v.rank]);
-    (ArgTy::View(ViewTy { dtype: v.dtype, rank: v.rank as u8, layout: v.kernel_layout }), ArgVal::View(a))
+    (
+        ArgTy::View(ViewTy {
+            dtype: v.dtype,
+            rank: v.rank as u8,
+            layout: v.kernel_layout,
+        }),
+        ArgVal::View(a),
+    )
 }
 
 /// Classifies one argument. NumPy arrays are borrowed into `held`.
@@ -74,29 +94,71 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
         return Ok(view_arg(&v.borrow()));
     }
     if let Ok(b) = obj.cast::<PyBool>() {
-        return Ok((ArgTy::Scalar { dtype: DType::Bool, weak: false }, ArgVal::Int(b.is_true() as i64)));
+        return Ok((
+            ArgTy::Scalar {
+                dtype: DType::Bool,
+                weak: false,
+            },
+            ArgVal::Int(b.is_true() as i64),
+        ));
     }
     if let Ok(i) = obj.cast::<PyInt>() {
-        let v: i64 = i.extract().map_err(|_| PyTypeError::new_err("integer argument does not fit in 64 bits"))?;
-        return Ok((ArgTy::Scalar { dtype: DType::I64, weak: true }, ArgVal::Int(v)));
+        let v: i64 = i
+            .extract()
+            .map_err(|_| PyTypeError::new_err("integer argument does not fit in 64 bits"))?;
+        return Ok((
+            ArgTy::Scalar {
+                dtype: DType::I64,
+                weak: true,
+            },
+            ArgVal::Int(v),
+        ));
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return Ok((ArgTy::Scalar { dtype: DType::F64, weak: true }, ArgVal::Float(f.value())));
+        return Ok((
+            ArgTy::Scalar {
+                dtype: DType::F64,
+                weak: true,
+            },
+            ArgVal::Float(f.value()),
+        ));
     }
     // NumPy scalars (np.float32(1), np.int16(3)) keep their dtype.
     if let Ok(dt) = obj.getattr(pyo3::intern!(obj.py(), "dtype")) {
-        if obj.hasattr(pyo3::intern!(obj.py(), "item"))? && obj.getattr(pyo3::intern!(obj.py(), "ndim"))?.extract::<i64>()? == 0 {
+        if obj.hasattr(pyo3::intern!(obj.py(), "item"))?
+            && obj
+                .getattr(pyo3::intern!(obj.py(), "ndim"))?
+                .extract::<i64>()?
+                == 0
+        {
             let ch: String = dt.getattr("char")?.extract()?;
-            let d = DType::from_format(&ch).ok_or_else(|| PyTypeError::new_err(format!("unsupported NumPy scalar type '{ch}'")))?;
+            let d = DType::from_format(&ch).ok_or_else(|| {
+                PyTypeError::new_err(format!("unsupported NumPy scalar type '{ch}'"))
+            })?;
             let item = obj.call_method0("item")?;
-            let val = if d.is_float() { ArgVal::Float(item.extract()?) } else { ArgVal::Int(item.extract::<i64>().or_else(|_| item.extract::<u64>().map(|u| u as i64))?) };
-            return Ok((ArgTy::Scalar { dtype: d, weak: false }, val));
+            let val = if d.is_float() {
+                ArgVal::Float(item.extract()?)
+            } else {
+                ArgVal::Int(
+                    item.extract::<i64>()
+                        .or_else(|_| item.extract::<u64>().map(|u| u as i64))?,
+                )
+            };
+            return Ok((
+                ArgTy::Scalar {
+                    dtype: d,
+                    weak: false,
+                },
+                val,
+            ));
         }
     }
     let (buf, dtype) = get_buffer(obj)?;
     let rank = buf.ndim as usize;
     if rank == 0 || rank > 8 {
-        return Err(PyTypeError::new_err(format!("arrays passed to kernels have 1 to 8 dimensions, not {rank}")));
+        return Err(PyTypeError::new_err(format!(
+            "arrays passed to kernels have 1 to 8 dimensions, not {rank}"
+        )));
     }
     let wrapped = View::wrap_raw(&buf, dtype)?;
     let r = view_arg(&wrapped);

@@ -29,7 +29,9 @@ impl Policy {
     #[pyo3(signature = (lo, hi, space=None))]
     fn new(lo: Vec<i64>, hi: Vec<i64>, space: Option<u8>) -> PyResult<Self> {
         if lo.len() != hi.len() || lo.is_empty() || lo.len() > 6 {
-            return Err(PyValueError::new_err("a policy needs matching begin and end lists of 1 to 6 entries"));
+            return Err(PyValueError::new_err(
+                "a policy needs matching begin and end lists of 1 to 6 entries",
+            ));
         }
         Ok(Policy { lo, hi, space })
     }
@@ -80,14 +82,26 @@ fn pattern_of(code: u8) -> Pattern {
 }
 
 /// The names a launch must pass: parameters after index/accumulator(s).
-fn launch_params(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool) -> Result<Vec<String>, PkError> {
+fn launch_params(
+    wu: &Workunit,
+    pattern: Pattern,
+    rank: usize,
+    is_method: bool,
+) -> Result<Vec<String>, PkError> {
     let def = wu.def()?;
-    let skip = is_method as usize + rank + match pattern {
-        Pattern::For => 0,
-        Pattern::Reduce => 1,
-        Pattern::Scan => 2,
-    };
-    Ok(def.params.iter().skip(skip).map(|p| p.name.clone()).collect())
+    let skip = is_method as usize
+        + rank
+        + match pattern {
+            Pattern::For => 0,
+            Pattern::Reduce => 1,
+            Pattern::Scan => 2,
+        };
+    Ok(def
+        .params
+        .iter()
+        .skip(skip)
+        .map(|p| p.name.clone())
+        .collect())
 }
 
 struct Gathered {
@@ -97,8 +111,19 @@ struct Gathered {
     held: Vec<HeldBuffer>,
 }
 
-fn gather(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Gathered> {
-    let mut g = Gathered { names: vec![], tys: vec![], vals: vec![], held: vec![] };
+fn gather(
+    wu: &Workunit,
+    pattern: Pattern,
+    rank: usize,
+    is_method: bool,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Gathered> {
+    let mut g = Gathered {
+        names: vec![],
+        tys: vec![],
+        vals: vec![],
+        held: vec![],
+    };
     if is_method {
         // Functor members, in the order __init__ set them.
         if let Some(kw) = kwargs {
@@ -124,12 +149,20 @@ fn gather(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool, kwargs:
                 )))
             }
         };
-        let (t, a) = classify(&v, &mut g.held).map_err(|e| PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.name)))?;
+        let (t, a) = classify(&v, &mut g.held).map_err(|e| {
+            PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.name))
+        })?;
         g.tys.push(t);
         g.vals.push(a);
     }
     if given > names.len() {
-        let extra: Vec<String> = kwargs.unwrap().keys().iter().filter_map(|k| k.extract::<String>().ok()).filter(|k| !names.contains(k)).collect();
+        let extra: Vec<String> = kwargs
+            .unwrap()
+            .keys()
+            .iter()
+            .filter_map(|k| k.extract::<String>().ok())
+            .filter(|k| !names.contains(k))
+            .collect();
         return Err(PyTypeError::new_err(format!(
             "workunit '{}' got unexpected keyword argument(s): {} (it takes: {})",
             wu.name,
@@ -141,7 +174,15 @@ fn gather(wu: &Workunit, pattern: Pattern, rank: usize, is_method: bool, kwargs:
     Ok(g)
 }
 
-fn kernel_for(py: Python<'_>, wu: &Workunit, key: KernelKey, g: &Gathered, is_method: bool, methods: Option<&Bound<'_, PyDict>>, label: &str) -> PyResult<Arc<Kernel>> {
+fn kernel_for(
+    py: Python<'_>,
+    wu: &Workunit,
+    key: KernelKey,
+    g: &Gathered,
+    is_method: bool,
+    methods: Option<&Bound<'_, PyDict>>,
+    label: &str,
+) -> PyResult<Arc<Kernel>> {
     if let Some(k) = KERNELS.get(&key) {
         return Ok(k.clone());
     }
@@ -163,7 +204,13 @@ fn kernel_for(py: Python<'_>, wu: &Workunit, key: KernelKey, g: &Gathered, is_me
     Ok(kernel)
 }
 
-struct SendPtr(*const Kernel, Vec<PkViewArg>, Vec<PkScalarArg>, Vec<i64>, Vec<i64>);
+struct SendPtr(
+    *const Kernel,
+    Vec<PkViewArg>,
+    Vec<PkScalarArg>,
+    Vec<i64>,
+    Vec<i64>,
+);
 unsafe impl Send for SendPtr {}
 
 /// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
@@ -186,8 +233,22 @@ pub fn launch<'py>(
     let pattern = pattern_of(pattern);
     let (lo, hi, space) = policy_of(policy)?;
     let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
-    let key = KernelKey { workunit: wu.id, pattern, space, rank: lo.len() as u8, args: g.tys.clone() };
-    let kernel = kernel_for(py, wu, key, &g, is_method, methods, label.unwrap_or(&wu.name))?;
+    let key = KernelKey {
+        workunit: wu.id,
+        pattern,
+        space,
+        rank: lo.len() as u8,
+        args: g.tys.clone(),
+    };
+    let kernel = kernel_for(
+        py,
+        wu,
+        key,
+        &g,
+        is_method,
+        methods,
+        label.unwrap_or(&wu.name),
+    )?;
     runtime::kokkos().map_err(py_err)?;
 
     let views: Vec<PkViewArg> = kernel
@@ -219,12 +280,23 @@ pub fn launch<'py>(
         let c = call;
         let k = unsafe { &*c.0 };
         let _span = tracing::debug_span!("launch").entered();
-        unsafe { (k.run)(c.1.as_ptr() as *const _, c.2.as_ptr() as *const _, c.3.as_ptr(), c.4.as_ptr(), res_ptr as *mut _) }
+        unsafe {
+            (k.run)(
+                c.1.as_ptr() as *const _,
+                c.2.as_ptr() as *const _,
+                c.3.as_ptr(),
+                c.4.as_ptr(),
+                res_ptr as *mut _,
+            )
+        }
     });
     drop(g);
     if rc != 0 {
         let msg = crate::build::loader::error_text(kernel.error);
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("workunit '{}' failed in Kokkos: {msg}", wu.name)));
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "workunit '{}' failed in Kokkos: {msg}",
+            wu.name
+        )));
     }
     let acc = match kernel.abi.acc {
         None => return Ok(None),

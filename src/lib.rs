@@ -19,10 +19,30 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PySyntaxError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(pykokkos, KernelSyntaxError, PySyntaxError, "A workunit uses Python outside the kernel subset.");
-create_exception!(pykokkos, KernelTypeError, PyTypeError, "A workunit's types do not fit (located at the user's line).");
-create_exception!(pykokkos, CompileError, PyRuntimeError, "The C++ compiler rejected generated code.");
-create_exception!(pykokkos, KokkosError, PyRuntimeError, "Kokkos or the toolchain is missing or failed.");
+create_exception!(
+    pykokkos,
+    KernelSyntaxError,
+    PySyntaxError,
+    "A workunit uses Python outside the kernel subset."
+);
+create_exception!(
+    pykokkos,
+    KernelTypeError,
+    PyTypeError,
+    "A workunit's types do not fit (located at the user's line)."
+);
+create_exception!(
+    pykokkos,
+    CompileError,
+    PyRuntimeError,
+    "The C++ compiler rejected generated code."
+);
+create_exception!(
+    pykokkos,
+    KokkosError,
+    PyRuntimeError,
+    "Kokkos or the toolchain is missing or failed."
+);
 
 /// Every `PkError` becomes the Python exception a user expects.
 pub fn py_err(e: PkError) -> PyErr {
@@ -32,7 +52,12 @@ pub fn py_err(e: PkError) -> PyErr {
             match le.kind {
                 KernelErrorKind::Unsupported => {
                     // SyntaxError's own fields make tracebacks show the line and caret.
-                    let detail = (le.loc.filename.clone(), le.loc.line, le.loc.column, le.loc.source_line.clone());
+                    let detail = (
+                        le.loc.filename.clone(),
+                        le.loc.line,
+                        le.loc.column,
+                        le.loc.source_line.clone(),
+                    );
                     KernelSyntaxError::new_err((text, detail))
                 }
                 KernelErrorKind::Type => KernelTypeError::new_err(text),

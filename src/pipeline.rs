@@ -40,7 +40,8 @@ pub fn translate(req: &Request) -> PkResult<codegen::Generated> {
         is_method: req.is_method,
         label: req.label.clone(),
     };
-    codegen::generate(&spec).map_err(|e| PkError::Kernel(Box::new(LocatedError::new(e, &req.wu.src, &req.wu.name))))
+    codegen::generate(&spec)
+        .map_err(|e| PkError::Kernel(Box::new(LocatedError::new(e, &req.wu.src, &req.wu.name))))
 }
 
 pub fn build(req: &Request) -> PkResult<Kernel> {

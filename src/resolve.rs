@@ -17,18 +17,32 @@ pub fn set_resolver(f: Py<PyAny>) {
 }
 
 /// Globals of a workunit (or function), with `extra` entries (functor methods).
-pub fn globals_of(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>) -> PyResult<Globals> {
+pub fn globals_of(
+    py: Python<'_>,
+    wu: &Workunit,
+    extra: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Globals> {
     let mut seen = BTreeSet::new();
     resolve(py, wu, extra, &mut seen)
 }
 
-fn resolve(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>, seen: &mut BTreeSet<usize>) -> PyResult<Globals> {
+fn resolve(
+    py: Python<'_>,
+    wu: &Workunit,
+    extra: Option<&Bound<'_, PyDict>>,
+    seen: &mut BTreeSet<usize>,
+) -> PyResult<Globals> {
     seen.insert(wu.id);
-    let resolver = RESOLVER.get().ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
+    let resolver = RESOLVER
+        .get()
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
     let d = resolver.bind(py).call1((wu.func.bind(py),))?;
     let d = d.cast::<PyDict>()?;
     let mut g = Globals::new();
-    let mut items: Vec<(String, Bound<'_, PyAny>)> = d.iter().map(|(k, v)| Ok((k.extract::<String>()?, v))).collect::<PyResult<_>>()?;
+    let mut items: Vec<(String, Bound<'_, PyAny>)> = d
+        .iter()
+        .map(|(k, v)| Ok((k.extract::<String>()?, v)))
+        .collect::<PyResult<_>>()?;
     if let Some(x) = extra {
         for (k, v) in x.iter() {
             items.push((k.extract()?, v));
@@ -59,7 +73,11 @@ fn resolve(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>, see
             "classtype" => {
                 let cname: String = t.get_item(1)?.extract()?;
                 let init = t.get_item(2)?;
-                let init = if init.is_none() { None } else { function_info(py, init.cast::<Workunit>()?.get(), seen)? };
+                let init = if init.is_none() {
+                    None
+                } else {
+                    function_info(py, init.cast::<Workunit>()?.get(), seen)?
+                };
                 Global::ClassType(Arc::new(ClassInfo { name: cname, init }))
             }
             _ => continue,
@@ -69,12 +87,21 @@ fn resolve(py: Python<'_>, wu: &Workunit, extra: Option<&Bound<'_, PyDict>>, see
     Ok(g)
 }
 
-fn function_info(py: Python<'_>, f: &Workunit, seen: &mut BTreeSet<usize>) -> PyResult<Option<Arc<FuncInfo>>> {
+fn function_info(
+    py: Python<'_>,
+    f: &Workunit,
+    seen: &mut BTreeSet<usize>,
+) -> PyResult<Option<Arc<FuncInfo>>> {
     if seen.contains(&f.id) {
         return Ok(None);
     }
     let def = f.def().map_err(crate::py_err)?;
     let globals = resolve(py, f, None, seen)?;
     seen.remove(&f.id);
-    Ok(Some(Arc::new(FuncInfo { id: f.id, def: (*def).clone(), src: f.src.clone(), globals })))
+    Ok(Some(Arc::new(FuncInfo {
+        id: f.id,
+        def: (*def).clone(),
+        src: f.src.clone(),
+        globals,
+    })))
 }

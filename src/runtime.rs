@@ -34,9 +34,15 @@ fn init() -> PkResult<Support> {
     let lib = loader::open(&so)?;
     let initialize: unsafe extern "C" fn(c_int) -> c_int = loader::symbol(lib, "pk_initialize")?;
     let error: loader::ErrorFn = loader::symbol(lib, "pk_error")?;
-    let threads = std::env::var("PK_NUM_THREADS").ok().and_then(|v| v.parse().ok()).unwrap_or(-1);
+    let threads = std::env::var("PK_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(-1);
     if unsafe { initialize(threads) } != 0 {
-        return Err(PkError::Runtime(format!("Kokkos::initialize failed: {}", loader::error_text(error))));
+        return Err(PkError::Runtime(format!(
+            "Kokkos::initialize failed: {}",
+            loader::error_text(error)
+        )));
     }
     Ok(Support {
         fence: loader::symbol(lib, "pk_fence")?,

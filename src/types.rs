@@ -235,7 +235,10 @@ impl STy {
 
 pub fn promote_weak(a: STy, b: STy) -> STy {
     match (a.weak, b.weak) {
-        (false, false) | (true, true) => STy { dt: promote(a.dt, b.dt), weak: a.weak && b.weak },
+        (false, false) | (true, true) => STy {
+            dt: promote(a.dt, b.dt),
+            weak: a.weak && b.weak,
+        },
         (true, false) => STy::strong(absorb(b.dt, a.dt)),
         (false, true) => STy::strong(absorb(a.dt, b.dt)),
     }

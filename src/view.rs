@@ -27,14 +27,25 @@ const ALIGN: usize = 64;
 impl Alloc {
     fn zeroed(bytes: usize) -> PyResult<Arc<Alloc>> {
         if bytes == 0 {
-            return Ok(Arc::new(Alloc { ptr: std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8, bytes, foreign: None }));
+            return Ok(Arc::new(Alloc {
+                ptr: std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8,
+                bytes,
+                foreign: None,
+            }));
         }
-        let layout = alloc::Layout::from_size_align(bytes, ALIGN).map_err(|_| PyValueError::new_err("view too large"))?;
+        let layout = alloc::Layout::from_size_align(bytes, ALIGN)
+            .map_err(|_| PyValueError::new_err("view too large"))?;
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(pyo3::exceptions::PyMemoryError::new_err(format!("cannot allocate {bytes} bytes for a View")));
+            return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+                "cannot allocate {bytes} bytes for a View"
+            )));
         }
-        Ok(Arc::new(Alloc { ptr, bytes, foreign: None }))
+        Ok(Arc::new(Alloc {
+            ptr,
+            bytes,
+            foreign: None,
+        }))
     }
 }
 
@@ -44,7 +55,12 @@ impl Drop for Alloc {
             let mut buf = buf;
             Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
         } else if self.bytes > 0 {
-            unsafe { alloc::dealloc(self.ptr, alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN)) };
+            unsafe {
+                alloc::dealloc(
+                    self.ptr,
+                    alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN),
+                )
+            };
         }
     }
 }
@@ -115,7 +131,9 @@ impl View {
     pub fn wrap_raw(b: &ffi::Py_buffer, dtype: DType) -> PyResult<View> {
         let rank = b.ndim as usize;
         if rank == 0 || rank > 8 {
-            return Err(PyValueError::new_err(format!("can wrap arrays of 1 to 8 dimensions, not {rank}")));
+            return Err(PyValueError::new_err(format!(
+                "can wrap arrays of 1 to 8 dimensions, not {rank}"
+            )));
         }
         let mut extents = [0i64; 8];
         let mut strides = [0i64; 8];
@@ -125,16 +143,36 @@ impl View {
                 extents[d] = *b.shape.add(d) as i64;
                 let s = *b.strides.add(d);
                 if s % item != 0 {
-                    return Err(PyValueError::new_err("array strides are not a multiple of the item size"));
+                    return Err(PyValueError::new_err(
+                        "array strides are not a multiple of the item size",
+                    ));
                 }
                 strides[d] = (s / item) as i64;
             }
         }
         let ptr = b.buf as *mut u8;
         let kernel_layout = classify(&extents[..rank], &strides, Layout::Right);
-        let declared = if kernel_layout == Layout::Left && rank > 1 { Layout::Left } else { Layout::Right };
-        let alloc = Arc::new(Alloc { ptr, bytes: 0, foreign: None });
-        Ok(View { alloc, offset: 0, dtype, rank, extents, strides, declared, kernel_layout, exports: AtomicIsize::new(0) })
+        let declared = if kernel_layout == Layout::Left && rank > 1 {
+            Layout::Left
+        } else {
+            Layout::Right
+        };
+        let alloc = Arc::new(Alloc {
+            ptr,
+            bytes: 0,
+            foreign: None,
+        });
+        Ok(View {
+            alloc,
+            offset: 0,
+            dtype,
+            rank,
+            extents,
+            strides,
+            declared,
+            kernel_layout,
+            exports: AtomicIsize::new(0),
+        })
     }
 }
 
@@ -144,14 +182,24 @@ impl View {
         let (buf, dtype) = crate::args::get_buffer(obj)?;
         let mut v = View::wrap_raw(&buf, dtype)?;
         // The view now owns the borrowed buffer; releasing it frees the array's export.
-        let alloc = Alloc { ptr: v.alloc.ptr, bytes: 0, foreign: Some(ForeignBuf(buf)) };
+        let alloc = Alloc {
+            ptr: v.alloc.ptr,
+            bytes: 0,
+            foreign: Some(ForeignBuf(buf)),
+        };
         v.alloc = Arc::new(alloc);
         Ok(v)
     }
 
     /// A subview sharing memory: per-dimension start, length, step, and whether
     /// the dimension is kept (False for an integer index).
-    fn subview(&self, start: Vec<i64>, length: Vec<i64>, step: Vec<i64>, keep: Vec<bool>) -> PyResult<View> {
+    fn subview(
+        &self,
+        start: Vec<i64>,
+        length: Vec<i64>,
+        step: Vec<i64>,
+        keep: Vec<bool>,
+    ) -> PyResult<View> {
         let mut offset = self.offset;
         let mut extents = [0i64; 8];
         let mut strides = [0i64; 8];
@@ -165,7 +213,9 @@ impl View {
             }
         }
         if r == 0 {
-            return Err(PyValueError::new_err("a subview keeps at least one dimension"));
+            return Err(PyValueError::new_err(
+                "a subview keeps at least one dimension",
+            ));
         }
         let kernel_layout = classify(&extents[..r], &strides, self.declared);
         Ok(View {
@@ -213,23 +263,42 @@ impl View {
             return View::wrap(obj);
         }
         let shape = shape.ok_or_else(|| PyValueError::new_err("View needs a shape"))?;
-        let dtype = DType::from_code(dtype_code).ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
+        let dtype = DType::from_code(dtype_code)
+            .ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
         if shape.is_empty() || shape.len() > 8 {
-            return Err(PyValueError::new_err(format!("a View has 1 to 8 dimensions, not {}", shape.len())));
+            return Err(PyValueError::new_err(format!(
+                "a View has 1 to 8 dimensions, not {}",
+                shape.len()
+            )));
         }
         if let Some(n) = shape.iter().find(|n| **n < 0) {
-            return Err(PyValueError::new_err(format!("View extents must be >= 0, got {n}")));
+            return Err(PyValueError::new_err(format!(
+                "View extents must be >= 0, got {n}"
+            )));
         }
-        let declared = if layout_code == 1 { Layout::Left } else { Layout::Right };
+        let declared = if layout_code == 1 {
+            Layout::Left
+        } else {
+            Layout::Right
+        };
         let n: i64 = shape.iter().product();
         let alloc = Alloc::zeroed(n as usize * dtype.size())?;
         let mut extents = [0i64; 8];
         extents[..shape.len()].copy_from_slice(&shape);
         let strides = contiguous_strides(&shape, declared == Layout::Left);
         let kernel_layout = classify(&shape, &strides, declared);
-        Ok(View { alloc, offset: 0, dtype, rank: shape.len(), extents, strides, declared, kernel_layout, exports: AtomicIsize::new(0) })
+        Ok(View {
+            alloc,
+            offset: 0,
+            dtype,
+            rank: shape.len(),
+            extents,
+            strides,
+            declared,
+            kernel_layout,
+            exports: AtomicIsize::new(0),
+        })
     }
-
 
     #[getter]
     fn shape_tuple(&self) -> Vec<i64> {
@@ -274,7 +343,10 @@ impl View {
     }
     fn extent(&self, d: usize) -> PyResult<i64> {
         if d >= self.rank {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!("extent({d}) of a view with {} dimension(s)", self.rank)));
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "extent({d}) of a view with {} dimension(s)",
+                self.rank
+            )));
         }
         Ok(self.extents[d])
     }
@@ -285,7 +357,11 @@ impl View {
         self.extents[0] as usize
     }
 
-    unsafe fn __getbuffer__(slf: Bound<'_, Self>, view: *mut ffi::Py_buffer, flags: c_int) -> PyResult<()> {
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut ffi::Py_buffer,
+        flags: c_int,
+    ) -> PyResult<()> {
         if view.is_null() {
             return Err(PyBufferError::new_err("null Py_buffer"));
         }
@@ -301,9 +377,15 @@ impl View {
         let contiguous_c = me.kernel_layout == Layout::Right;
         let contiguous_f = me.kernel_layout == Layout::Left || (r == 1 && contiguous_c);
         if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES {
-            let ok = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { contiguous_c } else { contiguous_c };
+            let ok = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
+                contiguous_c
+            } else {
+                contiguous_c
+            };
             if !ok {
-                return Err(PyBufferError::new_err("this View is not C-contiguous; ask for a strided buffer"));
+                return Err(PyBufferError::new_err(
+                    "this View is not C-contiguous; ask for a strided buffer",
+                ));
             }
         }
         let _ = contiguous_f;
@@ -313,11 +395,23 @@ impl View {
         v.len = me.len() as isize * item;
         v.readonly = 0;
         v.itemsize = item;
-        v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT { format_ptr(me.dtype) } else { std::ptr::null_mut() };
+        v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT {
+            format_ptr(me.dtype)
+        } else {
+            std::ptr::null_mut()
+        };
         v.ndim = r as c_int;
         let raw = Box::into_raw(meta) as *mut isize;
-        v.shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND { raw } else { std::ptr::null_mut() };
-        v.strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES { raw.add(8) } else { std::ptr::null_mut() };
+        v.shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
+            raw
+        } else {
+            std::ptr::null_mut()
+        };
+        v.strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES {
+            raw.add(8)
+        } else {
+            std::ptr::null_mut()
+        };
         v.suboffsets = std::ptr::null_mut();
         v.internal = raw as *mut c_void;
         me.exports.fetch_add(1, Ordering::SeqCst);
@@ -335,6 +429,8 @@ impl View {
 }
 
 fn format_ptr(d: DType) -> *mut std::os::raw::c_char {
-    const F: [&[u8]; 11] = [b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0"];
+    const F: [&[u8]; 11] = [
+        b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0",
+    ];
     F[d as usize].as_ptr() as *mut std::os::raw::c_char
 }

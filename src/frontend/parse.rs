@@ -20,7 +20,10 @@ pub fn parse_function(source: &str) -> KResult<FunctionDef> {
         let at = u32::from(e.offset);
         KernelError {
             kind: KernelErrorKind::Unsupported,
-            span: Span { start: at, end: at + 1 },
+            span: Span {
+                start: at,
+                end: at + 1,
+            },
             message: format!("Python syntax error: {}", e.error),
             origin: None,
         }
@@ -34,13 +37,19 @@ pub fn parse_function(source: &str) -> KResult<FunctionDef> {
             return function(f);
         }
     }
-    unsupported(Span::default(), "no function definition found in the captured source")
+    unsupported(
+        Span::default(),
+        "no function definition found in the captured source",
+    )
 }
 
 fn function(f: py::StmtFunctionDef) -> KResult<FunctionDef> {
     let a = *f.args;
     if let Some(v) = a.vararg {
-        return unsupported(span(v.range), "*args is not supported in kernels; name each parameter");
+        return unsupported(
+            span(v.range),
+            "*args is not supported in kernels; name each parameter",
+        );
     }
     let mut params = Vec::new();
     for p in a.posonlyargs.into_iter().chain(a.args).chain(a.kwonlyargs) {
@@ -51,7 +60,10 @@ fn function(f: py::StmtFunctionDef) -> KResult<FunctionDef> {
         });
     }
     if let Some(k) = a.kwarg {
-        return unsupported(span(k.range), "**kwargs is not supported in kernels; name each parameter");
+        return unsupported(
+            span(k.range),
+            "**kwargs is not supported in kernels; name each parameter",
+        );
     }
     Ok(FunctionDef {
         name: f.name.as_str().to_string(),
@@ -81,7 +93,10 @@ fn binop(op: py::Operator, at: Span) -> KResult<BinOp> {
         py::Operator::BitOr => BinOp::BitOr,
         py::Operator::BitXor => BinOp::BitXor,
         py::Operator::MatMult => {
-            return unsupported(at, "matrix multiplication '@' is not supported in kernels; write the loops")
+            return unsupported(
+                at,
+                "matrix multiplication '@' is not supported in kernels; write the loops",
+            )
         }
     })
 }
@@ -90,11 +105,18 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
     let (kind, r) = match s {
         py::Stmt::Assign(a) => {
             if a.targets.len() != 1 {
-                return unsupported(span(a.range), "chained assignment 'a = b = x' is not supported; assign each name separately");
+                return unsupported(
+                    span(a.range),
+                    "chained assignment 'a = b = x' is not supported; assign each name separately",
+                );
             }
             let target = target(a.targets.into_iter().next().unwrap())?;
             (
-                StmtKind::Assign { target, ann: None, value: Some(expr(*a.value)?) },
+                StmtKind::Assign {
+                    target,
+                    ann: None,
+                    value: Some(expr(*a.value)?),
+                },
                 a.range,
             )
         }
@@ -109,19 +131,36 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
         py::Stmt::AugAssign(a) => {
             let op = binop(a.op, span(a.range))?;
             (
-                StmtKind::AugAssign { target: target(*a.target)?, op, value: expr(*a.value)? },
+                StmtKind::AugAssign {
+                    target: target(*a.target)?,
+                    op,
+                    value: expr(*a.value)?,
+                },
                 a.range,
             )
         }
         py::Stmt::If(i) => (
-            StmtKind::If { test: expr(*i.test)?, body: block(i.body)?, orelse: block(i.orelse)? },
+            StmtKind::If {
+                test: expr(*i.test)?,
+                body: block(i.body)?,
+                orelse: block(i.orelse)?,
+            },
             i.range,
         ),
         py::Stmt::While(w) => {
             if !w.orelse.is_empty() {
-                return unsupported(span(w.range), "'while ... else' is not supported in kernels; use a flag variable");
+                return unsupported(
+                    span(w.range),
+                    "'while ... else' is not supported in kernels; use a flag variable",
+                );
             }
-            (StmtKind::While { test: expr(*w.test)?, body: block(w.body)? }, w.range)
+            (
+                StmtKind::While {
+                    test: expr(*w.test)?,
+                    body: block(w.body)?,
+                },
+                w.range,
+            )
         }
         py::Stmt::For(f) => {
             let r = f.range;
@@ -130,37 +169,71 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
         py::Stmt::Break(b) => (StmtKind::Break, b.range),
         py::Stmt::Continue(c) => (StmtKind::Continue, c.range),
         py::Stmt::Pass(p) => (StmtKind::Pass, p.range),
-        py::Stmt::Return(r) => (StmtKind::Return(r.value.map(|v| expr(*v)).transpose()?), r.range),
+        py::Stmt::Return(r) => (
+            StmtKind::Return(r.value.map(|v| expr(*v)).transpose()?),
+            r.range,
+        ),
         py::Stmt::Expr(e) => {
             // A bare string is a docstring: keep it out of the kernel.
             if let py::Expr::Constant(c) = &*e.value {
                 if matches!(c.value, py::Constant::Str(_)) {
-                    return Ok(Stmt { kind: StmtKind::Pass, span: span(e.range) });
+                    return Ok(Stmt {
+                        kind: StmtKind::Pass,
+                        span: span(e.range),
+                    });
                 }
             }
             (StmtKind::Expr(expr(*e.value)?), e.range)
         }
         other => {
             let (what, instead) = match &other {
-                py::Stmt::Try(_) | py::Stmt::TryStar(_) => ("'try'", "kernels cannot raise or catch exceptions; check conditions with 'if'"),
-                py::Stmt::With(_) | py::Stmt::AsyncWith(_) => ("'with'", "kernels have no context managers"),
-                py::Stmt::Global(_) => ("'global'", "pass the value as a keyword argument of the launch instead"),
-                py::Stmt::Nonlocal(_) => ("'nonlocal'", "pass the value as a keyword argument of the launch instead"),
-                py::Stmt::FunctionDef(_) | py::Stmt::AsyncFunctionDef(_) => ("a nested 'def'", "define a @pk.function at module level and call it"),
-                py::Stmt::ClassDef(_) => ("a class definition", "use a @pk.classtype defined outside the kernel"),
+                py::Stmt::Try(_) | py::Stmt::TryStar(_) => (
+                    "'try'",
+                    "kernels cannot raise or catch exceptions; check conditions with 'if'",
+                ),
+                py::Stmt::With(_) | py::Stmt::AsyncWith(_) => {
+                    ("'with'", "kernels have no context managers")
+                }
+                py::Stmt::Global(_) => (
+                    "'global'",
+                    "pass the value as a keyword argument of the launch instead",
+                ),
+                py::Stmt::Nonlocal(_) => (
+                    "'nonlocal'",
+                    "pass the value as a keyword argument of the launch instead",
+                ),
+                py::Stmt::FunctionDef(_) | py::Stmt::AsyncFunctionDef(_) => (
+                    "a nested 'def'",
+                    "define a @pk.function at module level and call it",
+                ),
+                py::Stmt::ClassDef(_) => (
+                    "a class definition",
+                    "use a @pk.classtype defined outside the kernel",
+                ),
                 py::Stmt::Raise(_) => ("'raise'", "kernels cannot raise exceptions"),
                 py::Stmt::Assert(_) => ("'assert'", "check the condition with 'if' and pk.printf"),
-                py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => ("'import'", "import modules at the top of the file"),
+                py::Stmt::Import(_) | py::Stmt::ImportFrom(_) => {
+                    ("'import'", "import modules at the top of the file")
+                }
                 py::Stmt::Delete(_) => ("'del'", "locals live until the end of the work item"),
                 py::Stmt::AsyncFor(_) => ("'async for'", "use 'for v in range(...)'"),
                 py::Stmt::Match(_) => ("'match'", "use if/elif/else"),
-                _ => ("this statement", "see the kernel language in the documentation"),
+                _ => (
+                    "this statement",
+                    "see the kernel language in the documentation",
+                ),
             };
             let r = stmt_range(&other);
-            return unsupported(span(r), format!("{what} is not supported in kernels: {instead}"));
+            return unsupported(
+                span(r),
+                format!("{what} is not supported in kernels: {instead}"),
+            );
         }
     };
-    Ok(Stmt { kind, span: span(r) })
+    Ok(Stmt {
+        kind,
+        span: span(r),
+    })
 }
 
 fn stmt_range(s: &py::Stmt) -> TextRange {
@@ -170,19 +243,30 @@ fn stmt_range(s: &py::Stmt) -> TextRange {
 
 fn for_range(f: py::StmtFor) -> KResult<StmtKind> {
     if !f.orelse.is_empty() {
-        return unsupported(span(f.range), "'for ... else' is not supported in kernels; use a flag variable");
+        return unsupported(
+            span(f.range),
+            "'for ... else' is not supported in kernels; use a flag variable",
+        );
     }
     let (var, var_span) = match *f.target {
         py::Expr::Name(n) => (n.id.as_str().to_string(), span(n.range)),
         other => {
-            return unsupported(span(expr_range(&other)), "a kernel 'for' loop binds one name: 'for j in range(n)'")
+            return unsupported(
+                span(expr_range(&other)),
+                "a kernel 'for' loop binds one name: 'for j in range(n)'",
+            )
         }
     };
     let iter = *f.iter;
     let iter_span = span(expr_range(&iter));
     let call = match iter {
         py::Expr::Call(c) => c,
-        _ => return unsupported(iter_span, "kernels loop only over 'range(...)'; index the view inside the loop instead"),
+        _ => {
+            return unsupported(
+                iter_span,
+                "kernels loop only over 'range(...)'; index the view inside the loop instead",
+            )
+        }
     };
     let is_range = matches!(&*call.func, py::Expr::Name(n) if n.id.as_str() == "range");
     if !is_range || !call.keywords.is_empty() || call.args.is_empty() || call.args.len() > 3 {
@@ -202,14 +286,24 @@ fn for_range(f: py::StmtFor) -> KResult<StmtKind> {
             (args.pop().unwrap(), stop, Some(step))
         }
     };
-    Ok(StmtKind::For { var, var_span, start, stop, step, body: block(f.body)? })
+    Ok(StmtKind::For {
+        var,
+        var_span,
+        start,
+        stop,
+        step,
+        body: block(f.body)?,
+    })
 }
 
 /// Assignment targets: names, subscripts, and `self.member`.
 fn target(e: py::Expr) -> KResult<Expr> {
     match &e {
         py::Expr::Name(_) | py::Expr::Subscript(_) | py::Expr::Attribute(_) => expr(e),
-        py::Expr::Tuple(t) => unsupported(span(t.range), "tuple unpacking is not supported in kernels; assign each name separately"),
+        py::Expr::Tuple(t) => unsupported(
+            span(t.range),
+            "tuple unpacking is not supported in kernels; assign each name separately",
+        ),
         other => unsupported(span(expr_range(other)), "this cannot be assigned to"),
     }
 }
@@ -229,9 +323,18 @@ fn constant(c: py::ExprConstant) -> KResult<Expr> {
         },
         py::Constant::Float(f) => ExprKind::Float(f),
         py::Constant::Str(s) => ExprKind::Str(s),
-        py::Constant::None => return unsupported(at, "'None' is not a kernel value; use a number or a flag"),
-        py::Constant::Complex { .. } => return unsupported(at, "complex numbers are not supported in kernels"),
-        _ => return unsupported(at, "this literal is not supported in kernels; use int, float or bool"),
+        py::Constant::None => {
+            return unsupported(at, "'None' is not a kernel value; use a number or a flag")
+        }
+        py::Constant::Complex { .. } => {
+            return unsupported(at, "complex numbers are not supported in kernels")
+        }
+        _ => {
+            return unsupported(
+                at,
+                "this literal is not supported in kernels; use int, float or bool",
+            )
+        }
     };
     Ok(Expr::new(kind, at))
 }
@@ -240,9 +343,15 @@ fn index_item(e: py::Expr) -> KResult<Index> {
     match e {
         py::Expr::Slice(s) => {
             if s.step.is_some() {
-                return unsupported(span(s.range), "slices with a step are not supported in kernels");
+                return unsupported(
+                    span(s.range),
+                    "slices with a step are not supported in kernels",
+                );
             }
-            Ok(Index::Slice(s.lower.map(|x| expr(*x)).transpose()?, s.upper.map(|x| expr(*x)).transpose()?))
+            Ok(Index::Slice(
+                s.lower.map(|x| expr(*x)).transpose()?,
+                s.upper.map(|x| expr(*x)).transpose()?,
+            ))
         }
         other => Ok(Index::At(expr(other)?)),
     }
@@ -253,8 +362,14 @@ fn expr(e: py::Expr) -> KResult<Expr> {
     let kind = match e {
         py::Expr::Constant(c) => return constant(c),
         py::Expr::Name(n) => ExprKind::Name(n.id.as_str().to_string()),
-        py::Expr::Attribute(a) => ExprKind::Attr(Box::new(expr(*a.value)?), a.attr.as_str().to_string()),
-        py::Expr::BinOp(b) => ExprKind::Bin(binop(b.op, at)?, Box::new(expr(*b.left)?), Box::new(expr(*b.right)?)),
+        py::Expr::Attribute(a) => {
+            ExprKind::Attr(Box::new(expr(*a.value)?), a.attr.as_str().to_string())
+        }
+        py::Expr::BinOp(b) => ExprKind::Bin(
+            binop(b.op, at)?,
+            Box::new(expr(*b.left)?),
+            Box::new(expr(*b.right)?),
+        ),
         py::Expr::UnaryOp(u) => {
             let op = match u.op {
                 py::UnaryOp::USub => UnOp::Neg,
@@ -271,41 +386,62 @@ fn expr(e: py::Expr) -> KResult<Expr> {
         py::Expr::Compare(c) => {
             let mut rest = Vec::new();
             for (op, rhs) in c.ops.into_iter().zip(c.comparators) {
-                let op = match op {
-                    py::CmpOp::Eq => CmpOp::Eq,
-                    py::CmpOp::NotEq => CmpOp::Ne,
-                    py::CmpOp::Lt => CmpOp::Lt,
-                    py::CmpOp::LtE => CmpOp::Le,
-                    py::CmpOp::Gt => CmpOp::Gt,
-                    py::CmpOp::GtE => CmpOp::Ge,
-                    py::CmpOp::Is | py::CmpOp::IsNot => {
-                        return unsupported(at, "'is' compares object identity, which kernels do not have; use '=='")
-                    }
-                    py::CmpOp::In | py::CmpOp::NotIn => {
-                        return unsupported(at, "'in' is not supported in kernels; compare values with '=='")
-                    }
-                };
+                let op =
+                    match op {
+                        py::CmpOp::Eq => CmpOp::Eq,
+                        py::CmpOp::NotEq => CmpOp::Ne,
+                        py::CmpOp::Lt => CmpOp::Lt,
+                        py::CmpOp::LtE => CmpOp::Le,
+                        py::CmpOp::Gt => CmpOp::Gt,
+                        py::CmpOp::GtE => CmpOp::Ge,
+                        py::CmpOp::Is | py::CmpOp::IsNot => return unsupported(
+                            at,
+                            "'is' compares object identity, which kernels do not have; use '=='",
+                        ),
+                        py::CmpOp::In | py::CmpOp::NotIn => {
+                            return unsupported(
+                                at,
+                                "'in' is not supported in kernels; compare values with '=='",
+                            )
+                        }
+                    };
                 rest.push((op, expr(rhs)?));
             }
             ExprKind::Compare(Box::new(expr(*c.left)?), rest)
         }
-        py::Expr::IfExp(i) => ExprKind::IfExp(Box::new(expr(*i.test)?), Box::new(expr(*i.body)?), Box::new(expr(*i.orelse)?)),
+        py::Expr::IfExp(i) => ExprKind::IfExp(
+            Box::new(expr(*i.test)?),
+            Box::new(expr(*i.body)?),
+            Box::new(expr(*i.orelse)?),
+        ),
         py::Expr::Call(c) => {
             let mut kwargs = Vec::new();
             for k in c.keywords {
                 match k.arg {
                     Some(name) => kwargs.push((name.as_str().to_string(), expr(k.value)?)),
-                    None => return unsupported(span(k.range), "'**' argument unpacking is not supported in kernels"),
+                    None => {
+                        return unsupported(
+                            span(k.range),
+                            "'**' argument unpacking is not supported in kernels",
+                        )
+                    }
                 }
             }
             let mut args = Vec::new();
             for a in c.args {
                 if let py::Expr::Starred(s) = &a {
-                    return unsupported(span(s.range), "'*' argument unpacking is not supported in kernels");
+                    return unsupported(
+                        span(s.range),
+                        "'*' argument unpacking is not supported in kernels",
+                    );
                 }
                 args.push(expr(a)?);
             }
-            ExprKind::Call { func: Box::new(expr(*c.func)?), args, kwargs }
+            ExprKind::Call {
+                func: Box::new(expr(*c.func)?),
+                args,
+                kwargs,
+            }
         }
         py::Expr::Subscript(s) => {
             let items = match *s.slice {
@@ -314,7 +450,9 @@ fn expr(e: py::Expr) -> KResult<Expr> {
             };
             ExprKind::Index(Box::new(expr(*s.value)?), items)
         }
-        py::Expr::Tuple(t) => ExprKind::Tuple(t.elts.into_iter().map(expr).collect::<KResult<_>>()?),
+        py::Expr::Tuple(t) => {
+            ExprKind::Tuple(t.elts.into_iter().map(expr).collect::<KResult<_>>()?)
+        }
         py::Expr::List(l) => ExprKind::Tuple(l.elts.into_iter().map(expr).collect::<KResult<_>>()?),
         other => {
             let what = match &other {

@@ -10,16 +10,53 @@ use std::sync::Arc;
 
 /// Float math functions of one or two arguments, and whether they return bool.
 const MATH1: &[&str] = &[
-    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos", "atan",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "erf", "erfc", "tgamma", "lgamma", "rsqrt",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "fabs",
+    "cbrt",
+    "erf",
+    "erfc",
+    "tgamma",
+    "lgamma",
+    "rsqrt",
     "nearbyint",
 ];
-const MATH2: &[&str] = &["pow", "atan2", "hypot", "fmod", "fmin", "fmax", "fdim", "remainder", "copysign"];
+const MATH2: &[&str] = &[
+    "pow",
+    "atan2",
+    "hypot",
+    "fmod",
+    "fmin",
+    "fmax",
+    "fdim",
+    "remainder",
+    "copysign",
+];
 const PRED: &[&str] = &["isnan", "isinf", "isfinite"];
 /// Return ints under `math.` (Python) and floats under `pk.` (Kokkos).
 const ROUNDING: &[&str] = &["floor", "ceil", "trunc", "round"];
 
-const ATOMIC_FETCH: &[&str] = &["add", "sub", "mul", "div", "min", "max", "and", "or", "xor", "lshift", "rshift", "mod"];
+const ATOMIC_FETCH: &[&str] = &[
+    "add", "sub", "mul", "div", "min", "max", "and", "or", "xor", "lshift", "rshift", "mod",
+];
 
 impl FnCx<'_> {
     pub fn call(&mut self, e: &Expr) -> KResult<Val> {
@@ -28,7 +65,12 @@ impl FnCx<'_> {
             _ => unreachable!("call() on a non-call"),
         };
         if let Some((k, v)) = kwargs.first() {
-            return unsupported(v.span, format!("keyword argument '{k}=' is not supported in kernel calls; pass it by position"));
+            return unsupported(
+                v.span,
+                format!(
+                    "keyword argument '{k}=' is not supported in kernel calls; pass it by position"
+                ),
+            );
         }
         match &func.kind {
             ExprKind::Name(n) if !self.vars.contains_key(n.as_str()) => match n.as_str() {
@@ -111,23 +153,44 @@ impl FnCx<'_> {
             "float" => DType::F64,
             _ => DType::Bool,
         };
-        let code = if dt == DType::Bool { format!("({} != 0)", v.code) } else { format!("({})({})", dt.cpp(), v.code) };
-        Ok(scalar(code, if dt == DType::Bool { STy::strong(dt) } else { STy::weak(dt) }))
+        let code = if dt == DType::Bool {
+            format!("({} != 0)", v.code)
+        } else {
+            format!("({})({})", dt.cpp(), v.code)
+        };
+        Ok(scalar(
+            code,
+            if dt == DType::Bool {
+                STy::strong(dt)
+            } else {
+                STy::weak(dt)
+            },
+        ))
     }
 
     fn abs(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
         let v = self.one_arg(args, e, "abs")?;
         let s = self.want_scalar(&v, &args[0], "abs()")?;
-        let code = if s.dt.is_float() { format!("pk::km::fabs({})", v.code) } else { format!("pk::pabs({})", v.code) };
+        let code = if s.dt.is_float() {
+            format!("pk::km::fabs({})", v.code)
+        } else {
+            format!("pk::pabs({})", v.code)
+        };
         Ok(scalar(code, s))
     }
 
     fn minmax(&mut self, n: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
         if args.len() < 2 {
-            return type_error(e.span, format!("{n}() in a kernel takes two or more numbers"));
+            return type_error(
+                e.span,
+                format!("{n}() in a kernel takes two or more numbers"),
+            );
         }
         let vals = self.scalars(args, n)?;
-        let r = vals.iter().skip(1).fold(vals[0].1, |acc, (_, s)| promote_weak(acc, *s));
+        let r = vals
+            .iter()
+            .skip(1)
+            .fold(vals[0].1, |acc, (_, s)| promote_weak(acc, *s));
         let f = if n == "min" { "pk::pmin" } else { "pk::pmax" };
         let mut code = self.coerce(&vals[0].0, r.dt);
         for (v, _) in &vals[1..] {
@@ -139,7 +202,11 @@ impl FnCx<'_> {
     fn rounding(&mut self, name: &str, args: &[Expr], e: &Expr, to_int: bool) -> KResult<Val> {
         let v = self.one_arg(args, e, name)?;
         let s = self.want_scalar(&v, &args[0], name)?;
-        let fdt = if s.dt == DType::F32 { DType::F32 } else { DType::F64 };
+        let fdt = if s.dt == DType::F32 {
+            DType::F32
+        } else {
+            DType::F64
+        };
         let inner = self.coerce(&v, fdt);
         let code = match name {
             "round" => format!("pk::km::nearbyint({inner})"),
@@ -169,13 +236,23 @@ impl FnCx<'_> {
             return type_error(e.span, format!("{f}() takes {arity} argument(s)"));
         }
         let vals = self.scalars(args, f)?;
-        let all_f32 = vals.iter().all(|(_, s)| s.dt == DType::F32 || (s.weak && !s.dt.is_float()));
+        let all_f32 = vals
+            .iter()
+            .all(|(_, s)| s.dt == DType::F32 || (s.weak && !s.dt.is_float()));
         let any_f32 = vals.iter().any(|(_, s)| s.dt == DType::F32);
-        let fdt = if all_f32 && any_f32 { DType::F32 } else { DType::F64 };
+        let fdt = if all_f32 && any_f32 {
+            DType::F32
+        } else {
+            DType::F64
+        };
         let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, fdt)).collect();
         let ns = if f == "rsqrt" { "pk" } else { "pk::km" };
         let code = format!("{ns}::{f}({})", parts.join(", "));
-        Ok(if pred { scalar(code, STy::strong(DType::Bool)) } else { scalar(code, STy::strong(fdt)) })
+        Ok(if pred {
+            scalar(code, STy::strong(DType::Bool))
+        } else {
+            scalar(code, STy::strong(fdt))
+        })
     }
 
     fn pk_call(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
@@ -188,13 +265,20 @@ impl FnCx<'_> {
             }
         }
         match f {
-            "atomic_add" | "atomic_sub" | "atomic_max" | "atomic_min" => return self.atomic(f, args, e, 1, false),
+            "atomic_add" | "atomic_sub" | "atomic_max" | "atomic_min" => {
+                return self.atomic(f, args, e, 1, false)
+            }
             "atomic_increment" | "atomic_decrement" => return self.atomic(f, args, e, 0, false),
             "atomic_compare_exchange" => return self.atomic(f, args, e, 2, true),
             "atomic_exchange" => return self.atomic(f, args, e, 1, true),
             "abs" => return self.abs(args, e),
             "min" | "max" => return self.minmax(f, args, e),
-            "fence" => return unsupported(e.span, "pk.fence() is a host call; it cannot run inside a kernel"),
+            "fence" => {
+                return unsupported(
+                    e.span,
+                    "pk.fence() is a host call; it cannot run inside a kernel",
+                )
+            }
             _ => {}
         }
         self.math_call(f, args, e, false)
@@ -203,7 +287,12 @@ impl FnCx<'_> {
     fn printf(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
         let fmt = match args.first().map(|a| &a.kind) {
             Some(ExprKind::Str(s)) => super::expr::cpp_string(s),
-            _ => return type_error(e.span, "pk.printf needs a string literal as its first argument"),
+            _ => {
+                return type_error(
+                    e.span,
+                    "pk.printf needs a string literal as its first argument",
+                )
+            }
         };
         let mut parts = vec![fmt];
         for a in &args[1..] {
@@ -217,25 +306,51 @@ impl FnCx<'_> {
             };
             parts.push(self.coerce(&v, dt));
         }
-        Ok(Val { code: format!("printf({})", parts.join(", ")), ty: VTy::Void, lit: None })
+        Ok(Val {
+            code: format!("printf({})", parts.join(", ")),
+            ty: VTy::Void,
+            lit: None,
+        })
     }
 
     /// `pk.atomic_fetch_add(v, [i, j], x)` -> `Kokkos::atomic_fetch_add(&v(i, j), x)`.
-    fn atomic(&mut self, f: &str, args: &[Expr], e: &Expr, nvals: usize, returns: bool) -> KResult<Val> {
+    fn atomic(
+        &mut self,
+        f: &str,
+        args: &[Expr],
+        e: &Expr,
+        nvals: usize,
+        returns: bool,
+    ) -> KResult<Val> {
         if args.len() != 2 + nvals {
-            return type_error(e.span, format!("pk.{f} takes a view, an index list and {nvals} value(s)"));
+            return type_error(
+                e.span,
+                format!("pk.{f} takes a view, an index list and {nvals} value(s)"),
+            );
         }
         let view = self.expr(&args[0])?;
         let vt = match view.ty {
             VTy::View(v) => v,
-            _ => return type_error(args[0].span, format!("the first argument of pk.{f} must be a view")),
+            _ => {
+                return type_error(
+                    args[0].span,
+                    format!("the first argument of pk.{f} must be a view"),
+                )
+            }
         };
         let idx: Vec<&Expr> = match &args[1].kind {
             ExprKind::Tuple(xs) => xs.iter().collect(),
             _ => vec![&args[1]],
         };
         if idx.len() != vt.rank as usize {
-            return type_error(args[1].span, format!("the view has {} dimension(s) but {} index(es) were given", vt.rank, idx.len()));
+            return type_error(
+                args[1].span,
+                format!(
+                    "the view has {} dimension(s) but {} index(es) were given",
+                    vt.rank,
+                    idx.len()
+                ),
+            );
         }
         let mut ic = Vec::new();
         for x in idx {
@@ -260,45 +375,95 @@ impl FnCx<'_> {
         if returns {
             Ok(scalar(code, STy::strong(vt.dtype)))
         } else {
-            Ok(Val { code, ty: VTy::Void, lit: None })
+            Ok(Val {
+                code,
+                ty: VTy::Void,
+                lit: None,
+            })
         }
     }
 
     /// A `@pk.function` call: instantiate the function for these argument types
     /// (once per translation unit) and call the instance.
     fn user_call(&mut self, f: &Arc<FuncInfo>, args: &[Expr], e: &Expr) -> KResult<Val> {
-        let params: Vec<_> = f.def.params.iter().filter(|p| p.name != "self").cloned().collect();
+        let params: Vec<_> = f
+            .def
+            .params
+            .iter()
+            .filter(|p| p.name != "self")
+            .cloned()
+            .collect();
         if args.len() != params.len() {
-            return type_error(e.span, format!("{}() takes {} argument(s) but {} were given", f.def.name, params.len(), args.len()));
+            return type_error(
+                e.span,
+                format!(
+                    "{}() takes {} argument(s) but {} were given",
+                    f.def.name,
+                    params.len(),
+                    args.len()
+                ),
+            );
         }
         let mut vals = Vec::new();
         let mut tys = Vec::new();
         for (a, p) in args.iter().zip(&params) {
             let v = self.expr(a)?;
             let ty = match (&p.ann, &v.ty) {
-                (Some(ann), _) => super::annotation_type(ann, &f.globals).map_err(|err| with_origin(err, f))?,
-                (None, VTy::S(s)) => Ty::Scalar(if s.weak && s.dt == DType::I64 { DType::I64 } else { s.dt }),
+                (Some(ann), _) => {
+                    super::annotation_type(ann, &f.globals).map_err(|err| with_origin(err, f))?
+                }
+                (None, VTy::S(s)) => Ty::Scalar(if s.weak && s.dt == DType::I64 {
+                    DType::I64
+                } else {
+                    s.dt
+                }),
                 (None, VTy::View(vt)) => Ty::View(*vt),
                 (None, VTy::Class(c)) => Ty::Class(c.clone()),
-                (None, other) => return type_error(a.span, format!("cannot pass {} to a @pk.function", other.describe())),
+                (None, other) => {
+                    return type_error(
+                        a.span,
+                        format!("cannot pass {} to a @pk.function", other.describe()),
+                    )
+                }
             };
             // A view annotation fixes dtype and rank; the layout comes from the argument.
             let ty = match (ty, &v.ty) {
                 (Ty::View(want), VTy::View(got)) => {
                     if want.dtype != got.dtype || want.rank != got.rank {
-                        return type_error(a.span, format!("{}() expects {} for '{}' but got {}", f.def.name, Ty::View(want).describe(), p.name, v.ty.describe()));
+                        return type_error(
+                            a.span,
+                            format!(
+                                "{}() expects {} for '{}' but got {}",
+                                f.def.name,
+                                Ty::View(want).describe(),
+                                p.name,
+                                v.ty.describe()
+                            ),
+                        );
                     }
                     Ty::View(*got)
                 }
                 (Ty::View(_), other) | (Ty::Scalar(_), other @ VTy::View(_)) => {
-                    return type_error(a.span, format!("{}() parameter '{}' cannot take {}", f.def.name, p.name, other.describe()))
+                    return type_error(
+                        a.span,
+                        format!(
+                            "{}() parameter '{}' cannot take {}",
+                            f.def.name,
+                            p.name,
+                            other.describe()
+                        ),
+                    )
                 }
                 (t, _) => t,
             };
             tys.push(ty);
             vals.push(v);
         }
-        let sig: String = tys.iter().map(|t| t.describe()).collect::<Vec<_>>().join(",");
+        let sig: String = tys
+            .iter()
+            .map(|t| t.describe())
+            .collect::<Vec<_>>()
+            .join(",");
         let key = (f.id, sig);
         if !self.unit.instances.contains_key(&key) {
             self.instantiate(f, &params, &tys, key.clone())?;
@@ -314,19 +479,35 @@ impl FnCx<'_> {
         let code = format!("{}({})", inst.cpp_name, cargs.join(", "));
         Ok(match inst.ret {
             Ty::Scalar(d) => scalar(code, STy::strong(d)),
-            Ty::Class(c) => Val { code, ty: VTy::Class(c), lit: None },
-            _ => Val { code, ty: VTy::Void, lit: None },
+            Ty::Class(c) => Val {
+                code,
+                ty: VTy::Class(c),
+                lit: None,
+            },
+            _ => Val {
+                code,
+                ty: VTy::Void,
+                lit: None,
+            },
         })
     }
 
-    fn instantiate(&mut self, f: &Arc<FuncInfo>, params: &[crate::frontend::ast::Param], tys: &[Ty], key: (usize, String)) -> KResult<()> {
+    fn instantiate(
+        &mut self,
+        f: &Arc<FuncInfo>,
+        params: &[crate::frontend::ast::Param],
+        tys: &[Ty],
+        key: (usize, String),
+    ) -> KResult<()> {
         if self.unit.depth > 16 {
             return unsupported(f.def.span, format!("{}() calls itself (directly or through others): recursion is not supported in kernels", f.def.name));
         }
         let declared_ret = match &f.def.returns {
             Some(r) => match &r.kind {
                 ExprKind::Int(_) | ExprKind::Bool(_) => None,
-                _ => Some(super::annotation_type(r, &f.globals).map_err(|err| with_origin(err, f))?),
+                _ => {
+                    Some(super::annotation_type(r, &f.globals).map_err(|err| with_origin(err, f))?)
+                }
             },
             None => None,
         };
@@ -363,7 +544,11 @@ impl FnCx<'_> {
         };
         let n = self.unit.instances.len();
         let cpp_name = format!("pkf_{}_{n}", f.def.name);
-        let templ = if tparams.is_empty() { String::new() } else { format!("template <{}>\n", tparams.join(", ")) };
+        let templ = if tparams.is_empty() {
+            String::new()
+        } else {
+            format!("template <{}>\n", tparams.join(", "))
+        };
         let code = format!(
             "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({}) {{\n{decls}{body}{}}}\n",
             f.def.name,
@@ -372,19 +557,39 @@ impl FnCx<'_> {
             if rcpp == "void" { String::new() } else { format!("  return {rcpp}();\n") }
         );
         self.unit.order.push(key.clone());
-        self.unit.instances.insert(key, Instance { cpp_name, ret, code });
+        self.unit.instances.insert(
+            key,
+            Instance {
+                cpp_name,
+                ret,
+                code,
+            },
+        );
         Ok(())
     }
 
-    fn construct(&mut self, c: &Arc<super::names::ClassInfo>, args: &[Expr], e: &Expr) -> KResult<Val> {
+    fn construct(
+        &mut self,
+        c: &Arc<super::names::ClassInfo>,
+        args: &[Expr],
+        e: &Expr,
+    ) -> KResult<Val> {
         let init = match &c.init {
             Some(i) => i.clone(),
             None => return type_error(e.span, format!("classtype {} has no __init__", c.name)),
         };
         let vals = self.scalars(args, "a classtype constructor")?;
-        let params: Vec<_> = init.def.params.iter().filter(|p| p.name != "self").collect();
+        let params: Vec<_> = init
+            .def
+            .params
+            .iter()
+            .filter(|p| p.name != "self")
+            .collect();
         if params.len() != vals.len() {
-            return type_error(e.span, format!("{}() takes {} argument(s)", c.name, params.len()));
+            return type_error(
+                e.span,
+                format!("{}() takes {} argument(s)", c.name, params.len()),
+            );
         }
         if !self.unit.classes.contains_key(&c.name) {
             self.define_class(c, &init, &params, &vals)?;
@@ -405,11 +610,21 @@ impl FnCx<'_> {
                 self.coerce(v, d)
             })
             .collect();
-        Ok(Val { code: format!("{}({})", c.name, cargs.join(", ")), ty: VTy::Class(c.name.clone()), lit: None })
+        Ok(Val {
+            code: format!("{}({})", c.name, cargs.join(", ")),
+            ty: VTy::Class(c.name.clone()),
+            lit: None,
+        })
     }
 
     /// A classtype's fields are the `self.x = ...` assignments of its `__init__`.
-    fn define_class(&mut self, c: &Arc<super::names::ClassInfo>, init: &Arc<FuncInfo>, params: &[&crate::frontend::ast::Param], vals: &[(Val, STy)]) -> KResult<()> {
+    fn define_class(
+        &mut self,
+        c: &Arc<super::names::ClassInfo>,
+        init: &Arc<FuncInfo>,
+        params: &[&crate::frontend::ast::Param],
+        vals: &[(Val, STy)],
+    ) -> KResult<()> {
         use crate::frontend::ast::StmtKind;
         let globals = init.globals.clone();
         let mut cx = FnCx::new(&globals, self.unit, init.src.clone(), false);
@@ -427,10 +642,17 @@ impl FnCx<'_> {
         let mut fields = Vec::new();
         let mut inits = Vec::new();
         for s in &init.def.body {
-            if let StmtKind::Assign { target, ann, value: Some(value) } = &s.kind {
+            if let StmtKind::Assign {
+                target,
+                ann,
+                value: Some(value),
+            } = &s.kind
+            {
                 if let Some(("self", field)) = target.dotted() {
                     let v = cx.expr(value).map_err(|err| with_origin(err, init))?;
-                    let st = cx.want_scalar(&v, value, "a classtype field").map_err(|err| with_origin(err, init))?;
+                    let st = cx
+                        .want_scalar(&v, value, "a classtype field")
+                        .map_err(|err| with_origin(err, init))?;
                     let d = match ann {
                         Some(a) => match cx.annotation(a).map_err(|err| with_origin(err, init))? {
                             Ty::Scalar(d) => d,
@@ -443,14 +665,26 @@ impl FnCx<'_> {
                     continue;
                 }
             }
-            return unsupported(s.span, "a @pk.classtype __init__ may only assign fields: self.x = value").map_err(|err| with_origin(err, init));
+            return unsupported(
+                s.span,
+                "a @pk.classtype __init__ may only assign fields: self.x = value",
+            )
+            .map_err(|err| with_origin(err, init));
         }
         let mut def = format!("struct {} {{\n", c.name);
         for (f, d) in &fields {
             def.push_str(&format!("  {} {};\n", d.cpp(), cpp_ident(f)));
         }
-        def.push_str(&format!("  KOKKOS_INLINE_FUNCTION {}() = default;\n", c.name));
-        def.push_str(&format!("  KOKKOS_INLINE_FUNCTION {}({}) : {} {{}}\n}};\n", c.name, plist.join(", "), inits.join(", ")));
+        def.push_str(&format!(
+            "  KOKKOS_INLINE_FUNCTION {}() = default;\n",
+            c.name
+        ));
+        def.push_str(&format!(
+            "  KOKKOS_INLINE_FUNCTION {}({}) : {} {{}}\n}};\n",
+            c.name,
+            plist.join(", "),
+            inits.join(", ")
+        ));
         self.unit.classes.insert(c.name.clone(), def);
         self.unit.class_fields.insert(c.name.clone(), fields);
         Ok(())

@@ -9,10 +9,18 @@ pub fn float_lit(x: f64, dt: DType) -> String {
     let body = if x.is_nan() {
         "NAN".to_string()
     } else if x.is_infinite() {
-        if x > 0.0 { "INFINITY".into() } else { "(-INFINITY)".into() }
+        if x > 0.0 {
+            "INFINITY".into()
+        } else {
+            "(-INFINITY)".into()
+        }
     } else {
         let s = format!("{x:?}");
-        if s.contains('.') || s.contains('e') { s } else { format!("{s}.0") }
+        if s.contains('.') || s.contains('e') {
+            s
+        } else {
+            format!("{s}.0")
+        }
     };
     if dt == DType::F32 && !x.is_nan() && !x.is_infinite() {
         format!("{body}f")
@@ -24,7 +32,11 @@ pub fn float_lit(x: f64, dt: DType) -> String {
 }
 
 pub fn scalar(code: String, s: STy) -> Val {
-    Val { code, ty: VTy::S(s), lit: None }
+    Val {
+        code,
+        ty: VTy::S(s),
+        lit: None,
+    }
 }
 
 impl FnCx<'_> {
@@ -32,7 +44,13 @@ impl FnCx<'_> {
     pub fn coerce(&self, v: &Val, dt: DType) -> String {
         if let Some(l) = v.lit {
             match (l, dt.is_float(), dt) {
-                (Lit::I(i), false, DType::Bool) => return if i != 0 { "true".into() } else { "false".into() },
+                (Lit::I(i), false, DType::Bool) => {
+                    return if i != 0 {
+                        "true".into()
+                    } else {
+                        "false".into()
+                    }
+                }
                 (Lit::I(i), false, _) if dt.is_signed() || i >= 0 => {
                     return if dt.size() == 8 && (i > i32::MAX as i64 || i < i32::MIN as i64) {
                         format!("{}({i}LL)", dt.cpp())
@@ -55,7 +73,10 @@ impl FnCx<'_> {
     pub fn want_scalar(&self, v: &Val, e: &Expr, what: &str) -> KResult<STy> {
         match &v.ty {
             VTy::S(s) => Ok(*s),
-            other => type_error(e.span, format!("{what} needs a number, but this is {}", other.describe())),
+            other => type_error(
+                e.span,
+                format!("{what} needs a number, but this is {}", other.describe()),
+            ),
         }
     }
 
@@ -128,12 +149,19 @@ impl FnCx<'_> {
     fn name(&mut self, n: &str, e: &Expr) -> KResult<Val> {
         if let Some(v) = self.vars.get(n) {
             let ty = match &v.ty {
-                Ty::Scalar(d) => VTy::S(STy { dt: *d, weak: v.weak }),
+                Ty::Scalar(d) => VTy::S(STy {
+                    dt: *d,
+                    weak: v.weak,
+                }),
                 Ty::View(vt) => VTy::View(*vt),
                 Ty::Class(c) => VTy::Class(c.clone()),
                 Ty::Void => VTy::Void,
             };
-            return Ok(Val { code: v.cpp.clone(), ty, lit: None });
+            return Ok(Val {
+                code: v.cpp.clone(),
+                ty,
+                lit: None,
+            });
         }
         match self.globals.get(n) {
             Some(Global::Int(i)) => Ok(Val { code: i.to_string(), ty: VTy::S(STy::weak(DType::I64)), lit: Some(Lit::I(*i)) }),
@@ -156,7 +184,10 @@ impl FnCx<'_> {
                 if self.vars.contains_key(attr) {
                     return self.name(attr, e);
                 }
-                return type_error(e.span, format!("the functor has no member '{attr}' set in __init__"));
+                return type_error(
+                    e.span,
+                    format!("the functor has no member '{attr}' set in __init__"),
+                );
             }
             if !self.vars.contains_key(m.as_str()) {
                 let is_pk = is_pk_module(self.globals, m);
@@ -170,10 +201,19 @@ impl FnCx<'_> {
                     _ => None,
                 };
                 if let Some(c) = c {
-                    return Ok(Val { code: float_lit(c, DType::F64), ty: VTy::S(STy::weak(DType::F64)), lit: Some(Lit::F(c)) });
+                    return Ok(Val {
+                        code: float_lit(c, DType::F64),
+                        ty: VTy::S(STy::weak(DType::F64)),
+                        lit: Some(Lit::F(c)),
+                    });
                 }
                 if is_pk || is_math {
-                    return type_error(e.span, format!("'{m}.{attr}' is not a kernel value (constants: pi, e, tau, inf, nan)"));
+                    return type_error(
+                        e.span,
+                        format!(
+                            "'{m}.{attr}' is not a kernel value (constants: pi, e, tau, inf, nan)"
+                        ),
+                    );
                 }
             }
         }
@@ -181,20 +221,41 @@ impl FnCx<'_> {
         if let VTy::Class(c) = &b.ty {
             let fields = self.unit.class_fields.get(c).cloned().unwrap_or_default();
             if let Some((_, d)) = fields.iter().find(|(f, _)| f == attr) {
-                return Ok(scalar(format!("{}.{}", b.code, super::cpp_ident(attr)), STy::strong(*d)));
+                return Ok(scalar(
+                    format!("{}.{}", b.code, super::cpp_ident(attr)),
+                    STy::strong(*d),
+                ));
             }
             return type_error(e.span, format!("classtype {c} has no field '{attr}'"));
         }
         type_error(e.span, format!("attribute '.{attr}' is not supported here; kernels read view elements with v[i] and sizes with v.extent(d)"))
     }
 
-    pub fn binary(&mut self, op: BinOp, x: &Val, y: &Val, a: &Expr, b: &Expr, e: &Expr) -> KResult<Val> {
+    pub fn binary(
+        &mut self,
+        op: BinOp,
+        x: &Val,
+        y: &Val,
+        a: &Expr,
+        b: &Expr,
+        e: &Expr,
+    ) -> KResult<Val> {
         let what = "an arithmetic operator";
         let (xs, ys) = (self.want_scalar(x, a, what)?, self.want_scalar(y, b, what)?);
         let _ = e;
         let mut r = promote_weak(xs, ys);
         let ints = !xs.dt.is_float() && !ys.dt.is_float();
-        let arith = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::FloorDiv | BinOp::Mod | BinOp::Pow | BinOp::LShift | BinOp::RShift);
+        let arith = matches!(
+            op,
+            BinOp::Add
+                | BinOp::Sub
+                | BinOp::Mul
+                | BinOp::FloorDiv
+                | BinOp::Mod
+                | BinOp::Pow
+                | BinOp::LShift
+                | BinOp::RShift
+        );
         if r.dt == DType::Bool && arith {
             r.dt = DType::I64;
         }
@@ -210,14 +271,25 @@ impl FnCx<'_> {
             }
             BinOp::Div => {
                 if ints {
-                    r = STy { dt: DType::F64, weak: r.weak };
-                    format!("({} / {})", self.coerce(x, DType::F64), self.coerce(y, DType::F64))
+                    r = STy {
+                        dt: DType::F64,
+                        weak: r.weak,
+                    };
+                    format!(
+                        "({} / {})",
+                        self.coerce(x, DType::F64),
+                        self.coerce(y, DType::F64)
+                    )
                 } else {
                     format!("({cx} / {cy})")
                 }
             }
-            BinOp::FloorDiv => format!("pk::floordiv<{}>({cx}, {cy})", r.dt.cpp()).replace("<float>", "").replace("<double>", ""),
-            BinOp::Mod => format!("pk::mod<{}>({cx}, {cy})", r.dt.cpp()).replace("<float>", "").replace("<double>", ""),
+            BinOp::FloorDiv => format!("pk::floordiv<{}>({cx}, {cy})", r.dt.cpp())
+                .replace("<float>", "")
+                .replace("<double>", ""),
+            BinOp::Mod => format!("pk::mod<{}>({cx}, {cy})", r.dt.cpp())
+                .replace("<float>", "")
+                .replace("<double>", ""),
             BinOp::Pow => {
                 if ints {
                     format!("pk::ipow<{}>({cx}, {cy})", r.dt.cpp())
@@ -227,7 +299,10 @@ impl FnCx<'_> {
             }
             BinOp::LShift | BinOp::RShift | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
                 if !ints {
-                    return type_error(a.span.join(b.span), "bitwise operators need integer (or bool) operands");
+                    return type_error(
+                        a.span.join(b.span),
+                        "bitwise operators need integer (or bool) operands",
+                    );
                 }
                 let sym = match op {
                     BinOp::LShift => "<<",
@@ -246,24 +321,49 @@ impl FnCx<'_> {
         let v = self.expr(a)?;
         let s = self.want_scalar(&v, a, "a unary operator")?;
         Ok(match op {
-            UnOp::Not => scalar(format!("(!{})", self.coerce(&v, DType::Bool)), STy::strong(DType::Bool)),
+            UnOp::Not => scalar(
+                format!("(!{})", self.coerce(&v, DType::Bool)),
+                STy::strong(DType::Bool),
+            ),
             UnOp::Pos => v,
             UnOp::Neg => {
-                let dt = if s.dt == DType::Bool { DType::I64 } else { s.dt };
+                let dt = if s.dt == DType::Bool {
+                    DType::I64
+                } else {
+                    s.dt
+                };
                 if let Some(Lit::I(i)) = v.lit {
-                    return Ok(Val { code: format!("({})", -i), ty: VTy::S(STy { dt, weak: s.weak }), lit: Some(Lit::I(-i)) });
+                    return Ok(Val {
+                        code: format!("({})", -i),
+                        ty: VTy::S(STy { dt, weak: s.weak }),
+                        lit: Some(Lit::I(-i)),
+                    });
                 }
                 if let Some(Lit::F(f)) = v.lit {
-                    return Ok(Val { code: float_lit(-f, dt), ty: VTy::S(STy { dt, weak: s.weak }), lit: Some(Lit::F(-f)) });
+                    return Ok(Val {
+                        code: float_lit(-f, dt),
+                        ty: VTy::S(STy { dt, weak: s.weak }),
+                        lit: Some(Lit::F(-f)),
+                    });
                 }
-                scalar(narrow(format!("-{}", self.coerce(&v, dt)), dt), STy { dt, weak: s.weak })
+                scalar(
+                    narrow(format!("-{}", self.coerce(&v, dt)), dt),
+                    STy { dt, weak: s.weak },
+                )
             }
             UnOp::Invert => {
                 if s.dt.is_float() {
                     return type_error(a.span, "'~' needs an integer operand");
                 }
-                let dt = if s.dt == DType::Bool { DType::I64 } else { s.dt };
-                scalar(narrow(format!("~{}", self.coerce(&v, dt)), dt), STy { dt, weak: s.weak })
+                let dt = if s.dt == DType::Bool {
+                    DType::I64
+                } else {
+                    s.dt
+                };
+                scalar(
+                    narrow(format!("~{}", self.coerce(&v, dt)), dt),
+                    STy { dt, weak: s.weak },
+                )
             }
         })
     }
@@ -282,12 +382,24 @@ impl FnCx<'_> {
         let base = self.expr(cur)?;
         let vt = match &base.ty {
             VTy::View(v) => *v,
-            other => return type_error(cur.span, format!("only views can be indexed, but this is {}", other.describe())),
+            other => {
+                return type_error(
+                    cur.span,
+                    format!(
+                        "only views can be indexed, but this is {}",
+                        other.describe()
+                    ),
+                )
+            }
         };
         if items.len() > vt.rank as usize {
             return type_error(
                 e.span,
-                format!("this view has {} dimension(s) but is indexed with {} indices", vt.rank, items.len()),
+                format!(
+                    "this view has {} dimension(s) but is indexed with {} indices",
+                    vt.rank,
+                    items.len()
+                ),
             );
         }
         let mut args = Vec::new();
@@ -298,7 +410,10 @@ impl FnCx<'_> {
                     let v = self.expr(x)?;
                     let s = self.want_scalar(&v, x, "a view index")?;
                     if s.dt.is_float() {
-                        return type_error(x.span, "a view index must be an integer; convert with int(...)");
+                        return type_error(
+                            x.span,
+                            "a view index must be an integer; convert with int(...)",
+                        );
                     }
                     args.push(v.code);
                 }
@@ -323,7 +438,10 @@ impl FnCx<'_> {
         }
         let full = items.len() == vt.rank as usize && kept == 0;
         if full {
-            return Ok(scalar(format!("{}({})", base.code, args.join(", ")), STy::strong(vt.dtype)));
+            return Ok(scalar(
+                format!("{}({})", base.code, args.join(", ")),
+                STy::strong(vt.dtype),
+            ));
         }
         while args.len() < vt.rank as usize {
             args.push("Kokkos::ALL".into());
@@ -331,7 +449,11 @@ impl FnCx<'_> {
         }
         Ok(Val {
             code: format!("Kokkos::subview({}, {})", base.code, args.join(", ")),
-            ty: VTy::View(ViewTy { dtype: vt.dtype, rank: kept, layout: Layout::Stride }),
+            ty: VTy::View(ViewTy {
+                dtype: vt.dtype,
+                rank: kept,
+                layout: Layout::Stride,
+            }),
             lit: None,
         })
     }

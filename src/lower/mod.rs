@@ -124,11 +124,57 @@ pub struct FnCx<'a> {
 
 pub fn cpp_ident(name: &str) -> String {
     const RESERVED: &[&str] = &[
-        "auto", "bool", "case", "catch", "char", "class", "const", "default", "delete", "do", "double", "enum",
-        "explicit", "extern", "float", "friend", "goto", "inline", "int", "long", "namespace", "new", "operator",
-        "private", "protected", "public", "register", "short", "signed", "sizeof", "static", "struct", "switch",
-        "template", "this", "throw", "typedef", "typename", "union", "unsigned", "using", "virtual", "void",
-        "volatile", "Kokkos", "pk", "std", "printf", "f", "main", "NULL",
+        "auto",
+        "bool",
+        "case",
+        "catch",
+        "char",
+        "class",
+        "const",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "enum",
+        "explicit",
+        "extern",
+        "float",
+        "friend",
+        "goto",
+        "inline",
+        "int",
+        "long",
+        "namespace",
+        "new",
+        "operator",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "throw",
+        "typedef",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "Kokkos",
+        "pk",
+        "std",
+        "printf",
+        "f",
+        "main",
+        "NULL",
     ];
     if RESERVED.contains(&name) || name.starts_with("pk_") || name.starts_with("__") {
         format!("u_{name}")
@@ -138,7 +184,12 @@ pub fn cpp_ident(name: &str) -> String {
 }
 
 impl<'a> FnCx<'a> {
-    pub fn new(globals: &'a Globals, unit: &'a mut Unit, src: Arc<SourceInfo>, is_workunit: bool) -> Self {
+    pub fn new(
+        globals: &'a Globals,
+        unit: &'a mut Unit,
+        src: Arc<SourceInfo>,
+        is_workunit: bool,
+    ) -> Self {
         FnCx {
             vars: BTreeMap::new(),
             decl_order: Vec::new(),
@@ -159,7 +210,13 @@ impl<'a> FnCx<'a> {
         let weak = false;
         self.vars.insert(
             name.to_string(),
-            Var { ty, weak, kind, cpp: cpp_ident(name), annotated: true },
+            Var {
+                ty,
+                weak,
+                kind,
+                cpp: cpp_ident(name),
+                annotated: true,
+            },
         );
     }
 
@@ -258,11 +315,18 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
             match head.as_deref() {
                 Some("Acc") => Ok(Ty::Scalar(dt)),
                 Some(h) if h.starts_with("View") && h.ends_with('D') => {
-                    let rank: u8 = h[4..h.len() - 1].parse().map_err(|_| ()).or_else(|_| bad().map(|_: Ty| 0))?;
+                    let rank: u8 = h[4..h.len() - 1]
+                        .parse()
+                        .map_err(|_| ())
+                        .or_else(|_| bad().map(|_: Ty| 0))?;
                     if !(1..=8).contains(&rank) {
                         return bad();
                     }
-                    Ok(Ty::View(ViewTy { dtype: dt, rank, layout: crate::types::Layout::Right }))
+                    Ok(Ty::View(ViewTy {
+                        dtype: dt,
+                        rank,
+                        layout: crate::types::Layout::Right,
+                    }))
                 }
                 _ => bad(),
             }

@@ -16,7 +16,9 @@ impl FnCx<'_> {
 
     fn lower_stmt(&mut self, s: &Stmt) -> KResult<()> {
         match &s.kind {
-            StmtKind::Assign { target, ann, value } => self.assign(target, ann.as_ref(), value.as_ref(), s),
+            StmtKind::Assign { target, ann, value } => {
+                self.assign(target, ann.as_ref(), value.as_ref(), s)
+            }
             StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value),
             StmtKind::If { test, body, orelse } => {
                 let c = self.expr(test)?;
@@ -42,12 +44,23 @@ impl FnCx<'_> {
                 self.line("}");
                 Ok(())
             }
-            StmtKind::For { var, var_span, start, stop, step, body } => self.for_range(var, *var_span, start, stop, step.as_ref(), body),
+            StmtKind::For {
+                var,
+                var_span,
+                start,
+                stop,
+                step,
+                body,
+            } => self.for_range(var, *var_span, start, stop, step.as_ref(), body),
             StmtKind::Break | StmtKind::Continue => {
                 if self.loop_depth == 0 {
                     return unsupported(s.span, "'break'/'continue' outside a loop");
                 }
-                self.line(if matches!(s.kind, StmtKind::Break) { "break;" } else { "continue;" });
+                self.line(if matches!(s.kind, StmtKind::Break) {
+                    "break;"
+                } else {
+                    "continue;"
+                });
                 Ok(())
             }
             StmtKind::Pass => Ok(()),
@@ -76,7 +89,10 @@ impl FnCx<'_> {
                 self.line("return;");
                 Ok(())
             }
-            (None, Some(_)) => unsupported(s.span, "a workunit cannot return a value; write results into a view or the accumulator"),
+            (None, Some(_)) => unsupported(
+                s.span,
+                "a workunit cannot return a value; write results into a view or the accumulator",
+            ),
             (Some(_), None) => {
                 self.line("return;");
                 Ok(())
@@ -88,7 +104,15 @@ impl FnCx<'_> {
                     (VTy::S(_), Some(Ty::Scalar(d))) => Ty::Scalar(*d),
                     (VTy::S(s), None) => Ty::Scalar(s.dt),
                     (VTy::Class(c), _) => Ty::Class(c.clone()),
-                    (other, _) => return type_error(e.span, format!("a @pk.function can return a number or a classtype, not {}", other.describe())),
+                    (other, _) => {
+                        return type_error(
+                            e.span,
+                            format!(
+                                "a @pk.function can return a number or a classtype, not {}",
+                                other.describe()
+                            ),
+                        )
+                    }
                 };
                 let joined = match (declared, &ty) {
                     (Some(d), _) => d.clone(),
@@ -96,7 +120,9 @@ impl FnCx<'_> {
                 };
                 // Unannotated functions return the join of all their returns.
                 let joined = match (&self.ret, &joined) {
-                    (Some(Some(Ty::Scalar(a))), Ty::Scalar(b)) if declared.is_none() => Ty::Scalar(promote(*a, *b)),
+                    (Some(Some(Ty::Scalar(a))), Ty::Scalar(b)) if declared.is_none() => {
+                        Ty::Scalar(promote(*a, *b))
+                    }
                     _ => joined,
                 };
                 if declared.is_none() {
@@ -115,7 +141,15 @@ impl FnCx<'_> {
         }
     }
 
-    fn for_range(&mut self, var: &str, var_span: crate::frontend::ast::Span, start: &Expr, stop: &Expr, step: Option<&Expr>, body: &[Stmt]) -> KResult<()> {
+    fn for_range(
+        &mut self,
+        var: &str,
+        var_span: crate::frontend::ast::Span,
+        start: &Expr,
+        stop: &Expr,
+        step: Option<&Expr>,
+        body: &[Stmt],
+    ) -> KResult<()> {
         let mut parts = Vec::new();
         for e in [Some(start), Some(stop), step].into_iter().flatten() {
             let v = self.expr(e)?;
@@ -125,24 +159,47 @@ impl FnCx<'_> {
             }
             parts.push(v);
         }
-        self.declare_local(var, Ty::Scalar(DType::I64), false, VarKind::LoopVar, var_span)?;
+        self.declare_local(
+            var,
+            Ty::Scalar(DType::I64),
+            false,
+            VarKind::LoopVar,
+            var_span,
+        )?;
         let cpp = self.vars[var].cpp.clone();
         let d = self.loop_depth;
-        let (b, e) = (self.coerce(&parts[0], DType::I64), self.coerce(&parts[1], DType::I64));
+        let (b, e) = (
+            self.coerce(&parts[0], DType::I64),
+            self.coerce(&parts[1], DType::I64),
+        );
         let (cond, inc) = match parts.get(2) {
-            None => (format!("pk_j{d} < pk_e{d}"), "++pk_j{d}".replace("{d}", &d.to_string())),
+            None => (
+                format!("pk_j{d} < pk_e{d}"),
+                "++pk_j{d}".replace("{d}", &d.to_string()),
+            ),
             Some(st) => match st.lit {
-                Some(super::Lit::I(0)) => return type_error(step.unwrap().span, "range() step must not be zero"),
-                Some(super::Lit::I(k)) if k > 0 => (format!("pk_j{d} < pk_e{d}"), format!("pk_j{d} += {k}")),
-                Some(super::Lit::I(k)) => (format!("pk_j{d} > pk_e{d}"), format!("pk_j{d} += ({k})")),
+                Some(super::Lit::I(0)) => {
+                    return type_error(step.unwrap().span, "range() step must not be zero")
+                }
+                Some(super::Lit::I(k)) if k > 0 => {
+                    (format!("pk_j{d} < pk_e{d}"), format!("pk_j{d} += {k}"))
+                }
+                Some(super::Lit::I(k)) => {
+                    (format!("pk_j{d} > pk_e{d}"), format!("pk_j{d} += ({k})"))
+                }
                 _ => {
                     let sc = self.coerce(st, DType::I64);
                     self.line(&format!("const int64_t pk_s{d} = {sc};"));
-                    (format!("(pk_s{d} > 0 ? pk_j{d} < pk_e{d} : pk_j{d} > pk_e{d})"), format!("pk_j{d} += pk_s{d}"))
+                    (
+                        format!("(pk_s{d} > 0 ? pk_j{d} < pk_e{d} : pk_j{d} > pk_e{d})"),
+                        format!("pk_j{d} += pk_s{d}"),
+                    )
                 }
             },
         };
-        self.line(&format!("for (int64_t pk_j{d} = {b}, pk_e{d} = {e}; {cond}; {inc}) {{"));
+        self.line(&format!(
+            "for (int64_t pk_j{d} = {b}, pk_e{d} = {e}; {cond}; {inc}) {{"
+        ));
         self.indent += 1;
         self.line(&format!("{cpp} = pk_j{d};"));
         self.indent -= 1;
@@ -155,10 +212,26 @@ impl FnCx<'_> {
 
     /// Creates or widens a local. Python rebinds freely; we keep one C++
     /// variable whose type is the join of everything assigned to it.
-    fn declare_local(&mut self, name: &str, ty: Ty, annotated: bool, kind: VarKind, span: crate::frontend::ast::Span) -> KResult<()> {
+    fn declare_local(
+        &mut self,
+        name: &str,
+        ty: Ty,
+        annotated: bool,
+        kind: VarKind,
+        span: crate::frontend::ast::Span,
+    ) -> KResult<()> {
         match self.vars.get_mut(name) {
             None => {
-                self.vars.insert(name.to_string(), Var { ty, weak: false, kind, cpp: cpp_ident(name), annotated });
+                self.vars.insert(
+                    name.to_string(),
+                    Var {
+                        ty,
+                        weak: false,
+                        kind,
+                        cpp: cpp_ident(name),
+                        annotated,
+                    },
+                );
                 self.decl_order.push(name.to_string());
                 self.changed = true;
                 Ok(())
@@ -200,7 +273,13 @@ impl FnCx<'_> {
         }
     }
 
-    fn assign(&mut self, target: &Expr, ann: Option<&Expr>, value: Option<&Expr>, s: &Stmt) -> KResult<()> {
+    fn assign(
+        &mut self,
+        target: &Expr,
+        ann: Option<&Expr>,
+        value: Option<&Expr>,
+        s: &Stmt,
+    ) -> KResult<()> {
         let ann_ty = match ann {
             Some(a) => Some(self.annotation(a)?),
             None => None,
@@ -275,16 +354,38 @@ impl FnCx<'_> {
         };
         let vt = match val.ty {
             VTy::View(vt) => vt,
-            _ => return type_error(target.span, format!("'{n}' is annotated as a view but is assigned {}", val.ty.describe())),
+            _ => {
+                return type_error(
+                    target.span,
+                    format!(
+                        "'{n}' is annotated as a view but is assigned {}",
+                        val.ty.describe()
+                    ),
+                )
+            }
         };
         if let Some(v) = self.vars.get(n) {
             if v.kind != VarKind::Local || v.ty != Ty::View(vt) || !self.infer {
                 if self.infer || v.kind != VarKind::Local {
-                    return type_error(target.span, format!("view local '{n}' cannot be rebound; give the new view another name"));
+                    return type_error(
+                        target.span,
+                        format!(
+                            "view local '{n}' cannot be rebound; give the new view another name"
+                        ),
+                    );
                 }
             }
         } else {
-            self.vars.insert(n.to_string(), Var { ty: Ty::View(vt), weak: false, kind: VarKind::Local, cpp: cpp_ident(n), annotated: true });
+            self.vars.insert(
+                n.to_string(),
+                Var {
+                    ty: Ty::View(vt),
+                    weak: false,
+                    kind: VarKind::Local,
+                    cpp: cpp_ident(n),
+                    annotated: true,
+                },
+            );
             self.changed = true;
         }
         let cpp = cpp_ident(n);
@@ -316,7 +417,13 @@ impl FnCx<'_> {
                 VTy::S(s) => s,
                 _ => STy::strong(DType::F64),
             };
-            self.declare_local(n, Ty::Scalar(default_dtype(st)), false, VarKind::Local, target.span)?;
+            self.declare_local(
+                n,
+                Ty::Scalar(default_dtype(st)),
+                false,
+                VarKind::Local,
+                target.span,
+            )?;
             let d = match &self.vars[n.as_str()].ty {
                 Ty::Scalar(d) => *d,
                 _ => DType::F64,
@@ -327,7 +434,12 @@ impl FnCx<'_> {
         }
         let dt = match cur.ty {
             VTy::S(s) => s.dt,
-            _ => return type_error(target.span, "augmented assignment needs a number or a view element"),
+            _ => {
+                return type_error(
+                    target.span,
+                    "augmented assignment needs a number or a view element",
+                )
+            }
         };
         let r = self.binary(op, &cur, &rhs, target, value, target)?;
         let code = self.coerce(&r, dt);

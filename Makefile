@@ -1,0 +1,54 @@
+# pykokkos-fuse: `make demo` runs the demo, `make test` passes the tests.
+# Both install what is missing (virtualenv + Python deps, Kokkos, the extension)
+# and are cheap when everything is already there.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMPS := .stamps
+RUST_SOURCES := $(shell find src -name '*.rs' -o -name '*.hpp') Cargo.toml pyproject.toml build.rs
+
+.PHONY: help setup kokkos demo test test-rust test-python lint bench fuzz clean
+
+help:
+	@echo "make demo    build everything that is missing, then run the demo"
+	@echo "make test    build everything that is missing, then run Rust and Python tests"
+	@echo "make bench   benchmarks (figures and ratios from one run)"
+	@echo "make lint    rustfmt + clippy"
+	@echo "make setup   only install/build (venv, Kokkos, extension)"
+	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
+
+$(STAMPS)/venv: pyproject.toml
+	@mkdir -p $(STAMPS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja
+	@touch $@
+
+kokkos: $(STAMPS)/venv
+	@$(PY) python/pykokkos/kokkos_setup.py >/dev/null
+
+$(STAMPS)/ext: $(STAMPS)/venv $(RUST_SOURCES)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
+	@touch $@
+
+setup: kokkos $(STAMPS)/ext
+
+demo: setup
+	$(PY) examples/demo.py
+
+test-rust:
+	cargo test --release --lib -q
+
+test-python: setup
+	$(PY) -m pytest -q tests
+
+test: setup test-rust test-python
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --release -q -- -D warnings
+
+bench: setup
+	$(PY) benches/run_all.py
+
+clean:
+	rm -rf $(STAMPS) target
