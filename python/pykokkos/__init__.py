@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import atexit
 import math as _math
+import os as _os
+import warnings as _warnings
 
 from . import _native
 from ._kernels import classtype, function, functor, main, workunit
@@ -47,5 +49,9 @@ def config() -> dict:
 
 
 atexit.register(_native.finalize)
+
+if _os.environ.get("PK_FUSE") == "1" or _os.environ.get("PK_FUSION") == "naive":
+    _warnings.warn("PK_FUSE/PK_FUSION: the lazy fusing runtime is not implemented yet; launches run eagerly "
+                   "(results are the same)", RuntimeWarning, stacklevel=2)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
