@@ -123,7 +123,7 @@ impl View {
     pub fn shape(&self) -> &[i64] {
         &self.extents[..self.rank]
     }
-    pub fn len(&self) -> i64 {
+    pub fn element_count(&self) -> i64 {
         self.shape().iter().product()
     }
 
@@ -375,7 +375,6 @@ impl View {
             meta[8 + d] = me.strides[d] as isize * item;
         }
         let contiguous_c = me.kernel_layout == Layout::Right;
-        let contiguous_f = me.kernel_layout == Layout::Left || (r == 1 && contiguous_c);
         if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES {
             let ok = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
                 contiguous_c
@@ -388,11 +387,10 @@ impl View {
                 ));
             }
         }
-        let _ = contiguous_f;
         let v = &mut *view;
         v.obj = slf.clone().into_any().into_ptr();
         v.buf = me.data_ptr();
-        v.len = me.len() as isize * item;
+        v.len = me.element_count() as isize * item;
         v.readonly = 0;
         v.itemsize = item;
         v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT {
