@@ -123,13 +123,15 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         if spec.pattern == Pattern::Scan {
             match params.next() {
                 Some(p) => last_pass = Some(p.clone()),
-                None => return type_error(
-                    def.span,
-                    format!(
+                None => {
+                    return type_error(
+                        def.span,
+                        format!(
                         "scan workunit '{}' needs a 'last_pass' parameter after the accumulator",
                         def.name
                     ),
-                ),
+                    )
+                }
             }
         }
     }

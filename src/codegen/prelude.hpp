@@ -67,6 +67,23 @@ KOKKOS_INLINE_FUNCTION T ipow(T base, T exp) {
 
 // Python's round(): halves go to the even neighbour, as nearbyint does by default.
 KOKKOS_INLINE_FUNCTION double round(double x) { return km::nearbyint(x); }
+// C's round(): halves away from zero (Kokkos 3.4 has no round()).
+template <class T>
+KOKKOS_INLINE_FUNCTION T round_away(T x) {
+  T t = km::trunc(x);
+  if (km::fabs(x - t) >= T(0.5)) t += (x < 0) ? T(-1) : T(1);
+  return t;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T copysign(T x, T y) {
+  T a = km::fabs(x);
+  bool neg = y < T(0) || (y == T(0) && T(1) / y < T(0));
+  return neg ? -a : a;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T degrees(T x) { return x * T(57.29577951308232); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T radians(T x) { return x * T(0.017453292519943295); }
 KOKKOS_INLINE_FUNCTION double rsqrt(double x) { return 1.0 / km::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float rsqrt(float x) { return 1.0f / km::sqrt(x); }
 

@@ -38,6 +38,8 @@ const MATH1: &[&str] = &[
     "lgamma",
     "rsqrt",
     "nearbyint",
+    "degrees",
+    "radians",
 ];
 const MATH2: &[&str] = &[
     "pow",
@@ -53,6 +55,10 @@ const MATH2: &[&str] = &[
 const PRED: &[&str] = &["isnan", "isinf", "isfinite"];
 /// Return ints under `math.` (Python) and floats under `pk.` (Kokkos).
 const ROUNDING: &[&str] = &["floor", "ceil", "trunc", "round"];
+
+fn is_math_name(n: &str) -> bool {
+    MATH1.contains(&n) || MATH2.contains(&n) || PRED.contains(&n) || ROUNDING.contains(&n)
+}
 
 const ATOMIC_FETCH: &[&str] = &[
     "add", "sub", "mul", "div", "min", "max", "and", "or", "xor", "lshift", "rshift", "mod",
@@ -78,6 +84,11 @@ impl FnCx<'_> {
                 "abs" => self.abs(args, e),
                 "min" | "max" => self.minmax(n, args, e),
                 "round" => self.rounding("round", args, e, true),
+                // The builtin pow(a, b) is `a ** b`.
+                "pow" if args.len() == 2 && !self.globals.contains_key("pow") => {
+                    let (x, y) = (self.expr(&args[0])?, self.expr(&args[1])?);
+                    self.binary(crate::frontend::ast::BinOp::Pow, &x, &y, &args[0], &args[1], e)
+                }
                 "len" => {
                     let v = self.one_arg(args, e, "len")?;
                     match v.ty {
@@ -90,6 +101,8 @@ impl FnCx<'_> {
                 _ => match self.globals.get(n.as_str()).cloned() {
                     Some(Global::Function(f)) => self.user_call(&f, args, e),
                     Some(Global::ClassType(c)) => self.construct(&c, args, e),
+                    // PyKokkos also accepts bare Kokkos math names: sqrt(x), floor(x).
+                    None if is_math_name(n) => self.math_call(n, args, e, false),
                     _ => type_error(
                         func.span,
                         format!("'{n}' is not a function kernels can call: use math/pk functions, abs/min/max/int/float/bool, or a @pk.function"),
@@ -208,9 +221,12 @@ impl FnCx<'_> {
             DType::F64
         };
         let inner = self.coerce(&v, fdt);
-        let code = match name {
-            "round" => format!("pk::km::nearbyint({inner})"),
-            other => format!("pk::km::{other}({inner})"),
+        let code = match (name, to_int) {
+            // Python's round() sends halves to the even neighbour ...
+            ("round", true) => format!("pk::km::nearbyint({inner})"),
+            // ... Kokkos' (C's) round sends them away from zero.
+            ("round", false) => format!("pk::round_away({inner})"),
+            (other, _) => format!("pk::km::{other}({inner})"),
         };
         if to_int {
             Ok(scalar(format!("(int64_t)({code})"), STy::weak(DType::I64)))
@@ -220,6 +236,17 @@ impl FnCx<'_> {
     }
 
     fn math_call(&mut self, f: &str, args: &[Expr], e: &Expr, python_math: bool) -> KResult<Val> {
+        // Python's math spells the gamma function without the 't'.
+        let f = match f {
+            "gamma" => "tgamma",
+            other => other,
+        };
+        if python_math && f == "round" {
+            return type_error(
+                e.span,
+                "the math module has no round(); use round(x) or pk.round(x)",
+            );
+        }
         if ROUNDING.contains(&f) {
             return self.rounding(f, args, e, python_math);
         }
@@ -246,7 +273,11 @@ impl FnCx<'_> {
             DType::F64
         };
         let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, fdt)).collect();
-        let ns = if f == "rsqrt" { "pk" } else { "pk::km" };
+        let ns = if matches!(f, "rsqrt" | "copysign" | "degrees" | "radians") {
+            "pk"
+        } else {
+            "pk::km"
+        };
         let code = format!("{ns}::{f}({})", parts.join(", "));
         Ok(if pred {
             scalar(code, STy::strong(DType::Bool))

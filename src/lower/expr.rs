@@ -98,14 +98,33 @@ impl FnCx<'_> {
             }
             ExprKind::Unary(op, a) => self.unary(*op, a),
             ExprKind::BoolOp(is_and, xs) => {
-                let mut parts = Vec::new();
+                let mut vals = Vec::new();
                 for x in xs {
                     let v = self.expr(x)?;
-                    self.want_scalar(&v, x, "'and'/'or'")?;
-                    parts.push(self.coerce(&v, DType::Bool));
+                    let s = self.want_scalar(&v, x, "'and'/'or'")?;
+                    vals.push((v, s));
                 }
-                let sep = if *is_and { " && " } else { " || " };
-                Ok(scalar(format!("({})", parts.join(sep)), STy::strong(DType::Bool)))
+                if vals.iter().all(|(_, s)| s.dt == DType::Bool) {
+                    let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, DType::Bool)).collect();
+                    let sep = if *is_and { " && " } else { " || " };
+                    return Ok(scalar(format!("({})", parts.join(sep)), STy::strong(DType::Bool)));
+                }
+                // Python's `a or b` is a value, not a bool: the first operand that
+                // decides the outcome, evaluated lazily and left to right.
+                let r = vals.iter().skip(1).fold(vals[0].1, |acc, (_, s)| promote_weak(acc, *s));
+                let t = r.dt.cpp();
+                let test = if *is_and { "!" } else { "" };
+                let mut body = String::new();
+                let last = vals.len() - 1;
+                for (k, (v, _)) in vals.iter().enumerate() {
+                    let c = self.coerce(v, r.dt);
+                    if k == last {
+                        body.push_str(&format!("return {c}; "));
+                    } else {
+                        body.push_str(&format!("{{ const {t} pk_t = {c}; if ({test}pk_t) return pk_t; }} "));
+                    }
+                }
+                Ok(scalar(format!("([&]() -> {t} {{ {body}}}())"), r))
             }
             ExprKind::Compare(first, rest) => {
                 let mut left = self.expr(first)?;
@@ -370,21 +389,43 @@ impl FnCx<'_> {
 
     /// `v[i][j]`, `v[i, j]`, `A[j, :]`: element access or an in-kernel subview.
     pub fn index(&mut self, e: &Expr) -> KResult<Val> {
-        let mut items: Vec<&Index> = Vec::new();
+        // `v[i][j]` is merged into one access `v(i, j)`; a level with a slice
+        // makes a subview first, which later levels then index (`A[j, :][k]`).
+        let mut levels: Vec<(&Expr, &[Index])> = Vec::new();
         let mut cur = e;
         while let ExprKind::Index(base, idx) = &cur.kind {
-            for it in idx.iter().rev() {
-                items.push(it);
-            }
+            levels.push((cur, idx.as_slice()));
             cur = base;
         }
-        items.reverse();
-        let base = self.expr(cur)?;
+        levels.reverse();
+        let mut val = self.expr(cur)?;
+        let mut val_span = cur.span;
+        let mut pending: Vec<&Index> = Vec::new();
+        let last = levels.len() - 1;
+        for (k, (node, idx)) in levels.iter().enumerate() {
+            pending.extend(idx.iter());
+            let sliced = idx.iter().any(|it| matches!(it, Index::Slice(..)));
+            if sliced || k == last {
+                val = self.apply_index(val, val_span, &pending, node)?;
+                val_span = node.span;
+                pending.clear();
+            }
+        }
+        Ok(val)
+    }
+
+    fn apply_index(
+        &mut self,
+        base: Val,
+        base_span: crate::frontend::ast::Span,
+        items: &[&Index],
+        e: &Expr,
+    ) -> KResult<Val> {
         let vt = match &base.ty {
             VTy::View(v) => *v,
             other => {
                 return type_error(
-                    cur.span,
+                    base_span,
                     format!(
                         "only views can be indexed, but this is {}",
                         other.describe()
@@ -404,7 +445,7 @@ impl FnCx<'_> {
         }
         let mut args = Vec::new();
         let mut kept = 0u8;
-        for it in &items {
+        for it in items {
             match it {
                 Index::At(x) => {
                     let v = self.expr(x)?;

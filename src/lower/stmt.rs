@@ -172,6 +172,7 @@ impl FnCx<'_> {
             self.coerce(&parts[0], DType::I64),
             self.coerce(&parts[1], DType::I64),
         );
+        let mut step_init = String::new();
         let (cond, inc) = match parts.get(2) {
             None => (
                 format!("pk_j{d} < pk_e{d}"),
@@ -188,8 +189,9 @@ impl FnCx<'_> {
                     (format!("pk_j{d} > pk_e{d}"), format!("pk_j{d} += ({k})"))
                 }
                 _ => {
+                    // The step lives in the loop's own init so sibling loops do not clash.
                     let sc = self.coerce(st, DType::I64);
-                    self.line(&format!("const int64_t pk_s{d} = {sc};"));
+                    step_init = format!(", pk_s{d} = {sc}");
                     (
                         format!("(pk_s{d} > 0 ? pk_j{d} < pk_e{d} : pk_j{d} > pk_e{d})"),
                         format!("pk_j{d} += pk_s{d}"),
@@ -198,7 +200,7 @@ impl FnCx<'_> {
             },
         };
         self.line(&format!(
-            "for (int64_t pk_j{d} = {b}, pk_e{d} = {e}; {cond}; {inc}) {{"
+            "for (int64_t pk_j{d} = {b}, pk_e{d} = {e}{step_init}; {cond}; {inc}) {{"
         ));
         self.indent += 1;
         self.line(&format!("{cpp} = pk_j{d};"));
