@@ -1,0 +1,319 @@
+"""View host behaviour: no kernels are compiled here."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+from conftest import ALL_DTYPE_IDS, ALL_DTYPES
+
+
+def sample(np_t, shape):
+    """Distinct, exactly representable values of a dtype."""
+    n = int(np.prod(shape))
+    if np_t is np.bool_:
+        return (np.arange(n) % 3 == 1).reshape(shape)
+    return (np.arange(n) % 100 + 1).astype(np_t).reshape(shape)
+
+
+# --- construction ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_new_view_is_zero_filled_with_right_dtype(pk_t, np_t):
+    v = pk.View([4, 3], pk_t)
+    a = np.asarray(v)
+    assert a.dtype == np.dtype(np_t)
+    assert a.shape == (4, 3)
+    assert v.dtype == pk_t
+    assert not a.any()
+    np.testing.assert_array_equal(a, np.zeros((4, 3), np_t))
+
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_big_new_view_is_zero_filled(pk_t, np_t):
+    # Large enough to come from fresh pages or recycled heap memory alike.
+    for _ in range(3):
+        v = pk.View([1 << 16], pk_t)
+        a = np.asarray(v)
+        assert a.dtype == np.dtype(np_t)
+        assert np.count_nonzero(a) == 0
+        a[:] = 1  # dirty it, so a reused allocation would show up non-zero
+        del a, v
+
+
+def test_dtype_aliases():
+    assert pk.double == pk.float64
+    assert pk.real == pk.float64
+    assert pk.float == pk.float32  # PyKokkos: pk.float is single precision
+    assert np.asarray(pk.View([2], pk.float)).dtype == np.float32
+    assert np.asarray(pk.View([2], pk.double)).dtype == np.float64
+    assert np.asarray(pk.View([2])).dtype == np.float64  # default dtype is double
+
+
+def test_shape_as_int_and_list():
+    assert pk.View(5, pk.int32).shape == (5,)
+    assert pk.View([5], pk.int32).shape == (5,)
+    assert pk.View((2, 3), pk.int32).shape == (2, 3)
+    assert pk.View(np.int64(4)).shape == (4,)
+
+
+@pytest.mark.parametrize("rank", range(1, 9))
+@pytest.mark.parametrize("layout", [pk.LayoutRight, pk.LayoutLeft], ids=["right", "left"])
+def test_rank_shape_extent(rank, layout):
+    shape = [2, 3, 1, 4, 2, 1, 3, 2][:rank]
+    v = pk.View(shape, pk.int16, layout=layout)
+    assert v.rank() == rank
+    assert v.shape == tuple(shape)
+    assert len(v) == shape[0]
+    for d in range(rank):
+        assert v.extent(d) == shape[d]
+    with pytest.raises(IndexError):
+        v.extent(rank)
+    a = np.asarray(v)
+    assert a.shape == tuple(shape)
+    assert a.ndim == rank
+    assert np.count_nonzero(a) == 0
+
+
+def test_layout_left_is_column_major_on_the_host():
+    v = pk.View([3, 4], pk.float64, layout=pk.LayoutLeft)
+    a = np.asarray(v)
+    assert a.flags.f_contiguous and not a.flags.c_contiguous
+    assert a.strides == (8, 24)
+    assert v.layout == pk.LayoutLeft
+    w = pk.View([3, 4], pk.float64)
+    b = np.asarray(w)
+    assert b.flags.c_contiguous
+    assert b.strides == (32, 8)
+    assert w.layout == pk.LayoutRight
+    # Element (i, j) is the same logical element whatever the layout.
+    v[1, 2] = 7.5
+    assert a[1, 2] == 7.5
+    assert np.asarray(v).ravel(order="F")[1 + 2 * 3] == 7.5
+
+
+def test_layout_left_rank3_strides():
+    v = pk.View([2, 3, 4], pk.int32, layout=pk.LayoutLeft)
+    assert np.asarray(v).strides == (4, 8, 24)
+    w = pk.View([2, 3, 4], pk.int32, layout=pk.LayoutRight)
+    assert np.asarray(w).strides == (48, 16, 4)
+
+
+def test_zero_length_views():
+    v = pk.View([0], pk.float64)
+    assert len(v) == 0
+    assert v.shape == (0,)
+    assert list(v) == []
+    assert str(v) == str(np.zeros(0))
+    assert np.asarray(v).size == 0
+    v.fill(3.0)  # a no-op, not an error
+    w = pk.View([3, 0], pk.int32)
+    assert w.shape == (3, 0)
+    assert np.asarray(w).shape == (3, 0)
+
+
+def test_bad_shapes_are_rejected():
+    with pytest.raises(ValueError):
+        pk.View([-1])
+    with pytest.raises(ValueError):
+        pk.View([1] * 9)
+    with pytest.raises(TypeError):
+        pk.View([3], "no-such-dtype")
+
+
+# --- host element access ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_getitem_setitem_fill_str(pk_t, np_t):
+    ref = sample(np_t, (5,))
+    v = pk.View([5], pk_t)
+    for k in range(5):
+        v[k] = ref[k]
+    np.testing.assert_array_equal(np.asarray(v), ref)
+    assert v[3] == ref[3]
+    assert v[-1] == ref[-1]
+    assert str(v) == str(ref)
+    v.fill(ref[1])
+    np.testing.assert_array_equal(np.asarray(v), np.full(5, ref[1], np_t))
+
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_iteration_rank1(pk_t, np_t):
+    ref = sample(np_t, (6,))
+    v = pk.View([6], pk_t)
+    np.asarray(v)[:] = ref
+    got = list(v)
+    assert len(got) == 6
+    assert got == ref.tolist()
+
+
+def test_iteration_rank2_yields_rows():
+    ref = sample(np.int32, (3, 4))
+    v = pk.array(ref.copy())
+    rows = list(v)
+    assert len(rows) == 3
+    for k, row in enumerate(rows):
+        np.testing.assert_array_equal(np.asarray(row), ref[k])
+    # Rows share memory with the view.
+    np.asarray(rows[1])[2] = -5
+    assert np.asarray(v)[1, 2] == -5
+
+
+def test_multi_index_access():
+    v = pk.View([3, 4], pk.int64)
+    v[1, 2] = 12
+    v[2, -1] = 23
+    a = np.asarray(v)
+    expected = np.zeros((3, 4), np.int64)
+    expected[1, 2] = 12
+    expected[2, 3] = 23
+    np.testing.assert_array_equal(a, expected)
+    assert v[1, 2] == 12
+    assert v[2, 3] == 23
+    with pytest.raises(IndexError):
+        v[3, 0]
+    with pytest.raises(IndexError):
+        v[0, 0, 0]
+
+
+def test_str_multi_dim_matches_numpy():
+    ref = sample(np.float64, (2, 3))
+    v = pk.array(ref.copy())
+    assert str(v) == str(ref)
+    vl = pk.View([2, 3], pk.float64, layout=pk.LayoutLeft)
+    np.asarray(vl)[...] = ref
+    assert str(vl) == str(ref)
+
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_asarray_shares_memory(pk_t, np_t):
+    v = pk.View([4, 2], pk_t)
+    a = np.asarray(v)
+    b = np.asarray(v)
+    assert np.shares_memory(a, b)
+    ref = sample(np_t, (4, 2))
+    a[...] = ref
+    np.testing.assert_array_equal(np.asarray(v), ref)
+    v.fill(ref[0, 1])
+    np.testing.assert_array_equal(a, np.full((4, 2), ref[0, 1], np_t))
+    assert a.flags.writeable
+    np.testing.assert_array_equal(np.array(v), a)
+
+
+def test_data_and_to_numpy_share_memory():
+    v = pk.View([4], pk.int32)
+    v.data[2] = 9
+    assert v[2] == 9
+    v.to_numpy()[1] = 4
+    np.testing.assert_array_equal(np.asarray(v), [0, 4, 9, 0])
+
+
+def test_view_outlives_its_exported_arrays_and_vice_versa():
+    v = pk.View([1000], pk.float64)
+    a = np.asarray(v)
+    del v
+    a[:] = 2.0  # memory must still be alive through the export
+    assert a.sum() == 2000.0
+
+
+# --- wrapping NumPy memory --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrap", [pk.array, pk.asarray, pk.from_numpy], ids=["array", "asarray", "from_numpy"])
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_wrapping_does_not_copy(wrap, pk_t, np_t):
+    base = sample(np_t, (3, 4))
+    keep = base.copy()
+    v = wrap(base)
+    assert v.dtype == pk_t
+    assert v.shape == (3, 4)
+    assert np.shares_memory(np.asarray(v), base)
+    np.testing.assert_array_equal(np.asarray(v), keep)
+    # Writes go both ways.
+    new = sample(np_t, (1,))[0]
+    v[2, 1] = new
+    assert base[2, 1] == new
+    base[0, 0] = keep[1, 1]
+    assert v[0, 0] == keep[1, 1]
+
+
+def test_wrapping_fortran_and_strided_arrays():
+    f = np.asfortranarray(sample(np.float64, (3, 5)))
+    v = pk.array(f)
+    assert np.shares_memory(np.asarray(v), f)
+    np.testing.assert_array_equal(np.asarray(v), f)
+    assert v.layout == pk.LayoutLeft
+    base = sample(np.int32, (10,))
+    s = base[1::3]
+    w = pk.array(s)
+    assert w.shape == (3,)
+    np.testing.assert_array_equal(np.asarray(w), base[1::3])
+    w[2] = -1
+    assert base[7] == -1
+
+
+def test_zeros_ones_full():
+    z = pk.zeros([2, 3], pk.int32)
+    o = pk.ones([4], pk.float32)
+    f = pk.full([2, 2], 7, pk.int64)
+    np.testing.assert_array_equal(np.asarray(z), np.zeros((2, 3), np.int32))
+    np.testing.assert_array_equal(np.asarray(o), np.ones(4, np.float32))
+    np.testing.assert_array_equal(np.asarray(f), np.full((2, 2), 7, np.int64))
+    assert np.asarray(o).dtype == np.float32
+
+
+# --- subviews ------------------------------------------------------------------------------
+
+
+def test_slice_subview_shares_memory():
+    v = pk.View([8], pk.int32)
+    s = v[2:5]
+    assert isinstance(s, pk.View)
+    assert s.shape == (3,)
+    assert len(s) == 3
+    s[0] = 10
+    s.fill(7)
+    ref = np.zeros(8, np.int32)
+    ref[2:5] = 7
+    np.testing.assert_array_equal(np.asarray(v), ref)
+    np.asarray(v)[3] = 99
+    assert s[1] == 99
+    assert np.shares_memory(np.asarray(s), np.asarray(v))
+
+
+def test_strided_and_nested_subviews():
+    base = np.arange(20, dtype=np.float64)
+    v = pk.array(base)
+    s = v[1:17:3]  # 1, 4, 7, 10, 13, 16
+    np.testing.assert_array_equal(np.asarray(s), base[1:17:3])
+    t = s[1:4]  # 4, 7, 10
+    np.testing.assert_array_equal(np.asarray(t), [4.0, 7.0, 10.0])
+    t.fill(-1.0)
+    expected = np.arange(20, dtype=np.float64)
+    expected[[4, 7, 10]] = -1.0
+    np.testing.assert_array_equal(base, expected)
+    r = v[::-2]
+    np.testing.assert_array_equal(np.asarray(r), base[::-2])
+
+
+@pytest.mark.parametrize("layout", [pk.LayoutRight, pk.LayoutLeft], ids=["right", "left"])
+def test_2d_subviews(layout):
+    v = pk.View([4, 5], pk.int32, layout=layout)
+    a = np.asarray(v)
+    a[...] = np.arange(20).reshape(4, 5)
+    row = v[2]
+    col = v[:, 3]
+    block = v[1:3, 2:5]
+    assert row.shape == (5,) and col.shape == (4,) and block.shape == (2, 3)
+    np.testing.assert_array_equal(np.asarray(row), np.arange(10, 15))
+    np.testing.assert_array_equal(np.asarray(col), [3, 8, 13, 18])
+    np.testing.assert_array_equal(np.asarray(block), [[7, 8, 9], [12, 13, 14]])
+    col.fill(0)
+    block[0, 0] = -7
+    expected = np.arange(20).reshape(4, 5)
+    expected[:, 3] = 0
+    expected[1, 2] = -7
+    np.testing.assert_array_equal(a, expected)
+    assert v[2, 4] == row[4] == 14
