@@ -104,6 +104,40 @@ fn launch_params(
         .collect())
 }
 
+/// A keyword argument that names an index or accumulator position means the
+/// workunit lacks a parameter the launch kind needs: say which one.
+fn check_leading_params(
+    wu: &Workunit,
+    pattern: Pattern,
+    rank: usize,
+    kw: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let def = wu.def().map_err(py_err)?;
+    let mut roles: Vec<&str> = vec!["work index"; rank];
+    match pattern {
+        Pattern::For => {}
+        Pattern::Reduce => roles.push("accumulator"),
+        Pattern::Scan => roles.extend(["accumulator", "last_pass flag"]),
+    }
+    for (p, role) in def.params.iter().zip(&roles) {
+        if kw.contains(&p.name)? {
+            let launch = match pattern {
+                Pattern::For => "parallel_for",
+                Pattern::Reduce => "parallel_reduce",
+                Pattern::Scan => "parallel_scan",
+            };
+            return Err(PyTypeError::new_err(format!(
+                "workunit '{}' is launched with pk.{launch} over {rank} index dimension(s), so its parameters must start with \
+                 {}; but '{}' (passed as a keyword argument) sits in the {role} position: add the missing {role} parameter",
+                wu.name,
+                roles.join(", "),
+                p.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 struct Gathered {
     names: Vec<String>,
     tys: Vec<ArgTy>,
@@ -138,6 +172,9 @@ fn gather(
     }
     let names = launch_params(wu, pattern, rank, false).map_err(py_err)?;
     let given = kwargs.map_or(0, |k| k.len());
+    if let Some(kw) = kwargs {
+        check_leading_params(wu, pattern, rank, kw)?;
+    }
     for name in &names {
         let v = match kwargs.map(|k| k.get_item(name)).transpose()?.flatten() {
             Some(v) => v,
