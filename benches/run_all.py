@@ -1,0 +1,171 @@
+"""Runs every benchmark in one process (children where a fresh process is the
+point) and prints one table of figures, targets and ratios. `make bench` runs it.
+
+Results also go to benches/last_results.json (not tracked by git).
+Timing figures are never asserted: they depend on the machine and its load.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import bench_compile  # noqa: E402
+import bench_launch  # noqa: E402
+import bench_translate  # noqa: E402
+import bench_triad  # noqa: E402
+
+# Order matters: the compile benchmark spawns fresh processes and is run before
+# this process starts Kokkos' OpenMP threads; the triad runs last.
+BENCHES = [
+    ("compile", bench_compile),
+    ("translate", bench_translate),
+    ("launch", bench_launch),
+    ("triad", bench_triad),
+]
+
+# (bench, key, label, unit, target) with target = ("<=", x) | (">=", x) | None
+ROWS = [
+    ("launch", None, "(a) launch of a cached trivial kernel, 1 element", None, None),
+    ("launch", "pk_launch_us", "pk.parallel_for, median", "us", ("<=", 10.0)),
+    ("launch", "pk_launch_mean_us", "pk.parallel_for, mean (incl. scheduler outliers)", "us", None),
+    ("launch", "pk_launch_p99_us", "pk.parallel_for, 99th percentile", "us", None),
+    ("launch", "pk_native_launch_us", "_native.launch directly (no Python wrapper)", "us", None),
+    ("launch", "pk_launch_serial_us", "same, pk.Serial space (no OpenMP fork/join)", "us", None),
+    ("launch", "pk_launch_numpy_args_us", "pk.parallel_for with NumPy arrays as args", "us", None),
+    ("launch", "numpy_add_us", "np.add(x, y, out=z), 1 element, median", "us", None),
+    ("launch", "pk_over_numpy", "ratio pk launch / np.add", "x", None),
+    ("compile", None, "(b) compile (new cache dir) and warm load (new process)", None, None),
+    ("compile", "cold_first_kernel_s", "first kernel incl. precompiled header build", "s", None),
+    ("compile", "cold_pch_build_s", "  of which: precompiled header", "s", None),
+    ("compile", "cold_first_kernel_compile_s", "  of which: kernel compile", "s", None),
+    ("compile", "cold_support_lib_s", "  of which: support library compile", "s", None),
+    ("compile", "cold_second_kernel_s", "second new kernel (first launch)", "s", None),
+    ("compile", "warm_first_launch_ms", "warm load: first launch in a new process, median", "ms", ("<=", 20.0)),
+    ("compile", "warm_first_launch_min_ms", "warm load: best process", "ms", None),
+    ("compile", "warm_split_toolchain_ms", "  split: toolchain probe (pk.config())", "ms", None),
+    ("compile", "warm_split_kokkos_init_ms", "  split: Kokkos start (pk.initialize())", "ms", None),
+    ("compile", "warm_split_load_launch_ms", "  split: rest of 1st launch (translate+dlopen+run)", "ms", None),
+    ("compile", "import_pykokkos_ms", "import pykokkos (not in the figure above)", "ms", None),
+    ("triad", None, "(c) triad a = b + s*c, 2^24 doubles", None, None),
+    ("triad", "pk_best_ms", "pk kernel, best", "ms", None),
+    ("triad", "cpp_best_ms", "plain C++/OpenMP, best", "ms", None),
+    ("triad", "pk_median_ms", "pk kernel, median", "ms", None),
+    ("triad", "cpp_median_ms", "plain C++/OpenMP, median", "ms", None),
+    ("triad", "pk_gbs", "pk bandwidth (24 B/element)", "GB/s", None),
+    ("triad", "cpp_gbs", "C++ bandwidth (24 B/element)", "GB/s", None),
+    ("triad", "pk_fraction_of_cpp", "pk as a fraction of C++ (best vs best)", "x", (">=", 0.90)),
+    ("translate", None, "(d) parse + translate, 30-line workunit", None, None),
+    ("translate", "generate_source_us", "generate_source (parse cached; incl. name resolution)", "us", ("<=", 1000.0)),
+    ("translate", "generate_source_fresh_us", "generate_source on a fresh workunit (parse+resolve+translate)", "us", ("<=", 1000.0)),
+    ("translate", "parse_us", "parse only (Workunit.params(), fresh workunit)", "us", None),
+    ("translate", "resolve_us", "Python-side name resolution only", "us", None),
+    ("translate", "translate_only_us", "translate excl. resolution and parse (derived)", "us", None),
+    ("translate", "decorate_us", "@pk.workunit decorator (once per definition)", "us", None),
+]
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        a = abs(v)
+        return f"{v:.3f}" if a < 10 else f"{v:.1f}" if a < 1000 else f"{v:.0f}"
+    return str(v)
+
+
+def _machine() -> dict:
+    cxx = ""
+    try:
+        import pykokkos as pk
+
+        compiler = pk.config()["compiler"]
+        cxx = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    except Exception:  # noqa: BLE001
+        pass
+    import numpy as np
+
+    return {
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "compiler": cxx,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "(unset)"),
+        "loadavg_start": os.getloadavg()[0],
+    }
+
+
+def main() -> int:
+    t_start = time.perf_counter()
+    meta = _machine()
+    results: dict = {}
+    errors: dict = {}
+    secs: dict = {}
+    for name, mod in BENCHES:
+        t0 = time.perf_counter()
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        try:
+            results[name] = mod.main()
+        except Exception:  # noqa: BLE001
+            errors[name] = traceback.format_exc()
+            print(errors[name], file=sys.stderr)
+        secs[name] = time.perf_counter() - t0
+    meta["loadavg_end"] = os.getloadavg()[0]
+    meta["total_s"] = time.perf_counter() - t_start
+
+    print()
+    print(f"pykokkos-fuse benchmarks  {meta['date']}  {meta['host']}: {meta['cpus']} CPUs, "
+          f"Python {meta['python']}, NumPy {meta['numpy']}, {meta['compiler']}")
+    threads = results.get("triad", results.get("launch", {})).get("threads", "?")
+    print(f"Kokkos OpenMP threads: {threads} (OMP_NUM_THREADS={meta['omp_num_threads']}); "
+          f"load average {meta['loadavg_start']:.2f} at start, {meta['loadavg_end']:.2f} at end; "
+          f"total {meta['total_s']:.0f} s")
+    w = 66
+    print()
+    print(f"{'figure':{w}s} {'value':>9s} {'unit':5s} {'target':>9s} {'value/target':>12s}  status")
+    print("-" * (w + 48))
+    summary = []
+    for bench, key, label, unit, target in ROWS:
+        if key is None:
+            took = f"  [{secs[bench]:.1f} s]" if bench in secs else ""
+            print(f"{label}{took}")
+            if bench in errors:
+                print("    FAILED: " + errors[bench].strip().splitlines()[-1])
+            continue
+        v = results.get(bench, {}).get(key)
+        if v is None:
+            continue
+        tgt = ratio = status = ""
+        if target:
+            op, x = target
+            tgt = f"{op} {_fmt(x)}"
+            ratio = f"{v / x:.2f}"
+            ok = v <= x if op == "<=" else v >= x
+            status = "met" if ok else "MISSED"
+            summary.append((label, status))
+        print(f"  {label:{w - 2}s} {_fmt(v):>9s} {unit:5s} {tgt:>9s} {ratio:>12s}  {status}")
+    print("-" * (w + 48))
+    missed = [lbl for lbl, s in summary if s == "MISSED"]
+    print(f"targets met: {len(summary) - len(missed)}/{len(summary)}" +
+          (f"; missed: {'; '.join(missed)}" if missed else ""))
+    if meta["loadavg_start"] > 0.5 * (meta["cpus"] or 1):
+        print("note: the machine was busy when this run started (load average above half the CPUs): "
+              "timings are pessimistic; best-of figures are the least affected.")
+
+    out = {"meta": meta, "results": results, "errors": errors, "bench_seconds": secs}
+    with open(os.path.join(HERE, "last_results.json"), "w") as f:
+        json.dump(out, f, indent=2, sort_keys=True)
+    print(f"results written to {os.path.join(HERE, 'last_results.json')}")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
