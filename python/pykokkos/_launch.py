@@ -40,11 +40,11 @@ def _split(args, what):
 
 def _target(wu, what):
     """(native workunit, functor members, functor methods) for a launch target."""
-    nat = native_of(wu)
-    if nat is not None:
-        return nat, None, None
     func = getattr(wu, "__func__", None)
     obj = getattr(wu, "__self__", None)
+    nat = native_of(wu)
+    if nat is not None and func is None:
+        return nat, None, None
     if func is not None and native_of(func) is not None:
         members = {}
         for k, v in vars(obj).items():

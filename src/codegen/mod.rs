@@ -215,9 +215,19 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             }
         };
         let weak = matches!(at, ArgTy::Scalar { weak: true, .. }) && ann.is_none();
-        cx.bind(name, ty.clone(), VarKind::Arg);
-        cx.vars.get_mut(name.as_str()).unwrap().weak = weak;
-        let cpp = cx.vars[name.as_str()].cpp.clone();
+        // Functor members live apart from locals: `self.x` and a local `x` differ.
+        let key = if spec.is_method {
+            format!("self.{name}")
+        } else {
+            name.clone()
+        };
+        cx.bind(&key, ty.clone(), VarKind::Arg);
+        let var = cx.vars.get_mut(key.as_str()).unwrap();
+        var.weak = weak;
+        if spec.is_method {
+            var.cpp = format!("pk_m_{}", sanitize(name));
+        }
+        let cpp = var.cpp.clone();
         match &ty {
             Ty::View(v) => {
                 abi.view_slots.push(k);
@@ -263,12 +273,21 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         s.push('\n');
     }
     for key in &unit.order {
-        s.push_str(&unit.instances[key].code);
-        s.push('\n');
+        if !unit.instances[key].method {
+            s.push_str(&unit.instances[key].code);
+            s.push('\n');
+        }
     }
     s.push_str(&format!("struct {fname} {{\n"));
     for (name, ty, _) in &members {
         s.push_str(&format!("  {ty} {name};\n"));
+    }
+    for key in &unit.order {
+        if unit.instances[key].method {
+            for l in unit.instances[key].code.lines() {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
     }
     let idx: Vec<String> = index_params
         .iter()

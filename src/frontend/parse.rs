@@ -68,7 +68,14 @@ fn function(f: py::StmtFunctionDef) -> KResult<FunctionDef> {
     Ok(FunctionDef {
         name: f.name.as_str().to_string(),
         params,
-        returns: f.returns.map(|x| expr(*x)).transpose()?,
+        // `-> None` declares a function without a value: the same as no annotation.
+        returns: f
+            .returns
+            .filter(
+                |x| !matches!(&**x, py::Expr::Constant(c) if matches!(c.value, py::Constant::None)),
+            )
+            .map(|x| expr(*x))
+            .transpose()?,
         body: block(f.body)?,
         span: span(f.range),
     })

@@ -99,7 +99,7 @@ impl FnCx<'_> {
                 "range" => unsupported(e.span, "range(...) is only allowed as the iterable of a 'for' loop"),
                 "print" => unsupported(e.span, "print() is not available in kernels; use pk.printf(\"%f\\n\", x)"),
                 _ => match self.globals.get(n.as_str()).cloned() {
-                    Some(Global::Function(f)) => self.user_call(&f, args, e),
+                    Some(Global::Function(f)) => self.user_call(&f, args, e, false),
                     Some(Global::ClassType(c)) => self.construct(&c, args, e),
                     // PyKokkos also accepts bare Kokkos math names: sqrt(x), floor(x).
                     None if is_math_name(n) => self.math_call(n, args, e, false),
@@ -114,7 +114,7 @@ impl FnCx<'_> {
                     if !self.vars.contains_key(m.as_str()) || m == "self" {
                         if m == "self" {
                             if let Some(Global::Function(f)) = self.globals.get(&format!("self.{attr}")).cloned() {
-                                return self.user_call(&f, args, e);
+                                return self.user_call(&f, args, e, true);
                             }
                         } else if is_pk_module(self.globals, m) {
                             return self.pk_call(attr, args, e);
@@ -316,8 +316,8 @@ impl FnCx<'_> {
     }
 
     fn printf(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
-        let fmt = match args.first().map(|a| &a.kind) {
-            Some(ExprKind::Str(s)) => super::expr::cpp_string(s),
+        let (fmt_text, fmt) = match args.first().map(|a| &a.kind) {
+            Some(ExprKind::Str(s)) => (s.clone(), super::expr::cpp_string(s)),
             _ => {
                 return type_error(
                     e.span,
@@ -325,17 +325,38 @@ impl FnCx<'_> {
                 )
             }
         };
+        let wants = printf_conversions(&fmt_text).map_err(|m| KernelError {
+            kind: crate::errors::KernelErrorKind::Type,
+            span: args[0].span,
+            message: m,
+            origin: None,
+        })?;
+        if wants.len() != args.len() - 1 {
+            return type_error(
+                e.span,
+                format!(
+                    "the pk.printf format has {} conversion(s) but {} value(s) were given",
+                    wants.len(),
+                    args.len() - 1
+                ),
+            );
+        }
         let mut parts = vec![fmt];
-        for a in &args[1..] {
+        for (a, want) in args[1..].iter().zip(&wants) {
             let v = self.expr(a)?;
-            let s = self.want_scalar(&v, a, "pk.printf")?;
-            // C varargs promote float to double and narrow ints to int; be explicit.
-            let dt = match s.dt {
-                DType::F32 | DType::F64 => DType::F64,
-                DType::I64 | DType::U64 => s.dt,
-                _ => DType::I32,
-            };
-            parts.push(self.coerce(&v, dt));
+            if let VTy::Str(_) = v.ty {
+                if *want != "const char*" {
+                    return type_error(a.span, "a string goes with a %s conversion");
+                }
+                parts.push(v.code);
+                continue;
+            }
+            self.want_scalar(&v, a, "pk.printf")?;
+            if *want == "const char*" {
+                return type_error(a.span, "%s prints a string literal, but this is a number");
+            }
+            // C varargs are untyped: convert each value to what its conversion reads.
+            parts.push(format!("({want})({})", v.code));
         }
         Ok(Val {
             code: format!("printf({})", parts.join(", ")),
@@ -396,13 +417,22 @@ impl FnCx<'_> {
         for a in &args[2..] {
             let v = self.expr(a)?;
             self.want_scalar(&v, a, "an atomic value")?;
-            parts.push(self.coerce(&v, vt.dtype));
+            // Kokkos' atomics deduce one T from the pointer and the value: cast.
+            let c = self.coerce(&v, vt.dtype);
+            parts.push(format!("({})({c})", vt.dtype.cpp()));
         }
+        // Kokkos 3.4 lacks some void forms; the fetch forms do the same work.
         let name = match f {
-            "atomic_fetch_and" => "atomic_fetch_and".to_string(),
+            "atomic_add" | "atomic_sub" | "atomic_max" | "atomic_min" => {
+                format!("atomic_fetch_{}", &f["atomic_".len()..])
+            }
             _ => f.to_string(),
         };
-        let code = format!("Kokkos::{name}({})", parts.join(", "));
+        let code = if returns {
+            format!("Kokkos::{name}({})", parts.join(", "))
+        } else {
+            format!("(void)Kokkos::{name}({})", parts.join(", "))
+        };
         if returns {
             Ok(scalar(code, STy::strong(vt.dtype)))
         } else {
@@ -416,12 +446,19 @@ impl FnCx<'_> {
 
     /// A `@pk.function` call: instantiate the function for these argument types
     /// (once per translation unit) and call the instance.
-    fn user_call(&mut self, f: &Arc<FuncInfo>, args: &[Expr], e: &Expr) -> KResult<Val> {
+    fn user_call(
+        &mut self,
+        f: &Arc<FuncInfo>,
+        args: &[Expr],
+        e: &Expr,
+        method: bool,
+    ) -> KResult<Val> {
         let params: Vec<_> = f
             .def
             .params
             .iter()
-            .filter(|p| p.name != "self")
+            .skip(method as usize)
+            .filter(|p| method || p.name != "self")
             .cloned()
             .collect();
         if args.len() != params.len() {
@@ -497,7 +534,7 @@ impl FnCx<'_> {
             .join(",");
         let key = (f.id, sig);
         if !self.unit.instances.contains_key(&key) {
-            self.instantiate(f, &params, &tys, key.clone())?;
+            self.instantiate(f, &params, &tys, key.clone(), method)?;
         }
         let inst = self.unit.instances[&key].clone();
         let mut cargs = Vec::new();
@@ -529,6 +566,7 @@ impl FnCx<'_> {
         params: &[crate::frontend::ast::Param],
         tys: &[Ty],
         key: (usize, String),
+        method: bool,
     ) -> KResult<()> {
         if self.unit.depth > 16 {
             return unsupported(f.def.span, format!("{}() calls itself (directly or through others): recursion is not supported in kernels", f.def.name));
@@ -543,10 +581,28 @@ impl FnCx<'_> {
             None => None,
         };
         self.unit.depth += 1;
-        let globals = f.globals.clone();
+        let mut globals = f.globals.clone();
+        // A functor method sees the functor's members and its other methods.
+        let members: Vec<(String, super::Var)> = if method {
+            for (k, g) in self.globals.iter() {
+                if k.starts_with("self.") {
+                    globals.insert(k.clone(), g.clone());
+                }
+            }
+            self.vars
+                .iter()
+                .filter(|(k, _)| k.starts_with("self."))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let src = f.src.clone();
         let result = {
             let mut cx = FnCx::new(&globals, self.unit, src, false);
+            for (k, v) in members {
+                cx.vars.insert(k, v);
+            }
             let mut tparams = Vec::new();
             let mut plist = Vec::new();
             for (k, (p, t)) in params.iter().zip(tys).enumerate() {
@@ -561,6 +617,7 @@ impl FnCx<'_> {
                     }
                 }
             }
+            cx.ret_declared = declared_ret.is_some();
             cx.ret = Some(declared_ret.clone());
             let body = cx.lower_body(&f.def.body);
             body.map(|b| (b, cx.declarations(), cx.ret.clone(), tparams, plist))
@@ -580,11 +637,14 @@ impl FnCx<'_> {
         } else {
             format!("template <{}>\n", tparams.join(", "))
         };
+        // Methods become const member functions of the functor struct, so they
+        // read the members directly.
         let code = format!(
-            "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({}) {{\n{decls}{body}{}}}\n",
+            "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({}){} {{\n{decls}{body}{}}}\n",
             f.def.name,
             key.1,
             plist.join(", "),
+            if method { " const" } else { "" },
             if rcpp == "void" { String::new() } else { format!("  return {rcpp}();\n") }
         );
         self.unit.order.push(key.clone());
@@ -594,6 +654,7 @@ impl FnCx<'_> {
                 cpp_name,
                 ret,
                 code,
+                method,
             },
         );
         Ok(())
@@ -728,4 +789,78 @@ pub fn with_origin(mut err: KernelError, f: &FuncInfo) -> KernelError {
         err.origin = Some(f.src.clone());
     }
     err
+}
+
+/// The C type each conversion of a printf format reads, in order.
+fn printf_conversions(fmt: &str) -> Result<Vec<&'static str>, String> {
+    let b = fmt.as_bytes();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < b.len() {
+        if b[k] != b'%' {
+            k += 1;
+            continue;
+        }
+        k += 1;
+        if k < b.len() && b[k] == b'%' {
+            k += 1;
+            continue;
+        }
+        while k < b.len() && b"-+ #0'".contains(&b[k]) {
+            k += 1;
+        }
+        if k < b.len() && b[k] == b'*' {
+            out.push("int");
+            k += 1;
+        }
+        while k < b.len() && b[k].is_ascii_digit() {
+            k += 1;
+        }
+        if k < b.len() && b[k] == b'.' {
+            k += 1;
+            if k < b.len() && b[k] == b'*' {
+                out.push("int");
+                k += 1;
+            }
+            while k < b.len() && b[k].is_ascii_digit() {
+                k += 1;
+            }
+        }
+        let lstart = k;
+        while k < b.len() && b"hlLqjzt".contains(&b[k]) {
+            k += 1;
+        }
+        let len = &fmt[lstart..k];
+        let conv = match b.get(k) {
+            Some(c) => *c as char,
+            None => return Err("the pk.printf format ends inside a '%' conversion".into()),
+        };
+        k += 1;
+        let signed = match len {
+            "" | "h" | "hh" => "int",
+            "l" | "z" | "t" => "long",
+            "ll" | "q" | "j" => "long long",
+            _ => {
+                return Err(format!(
+                    "unsupported length '{len}' in a pk.printf conversion"
+                ))
+            }
+        };
+        out.push(match conv {
+            'd' | 'i' | 'c' => signed,
+            'u' | 'o' | 'x' | 'X' => match signed {
+                "int" => "unsigned int",
+                "long" => "unsigned long",
+                _ => "unsigned long long",
+            },
+            'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => "double",
+            's' => "const char*",
+            other => {
+                return Err(format!(
+                    "the pk.printf conversion '%{other}' is not supported in kernels"
+                ))
+            }
+        });
+    }
+    Ok(out)
 }

@@ -200,8 +200,9 @@ impl FnCx<'_> {
     fn attribute(&mut self, base: &Expr, attr: &str, e: &Expr) -> KResult<Val> {
         if let ExprKind::Name(m) = &base.kind {
             if m == "self" && !self.vars.contains_key("self") {
-                if self.vars.contains_key(attr) {
-                    return self.name(attr, e);
+                let member = format!("self.{attr}");
+                if self.vars.contains_key(&member) {
+                    return self.name(&member, e);
                 }
                 return type_error(
                     e.span,
@@ -278,7 +279,16 @@ impl FnCx<'_> {
         if r.dt == DType::Bool && arith {
             r.dt = DType::I64;
         }
-        let (cx, cy) = (self.coerce(x, r.dt), self.coerce(y, r.dt));
+        let (mut cx, cy) = (self.coerce(x, r.dt), self.coerce(y, r.dt));
+        // C++ types `1 << k` and `100000 * 100000` as int: give a literal left
+        // operand the result's width so the operation happens in 64 bits.
+        if matches!(x.lit, Some(Lit::I(_)))
+            && r.dt.is_int()
+            && r.dt.size() == 8
+            && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::LShift)
+        {
+            cx = format!("(({}){cx})", r.dt.cpp());
+        }
         let code = match op {
             BinOp::Add | BinOp::Sub | BinOp::Mul => {
                 let sym = match op {

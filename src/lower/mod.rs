@@ -89,6 +89,8 @@ pub struct Instance {
     pub cpp_name: String,
     pub ret: Ty,
     pub code: String,
+    /// A functor's `@pk.function` method: emitted inside the functor struct.
+    pub method: bool,
 }
 
 /// Everything one translation unit accumulates while lowering its kernels.
@@ -116,6 +118,10 @@ pub struct FnCx<'a> {
     pub changed: bool,
     /// Some(ty) in a `@pk.function`: the joined return type so far.
     pub ret: Option<Option<Ty>>,
+    /// The return type was annotated (`-> float`): returns convert to it.
+    pub ret_declared: bool,
+    /// The joined return type so far came only from Python literals (NEP 50 weak).
+    pub ret_weak: bool,
     pub is_workunit: bool,
     pub out: String,
     pub indent: usize,
@@ -199,6 +205,8 @@ impl<'a> FnCx<'a> {
             infer: true,
             changed: false,
             ret: None,
+            ret_declared: false,
+            ret_weak: false,
             is_workunit,
             out: String::new(),
             indent: 1,

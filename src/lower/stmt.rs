@@ -4,7 +4,7 @@
 use super::{cpp_ident, FnCx, VTy, Val, Var, VarKind};
 use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{BinOp, Expr, ExprKind, Stmt, StmtKind};
-use crate::types::{promote, DType, STy, Ty};
+use crate::types::{promote, promote_weak, DType, STy, Ty};
 
 impl FnCx<'_> {
     pub fn lower_block(&mut self, stmts: &[Stmt]) -> KResult<()> {
@@ -97,14 +97,12 @@ impl FnCx<'_> {
                 self.line("return;");
                 Ok(())
             }
-            (Some(declared), Some(e)) => {
+            (Some(cur), Some(e)) => {
                 let val = self.expr(e)?;
-                let declared = &declared;
-                let ty = match (&val.ty, declared) {
-                    (VTy::S(_), Some(Ty::Scalar(d))) => Ty::Scalar(*d),
-                    (VTy::S(s), None) => Ty::Scalar(s.dt),
-                    (VTy::Class(c), _) => Ty::Class(c.clone()),
-                    (other, _) => {
+                let (ty, weak) = match &val.ty {
+                    VTy::S(st) => (Ty::Scalar(st.dt), st.weak),
+                    VTy::Class(c) => (Ty::Class(c.clone()), false),
+                    other => {
                         return type_error(
                             e.span,
                             format!(
@@ -114,24 +112,58 @@ impl FnCx<'_> {
                         )
                     }
                 };
-                let joined = match (declared, &ty) {
-                    (Some(d), _) => d.clone(),
-                    (None, t) => t.clone(),
-                };
-                // Unannotated functions return the join of all their returns.
-                let joined = match (&self.ret, &joined) {
-                    (Some(Some(Ty::Scalar(a))), Ty::Scalar(b)) if declared.is_none() => {
-                        Ty::Scalar(promote(*a, *b))
+                let target = if self.ret_declared {
+                    let declared = cur.expect("a declared return type");
+                    match (&declared, &ty) {
+                        (Ty::Scalar(_), Ty::Scalar(_)) => {}
+                        (a, b) if a == b => {}
+                        (a, b) => {
+                            return type_error(
+                                e.span,
+                                format!(
+                                    "this returns {} but the function declares {}",
+                                    b.describe(),
+                                    a.describe()
+                                ),
+                            )
+                        }
                     }
-                    _ => joined,
-                };
-                if declared.is_none() {
-                    if self.ret != Some(Some(joined.clone())) {
+                    declared
+                } else {
+                    // Unannotated functions return the join of all their returns,
+                    // as Python would (an int path and a float path give a float).
+                    let (joined, jweak) = match (&cur, &ty) {
+                        (None, t) => (t.clone(), weak),
+                        (Some(Ty::Scalar(a)), Ty::Scalar(b)) => {
+                            let j = promote_weak(
+                                STy {
+                                    dt: *a,
+                                    weak: self.ret_weak,
+                                },
+                                STy { dt: *b, weak },
+                            );
+                            (Ty::Scalar(j.dt), j.weak)
+                        }
+                        (Some(a), b) if a == b => (a.clone(), false),
+                        (Some(a), b) => {
+                            return type_error(
+                                e.span,
+                                format!(
+                                    "this returns {} but another return gives {}: a function returns one kind of value",
+                                    b.describe(),
+                                    a.describe()
+                                ),
+                            )
+                        }
+                    };
+                    if cur.as_ref() != Some(&joined) || jweak != self.ret_weak {
                         self.changed = true;
                     }
                     self.ret = Some(Some(joined.clone()));
-                }
-                let code = match &joined {
+                    self.ret_weak = jweak;
+                    joined
+                };
+                let code = match &target {
                     Ty::Scalar(d) => self.coerce(&val, *d),
                     _ => val.code.clone(),
                 };
@@ -396,6 +428,11 @@ impl FnCx<'_> {
     }
 
     fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {
+        if let ExprKind::Attr(b, a) = &target.kind {
+            if matches!(&b.kind, ExprKind::Name(n) if n == "self") {
+                return type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"));
+            }
+        }
         let cur = self.expr(target)?;
         let rhs = self.expr(value)?;
         if let ExprKind::Name(n) = &target.kind {

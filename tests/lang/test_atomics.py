@@ -1,0 +1,80 @@
+"""Atomics: many work items hit one element; the result must be the exact count."""
+import numpy as np
+import pykokkos as pk
+
+N = 4000
+
+
+@pk.workunit
+def atomic_ops(i, c, f, m):
+    pk.atomic_add(c, [0], 1)
+    pk.atomic_fetch_add(c, [1], 2)
+    pk.atomic_sub(c, [2], 1)
+    pk.atomic_fetch_sub(c, [3], 3)
+    pk.atomic_increment(c, [4])
+    pk.atomic_fetch_max(c, [5], i)
+    pk.atomic_fetch_min(c, [6], N - i)
+    pk.atomic_max(c, [7], i % 1000)
+    pk.atomic_min(c, [8], i + 5)
+    pk.atomic_fetch_or(c, [9], 1 << (i % 40))
+    pk.atomic_fetch_and(c, [10], ~(1 << (i % 20)))
+    pk.atomic_fetch_xor(c, [11], 1)
+    if i < 10:
+        pk.atomic_fetch_mul(c, [12], 2)
+        pk.atomic_fetch_div(c, [13], 2)
+        pk.atomic_fetch_lshift(c, [14], 1)
+        pk.atomic_fetch_rshift(c, [15], 1)
+    pk.atomic_fetch_mod(c, [16], 7)
+    pk.atomic_add(f, [0], 0.5)
+    pk.atomic_fetch_add(m, [i % 3, 1], 1)
+
+
+def test_atomic_operations_are_exact():
+    c = pk.View([17], pk.int64)
+    c[6] = N + 10
+    c[8] = 10**9
+    c[10] = -1
+    c[12] = 1
+    c[13] = 1 << 20
+    c[14] = 3
+    c[15] = 1 << 40
+    c[16] = 100
+    f = pk.View([1], pk.double)
+    m = pk.View([3, 2], pk.int32)
+    pk.parallel_for(N, atomic_ops, c=c, f=f, m=m)
+    expect = [N, 2 * N, -N, -3 * N, N, N - 1, 1, 999, 5, (1 << 40) - 1,
+              -1 & ~((1 << 20) - 1), N % 2, 1 << 10, 1 << 10, 3 << 10, 1 << 30, 100 % 7]
+    assert list(np.asarray(c)) == expect
+    assert f[0] == N * 0.5
+    np.testing.assert_array_equal(np.asarray(m), [[0, 1334], [0, 1333], [0, 1333]])
+
+
+@pk.workunit
+def fetch_returns_old(i, acc, c):
+    acc += pk.atomic_fetch_add(c, [0], 1)
+
+
+@pk.workunit
+def compare_exchange(i, c, winners):
+    old = pk.atomic_compare_exchange(c, [0], 0, i + 1)
+    if old == 0:
+        pk.atomic_increment(winners, [0])
+    prev = pk.atomic_exchange(c, [1], i)
+    pk.atomic_add(c, [2], prev >= 0)
+
+
+def test_fetch_returns_each_old_value_once():
+    c = pk.View([1], pk.int64)
+    total = pk.parallel_reduce(N, fetch_returns_old, c=c)
+    assert c[0] == N
+    assert total == N * (N - 1) // 2
+
+
+def test_compare_exchange_has_one_winner():
+    c = pk.View([3], pk.int64)
+    c[1] = -1
+    winners = pk.View([1], pk.int32)
+    pk.parallel_for(N, compare_exchange, c=c, winners=winners)
+    assert winners[0] == 1
+    assert 1 <= c[0] <= N
+    assert c[2] == N - 1  # every exchange but the first saw a previous index
