@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import re
 import math
 import textwrap
 import types
@@ -127,6 +128,12 @@ def _resolve(fn) -> dict:
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= set(c.co_names)
+    # Annotations are not in co_names: `def f(p: Vec2)` needs Vec2 resolved too.
+    for ann in getattr(fn, "__annotations__", {}).values():
+        if isinstance(ann, str):
+            names |= set(re.findall(r"[A-Za-z_]\w*", ann))
+        elif isinstance(ann, type):
+            names.add(ann.__name__)
     for name in sorted(names):
         if name in closure:
             value = closure[name]

@@ -377,6 +377,23 @@ impl FnCx<'_> {
             ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(n) if n == "self") => {
                 type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"))
             }
+            ExprKind::Attr(..) => {
+                // A field of a @pk.classtype value: `p.x = 1.0`.
+                let dest = self.expr(target)?;
+                let dt = match dest.ty {
+                    VTy::S(st) => st.dt,
+                    _ => return unsupported(target.span, "this cannot be assigned to in a kernel"),
+                };
+                let v = match value {
+                    Some(v) => v,
+                    None => return unsupported(s.span, "an annotated field needs a value"),
+                };
+                let val = self.expr(v)?;
+                self.want_scalar(&val, v, "a classtype field")?;
+                let code = self.coerce(&val, dt);
+                self.line(&format!("{} = {code};", dest.code));
+                Ok(())
+            }
             _ => unsupported(target.span, "this cannot be assigned to in a kernel"),
         }
     }
