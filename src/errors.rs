@@ -105,6 +105,9 @@ pub enum PkError {
     /// A kernel failed while running (Kokkos threw).
     #[error("{0}")]
     Runtime(String),
+    /// An exception raised by Python code the pipeline called (name resolution).
+    #[error("{0}")]
+    Python(pyo3::PyErr),
 }
 
 pub type PkResult<T> = Result<T, PkError>;

@@ -221,11 +221,11 @@ pub fn kernel_for(
     is_method: bool,
     methods: Option<&Bound<'_, PyDict>>,
     label: &str,
-) -> PyResult<Arc<Kernel>> {
+) -> Result<Arc<Kernel>, PkError> {
     if let Some(k) = KERNELS.get(key) {
         return Ok(k.clone());
     }
-    let globals = resolve::globals_of(py, wu, methods)?;
+    let globals = resolve::globals_of(py, wu, methods).map_err(PkError::Python)?;
     let req = Request {
         wu,
         globals: &globals,
@@ -241,8 +241,7 @@ pub fn kernel_for(
         label: label.to_string(),
     };
     // Compiling takes seconds: let other Python threads run meanwhile.
-    let kernel = py.detach(|| pipeline::build(&req)).map_err(py_err)?;
-    let kernel = Arc::new(kernel);
+    let kernel = Arc::new(py.detach(|| pipeline::build(&req))?);
     KERNELS.insert(key.clone(), kernel.clone());
     Ok(kernel)
 }
@@ -390,7 +389,7 @@ pub fn launch<'py>(
         }
         crate::lazy::flush_for(py, &rec).map_err(py_err)?;
     }
-    let kernel = kernel_for(py, wu, &key, &g.names, is_method, methods, label)?;
+    let kernel = kernel_for(py, wu, &key, &g.names, is_method, methods, label).map_err(py_err)?;
     let total = execute(py, &kernel, &g.vals, &lo, &hi, &wu.name).map_err(py_err)?;
     drop(g);
     let value = match total {

@@ -69,6 +69,7 @@ pub fn py_err(e: PkError) -> PyErr {
         PkError::Value(m) => PyValueError::new_err(m),
         PkError::Environment(m) => KokkosError::new_err(m),
         PkError::Runtime(m) => PyRuntimeError::new_err(m),
+        PkError::Python(e) => e,
     }
 }
 

@@ -1,4 +1,4 @@
-//! Views owned by Rust: zeroed, 64-byte aligned host memory (or wrapped foreign
+//! Views owned by Rust: zeroed host memory (or wrapped foreign
 //! memory), exposed to NumPy through the buffer protocol without copies.
 use crate::types::{DType, Layout};
 use pyo3::exceptions::{PyBufferError, PyValueError};
@@ -31,7 +31,9 @@ struct ForeignBuf(Box<ffi::Py_buffer>);
 unsafe impl Send for Alloc {}
 unsafe impl Sync for Alloc {}
 
-const ALIGN: usize = 64;
+// 16 bytes lets the system allocator use calloc: big views then come from fresh
+// zero pages that the first (parallel) kernel touches, instead of a serial memset.
+const ALIGN: usize = 16;
 
 impl Alloc {
     fn owned(bytes: usize) -> Arc<Alloc> {
@@ -384,6 +386,13 @@ impl View {
         }))
     }
 
+    /// Runs pending work on this view's memory (host access is about to
+    /// happen). Raises the error of a failed pending launch.
+    fn _sync(&self, py: Python<'_>) -> PyResult<()> {
+        crate::lazy::take_swallowed(py, self.alloc.id())?;
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)
+    }
+
     #[getter]
     fn shape_tuple(&self) -> Vec<i64> {
         self.shape().to_vec()
@@ -456,7 +465,7 @@ impl View {
         let me = slf.borrow();
         // Host access: pending kernels touching this memory must run first, and
         // while the export lives, launches on it run at once (it is foreign).
-        crate::lazy::flush_alloc(slf.py(), me.alloc.id()).map_err(crate::py_err)?;
+        crate::lazy::flush_alloc_for_buffer(slf.py(), me.alloc.id())?;
         let item = me.dtype.size() as isize;
         let r = me.rank;
         // shape and strides live until __releasebuffer__ frees them.

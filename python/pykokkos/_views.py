@@ -51,6 +51,8 @@ class View(_native.View):
 
     # --- host access (through the buffer protocol) ---
     def _np(self) -> np.ndarray:
+        # Sync first: NumPy swallows errors raised inside the buffer protocol.
+        self._sync()
         return np.asarray(self)
 
     @property
@@ -58,6 +60,7 @@ class View(_native.View):
         return self._np()
 
     def __array__(self, dtype=None, copy=None):
+        self._sync()
         a = np.asarray(memoryview(self))
         return a if dtype is None else a.astype(dtype)
 

@@ -90,7 +90,8 @@ pub struct Slot {
 #[derive(Default)]
 struct Graph {
     dag: StableDiGraph<Node, ()>,
-    by_alloc: HashMap<usize, Vec<NodeIndex>>,
+    /// Per allocation, the pending accesses later launches may depend on.
+    by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>>,
     by_seq: BTreeMap<u64, NodeIndex>,
     next_seq: u64,
     /// Allocations whose Python views are all gone (dead-temporary candidates).
@@ -188,25 +189,29 @@ pub fn record<'py>(py: Python<'py>, launch: Launch) -> PyResult<Bound<'py, PyAny
     });
     let mut preds = BTreeSet::new();
     for a in &accesses {
-        for &m in g
+        for (m, b) in g
             .by_alloc
             .get(&a.alloc)
             .map(|v| v.as_slice())
             .unwrap_or(&[])
         {
-            if g.dag[m].accesses.iter().any(|b| b.conflicts(a)) {
-                preds.insert(m);
+            if b.conflicts(a) {
+                preds.insert(*m);
             }
         }
     }
     for m in preds {
         g.dag.add_edge(m, n, ());
     }
+    // Keep only the frontier per allocation: an access inside the range of a
+    // newer write is reachable through that write, so later launches need no
+    // edge to it (this keeps long chains linear instead of quadratic).
     for a in &accesses {
         let list = g.by_alloc.entry(a.alloc).or_default();
-        if list.last() != Some(&n) {
-            list.push(n);
+        if a.write {
+            list.retain(|(_, b)| !(a.start <= b.start && b.end <= a.end));
         }
+        list.push((n, *a));
     }
     g.by_seq.insert(seq, n);
     drop(g);
@@ -252,7 +257,7 @@ fn remove(g: &mut Graph, n: NodeIndex) -> Option<Node> {
     let node = g.dag.remove_node(n)?;
     for a in &node.accesses {
         if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
-            list.retain(|x| *x != n);
+            list.retain(|(x, _)| *x != n);
             if list.is_empty() {
                 g.by_alloc.remove(&a.alloc);
             }
@@ -338,11 +343,7 @@ fn run_node(py: Python<'_>, node: &Node) -> PkResult<()> {
         l.is_method,
         methods.as_ref(),
         &l.label,
-    )
-    .map_err(|e| {
-        // Keep located kernel errors typed; everything else as text.
-        PkError::Runtime(e.to_string())
-    })?;
+    )?;
     let total = execute(py, &kernel, &l.vals, &l.lo, &l.hi, &l.label)?;
     if let (Some(slot), Some(t)) = (&node.result, total) {
         *slot.value.lock().unwrap() = Some(Ok(t));
@@ -350,19 +351,46 @@ fn run_node(py: Python<'_>, node: &Node) -> PkResult<()> {
     Ok(())
 }
 
+/// Errors of flushes started inside the buffer protocol, which NumPy swallows
+/// before falling back to `__array__`: kept so that fallback raises them.
+static SWALLOWED: LazyLock<Mutex<HashMap<usize, Py<pyo3::exceptions::PyBaseException>>>> =
+    LazyLock::new(Default::default);
+
+/// The flush of `__getbuffer__`: remembers its error for `take_swallowed`.
+pub fn flush_alloc_for_buffer(py: Python<'_>, alloc: usize) -> PyResult<()> {
+    flush_alloc(py, alloc).map_err(|e| {
+        let err = crate::py_err(e);
+        SWALLOWED
+            .lock()
+            .unwrap()
+            .insert(alloc, err.value(py).clone().unbind());
+        err
+    })
+}
+
+/// An error a swallowed buffer-protocol flush left for this allocation.
+pub fn take_swallowed(py: Python<'_>, alloc: usize) -> PyResult<()> {
+    match SWALLOWED.lock().unwrap().remove(&alloc) {
+        Some(e) => Err(PyErr::from_value(e.into_bound(py).into_any())),
+        None => Ok(()),
+    }
+}
+
 /// Flushes everything pending that touches the allocation (host access).
 pub fn flush_alloc(py: Python<'_>, alloc: usize) -> PkResult<()> {
     if !enabled() && GRAPH.lock().unwrap().by_seq.is_empty() {
         return Ok(());
     }
-    let targets = GRAPH
-        .lock()
-        .unwrap()
-        .by_alloc
-        .get(&alloc)
-        .cloned()
-        .unwrap_or_default();
+    let targets = nodes_touching(&GRAPH.lock().unwrap(), alloc);
     flush_nodes(py, targets)
+}
+
+/// Pending launches whose closures cover all pending work on an allocation.
+fn nodes_touching(g: &Graph, alloc: usize) -> Vec<NodeIndex> {
+    g.by_alloc
+        .get(&alloc)
+        .map(|l| l.iter().map(|(n, _)| *n).collect())
+        .unwrap_or_default()
 }
 
 /// Before a launch that runs at once: flush the pending work it depends on.
@@ -380,10 +408,7 @@ pub fn flush_for(py: Python<'_>, l: &Launch) -> PkResult<()> {
         .collect();
     let targets: Vec<NodeIndex> = {
         let g = GRAPH.lock().unwrap();
-        allocs
-            .iter()
-            .flat_map(|a| g.by_alloc.get(a).cloned().unwrap_or_default())
-            .collect()
+        allocs.iter().flat_map(|a| nodes_touching(&g, *a)).collect()
     };
     flush_nodes(py, targets)
 }
