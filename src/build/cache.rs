@@ -44,6 +44,7 @@ fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
 
 /// The prelude and its precompiled header, built once per toolchain identity.
 /// Kernels then compile in a fraction of the time a full Kokkos parse takes.
+/// CUDA toolchains (nvcc cannot use GCC's precompiled headers) get the header alone.
 pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
     let dir = &tc.include_dir;
     if dir.join(".complete").exists() {
@@ -55,6 +56,9 @@ pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
     fs::create_dir_all(&tmp)?;
     let hdr = tmp.join("pk_prelude.hpp");
     fs::write(&hdr, PRELUDE)?;
+    if !tc.use_pch {
+        return publish_prelude(&tmp, dir);
+    }
     let out = run(tc
         .command()
         .arg("-x")
@@ -69,10 +73,14 @@ pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
             excerpt(&String::from_utf8_lossy(&out.stderr))
         )));
     }
+    publish_prelude(&tmp, dir)
+}
+
+fn publish_prelude(tmp: &Path, dir: &Path) -> PkResult<()> {
     fs::write(tmp.join(".complete"), "")?;
     // Another process may have won the race; theirs is as good as ours.
-    if fs::rename(&tmp, dir).is_err() {
-        let _ = fs::remove_dir_all(&tmp);
+    if fs::rename(tmp, dir).is_err() {
+        let _ = fs::remove_dir_all(tmp);
     }
     Ok(())
 }
@@ -95,12 +103,11 @@ pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResul
     let _ = fs::rename(&tmp_cpp, &cpp);
     let tmp_so = unique_tmp(&dir, key, ".so");
     let mut cmd = tc.command();
-    cmd.arg(format!("-I{}", tc.include_dir.display()))
-        .arg("-Winvalid-pch")
-        .arg(&cpp)
-        .arg("-o")
-        .arg(&tmp_so)
-        .args(tc.link_args());
+    cmd.arg(format!("-I{}", tc.include_dir.display()));
+    if tc.use_pch {
+        cmd.arg("-Winvalid-pch");
+    }
+    cmd.arg(&cpp).arg("-o").arg(&tmp_so).args(tc.link_args());
     let out = run(&mut cmd)?;
     if !out.status.success() {
         let _ = fs::remove_file(&tmp_so);
