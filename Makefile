@@ -52,3 +52,16 @@ bench: setup
 
 clean:
 	rm -rf $(STAMPS) target
+
+# CUDA on the lent GPU machine (device tool, no network there): `make gpu-carry` here puts the
+# Kokkos sdist and an abi3 wheel in .carry/ (ignored); run there, carrying .carry:
+# `bash scripts/gpu/device_check.sh` (what `make test-gpu` runs). See scripts/gpu/README.md.
+.PHONY: gpu-carry test-gpu
+gpu-carry: $(STAMPS)/venv
+	@mkdir -p .carry/wheels
+	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
+	rm -f .carry/wheels/*.whl
+	$(VENV)/bin/maturin build --release -q -o .carry/wheels
+
+test-gpu:
+	bash scripts/gpu/device_check.sh
