@@ -82,27 +82,6 @@ fn pattern_of(code: u8) -> Pattern {
 }
 
 /// The names a launch must pass: parameters after index/accumulator(s).
-fn launch_params(
-    wu: &Workunit,
-    pattern: Pattern,
-    rank: usize,
-    is_method: bool,
-) -> Result<Vec<String>, PkError> {
-    let def = wu.def()?;
-    let skip = is_method as usize
-        + rank
-        + match pattern {
-            Pattern::For => 0,
-            Pattern::Reduce => 1,
-            Pattern::Scan => 2,
-        };
-    Ok(def
-        .params
-        .iter()
-        .skip(skip)
-        .map(|p| p.name.clone())
-        .collect())
-}
 
 /// A keyword argument that names an index or accumulator position means the
 /// workunit lacks a parameter the launch kind needs: say which one.
@@ -139,13 +118,14 @@ fn check_leading_params(
 }
 
 struct Gathered {
-    names: Vec<String>,
+    names: Arc<[String]>,
     tys: Vec<ArgTy>,
     vals: Vec<ArgVal>,
     held: Vec<HeldBuffer>,
 }
 
 fn gather(
+    py: Python<'_>,
     wu: &Workunit,
     pattern: Pattern,
     rank: usize,
@@ -153,37 +133,43 @@ fn gather(
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Gathered> {
     let mut g = Gathered {
-        names: vec![],
+        names: Arc::from(Vec::new()),
         tys: vec![],
         vals: vec![],
         held: vec![],
     };
     if is_method {
         // Functor members, in the order __init__ set them.
+        let mut names = Vec::new();
         if let Some(kw) = kwargs {
             for (k, v) in kw.iter() {
                 let (t, a) = classify(&v, &mut g.held)?;
-                g.names.push(k.extract()?);
+                names.push(k.extract()?);
                 g.tys.push(t);
                 g.vals.push(a);
             }
         }
+        g.names = names.into();
         return Ok(g);
     }
-    let names = launch_params(wu, pattern, rank, false).map_err(py_err)?;
+    let params = wu.launch_params(py, pattern, rank).map_err(py_err)?;
     let given = kwargs.map_or(0, |k| k.len());
-    if let Some(kw) = kwargs {
-        check_leading_params(wu, pattern, rank, kw)?;
-    }
-    for name in &names {
-        let v = match kwargs.map(|k| k.get_item(name)).transpose()?.flatten() {
+    for (name, key) in params.names.iter().zip(&params.keys) {
+        let v = match kwargs
+            .map(|k| k.get_item(key.bind(py)))
+            .transpose()?
+            .flatten()
+        {
             Some(v) => v,
             None => {
+                if let Some(kw) = kwargs {
+                    check_leading_params(wu, pattern, rank, kw)?;
+                }
                 return Err(PyTypeError::new_err(format!(
                     "workunit '{}' needs the keyword argument '{name}' (it takes: {})",
                     wu.name,
-                    names.join(", ")
-                )))
+                    params.names.join(", ")
+                )));
             }
         };
         let (t, a) = classify(&v, &mut g.held).map_err(|e| {
@@ -192,22 +178,23 @@ fn gather(
         g.tys.push(t);
         g.vals.push(a);
     }
-    if given > names.len() {
-        let extra: Vec<String> = kwargs
-            .unwrap()
+    if given > params.names.len() {
+        let kw = kwargs.unwrap();
+        check_leading_params(wu, pattern, rank, kw)?;
+        let extra: Vec<String> = kw
             .keys()
             .iter()
             .filter_map(|k| k.extract::<String>().ok())
-            .filter(|k| !names.contains(k))
+            .filter(|k| !params.names.contains(k))
             .collect();
         return Err(PyTypeError::new_err(format!(
             "workunit '{}' got unexpected keyword argument(s): {} (it takes: {})",
             wu.name,
             extra.join(", "),
-            names.join(", ")
+            params.names.join(", ")
         )));
     }
-    g.names = names;
+    g.names = params.names.clone();
     Ok(g)
 }
 
@@ -348,13 +335,13 @@ pub fn launch<'py>(
     is_method: bool,
     methods: Option<&Bound<'py, PyDict>>,
     initial: Option<&Bound<'py, PyAny>>,
-    site: Option<(String, u32)>,
+    site: Option<(Bound<'py, pyo3::types::PyString>, u32)>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();
     let pattern = pattern_of(pattern);
     let (lo, hi, space) = policy_of(policy)?;
-    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
+    let g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
     let key = KernelKey {
         workunit: wu.id,
         pattern,
@@ -374,9 +361,7 @@ pub fn launch<'py>(
             is_method,
             methods: methods.map(|m| m.clone().unbind()),
             label: label.to_string(),
-            site: site
-                .map(|(f, l)| format!("{f}:{l}"))
-                .unwrap_or_else(|| "<unknown>".into()),
+            site: site.map(|(f, l)| (f.unbind(), l)),
         };
         // Foreign memory (NumPy arrays, exported views) can change behind our
         // back: such a launch runs now, after the pending work it depends on.
@@ -436,7 +421,7 @@ pub fn generate_source(
     let wu = wu.get();
     let pattern = pattern_of(pattern);
     let (lo, _, space) = policy_of(policy)?;
-    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
+    let g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
     let globals = resolve::globals_of(py, wu, methods)?;
     let req = Request {
         wu,

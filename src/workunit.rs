@@ -1,12 +1,14 @@
 //! A decorated Python function as the runtime knows it: captured source,
 //! parsed once (lazily, at first launch), and its launch parameter names.
+use crate::codegen::Pattern;
 use crate::errors::{LocatedError, PkError};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::parse::parse_function;
 use crate::frontend::source::SourceInfo;
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
 
@@ -18,6 +20,15 @@ pub struct Workunit {
     /// The Python function: its globals and closure are read at compile time.
     pub func: Py<PyAny>,
     parsed: OnceLock<Result<Arc<FunctionDef>, LocatedError>>,
+    /// Keyword parameters per (pattern, index count): computed once, so a
+    /// launch looks arguments up with ready-made Python strings.
+    launch_params: Mutex<Vec<((Pattern, usize), Arc<LaunchParams>)>>,
+}
+
+/// The keyword arguments a launch of one kind must pass.
+pub struct LaunchParams {
+    pub names: Arc<[String]>,
+    pub keys: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -42,6 +53,7 @@ impl Workunit {
             }),
             func,
             parsed: OnceLock::new(),
+            launch_params: Mutex::new(Vec::new()),
         }
     }
     #[getter]
@@ -69,6 +81,42 @@ impl Workunit {
 }
 
 impl Workunit {
+    /// Parameters after the work indices and accumulator(s) of this launch kind.
+    pub fn launch_params(
+        &self,
+        py: Python<'_>,
+        pattern: Pattern,
+        rank: usize,
+    ) -> Result<Arc<LaunchParams>, PkError> {
+        let mut cache = self.launch_params.lock().unwrap();
+        if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (pattern, rank)) {
+            return Ok(p.clone());
+        }
+        let skip = rank
+            + match pattern {
+                Pattern::For => 0,
+                Pattern::Reduce => 1,
+                Pattern::Scan => 2,
+            };
+        let names: Vec<String> = self
+            .def()?
+            .params
+            .iter()
+            .skip(skip)
+            .map(|p| p.name.clone())
+            .collect();
+        let keys = names
+            .iter()
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect();
+        let p = Arc::new(LaunchParams {
+            names: names.into(),
+            keys,
+        });
+        cache.push(((pattern, rank), p.clone()));
+        Ok(p)
+    }
+
     pub fn def(&self) -> Result<Arc<FunctionDef>, PkError> {
         self.parsed
             .get_or_init(|| {

@@ -48,15 +48,25 @@ pub fn lazy_enabled() -> bool {
 pub struct Launch {
     pub key: KernelKey,
     pub wu: Py<Workunit>,
-    pub names: Vec<String>,
+    pub names: Arc<[String]>,
     pub vals: Vec<ArgVal>,
     pub lo: Vec<i64>,
     pub hi: Vec<i64>,
     pub is_method: bool,
     pub methods: Option<Py<PyDict>>,
     pub label: String,
-    /// file:line of the launch call, for errors raised at flush time.
-    pub site: String,
+    /// File and line of the launch call, for errors raised at flush time.
+    pub site: Option<(Py<pyo3::types::PyString>, u32)>,
+}
+
+impl Launch {
+    /// "file:line" of the launch call.
+    pub fn site(&self, py: Python<'_>) -> String {
+        match &self.site {
+            Some((f, l)) => format!("{}:{l}", f.bind(py)),
+            None => "<unknown>".into(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -101,13 +111,17 @@ struct Graph {
 static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
 
 /// Per-signature read/write sets, so recording does no AST work after the first.
-static ACCESS: LazyLock<DashMap<(KernelKey, Vec<String>), Arc<BTreeMap<String, Access>>>> =
+type AccessMap = Arc<BTreeMap<String, Access>>;
+static ACCESS: LazyLock<DashMap<KernelKey, (Arc<[String]>, AccessMap)>> =
     LazyLock::new(DashMap::new);
 
 fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
-    let ck = (l.key.clone(), l.names.clone());
-    let map = match ACCESS.get(&ck) {
-        Some(m) => m.clone(),
+    let cached = ACCESS
+        .get(&l.key)
+        .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
+        .map(|e| e.1.clone());
+    let map = match cached {
+        Some(m) => m,
         None => {
             let def = l.wu.bind(py).get().def().map_err(crate::py_err)?;
             let args: Vec<_> = l
@@ -117,7 +131,7 @@ fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
                 .zip(l.key.args.iter().cloned())
                 .collect();
             let m = Arc::new(access::view_access(&def, &args));
-            ACCESS.insert(ck, m.clone());
+            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
             m
         }
     };
@@ -288,14 +302,15 @@ pub fn flush_nodes(py: Python<'_>, targets: Vec<NodeIndex>) -> PkResult<()> {
                 .filter_map(|d| remove(&mut g, d))
                 .map(|d| {
                     fail_slot(&d, "an earlier launch it depends on failed");
-                    format!("'{}' at {}", d.launch.label, d.launch.site)
+                    format!("'{}' at {}", d.launch.label, d.launch.site(py))
                 })
                 .collect();
             drop(g);
             fail_slot(&node, &e.to_string());
             let mut msg = format!(
                 "pending launch of workunit '{}' at {} failed: {e}",
-                node.launch.label, node.launch.site
+                node.launch.label,
+                node.launch.site(py)
             );
             if !dropped.is_empty() {
                 msg.push_str(&format!(
@@ -306,7 +321,7 @@ pub fn flush_nodes(py: Python<'_>, targets: Vec<NodeIndex>) -> PkResult<()> {
             return Err(match e {
                 PkError::Kernel(le) => {
                     let mut le = le;
-                    le.message = format!("{} (launched at {})", le.message, node.launch.site);
+                    le.message = format!("{} (launched at {})", le.message, node.launch.site(py));
                     PkError::Kernel(le)
                 }
                 PkError::Compile {
@@ -314,7 +329,7 @@ pub fn flush_nodes(py: Python<'_>, targets: Vec<NodeIndex>) -> PkResult<()> {
                     cpp_path,
                     excerpt,
                 } => PkError::Compile {
-                    kernel: format!("{kernel}' launched at '{}", node.launch.site),
+                    kernel: format!("{kernel}' launched at '{}", node.launch.site(py)),
                     cpp_path,
                     excerpt,
                 },
@@ -479,7 +494,7 @@ pub fn graph_json(py: Python<'_>) -> String {
             "buffers": node.accesses.iter().map(|a| serde_json::json!({
                 "buffer": ids[&a.alloc], "start": a.start, "end": a.end, "read": a.read, "write": a.write,
             })).collect::<Vec<_>>(),
-            "site": l.site,
+            "site": l.site(py),
         }));
         for m in g.dag.neighbors_directed(n, Direction::Incoming) {
             edges.push((g.dag[m].seq, seq));

@@ -1,0 +1,79 @@
+"""Lazy runtime (PK_FUSE=1) costs: recording one launch, and flushing 1,000
+pending launches beside running the same 1,000 launches eagerly (the
+difference is the lazy machinery's own cost; kernel time is the same in both).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import pykokkos as pk
+from _util import per_call_us
+
+
+@pk.workunit
+def bump(i, v):
+    v[i] = v[i] + 1.0
+
+
+@pk.workunit
+def scale(i, v, a):
+    v[i] = a * v[i]
+
+
+def _flush_vs_eager(make_views, n: int, reps: int = 5) -> tuple[float, float]:
+    """Best total seconds for n launches: (lazy record+flush, eager)."""
+    best_lazy = best_eager = float("inf")
+    for _ in range(reps):
+        views = make_views()
+        pk._native.set_lazy(True)
+        t0 = time.perf_counter()
+        for v in views:
+            pk.parallel_for(10, bump, v=v)
+        t1 = time.perf_counter()
+        pk.flush()
+        t2 = time.perf_counter()
+        pk._native.set_lazy(False)
+        best_lazy = min(best_lazy, t2 - t1)
+        views = make_views()
+        t0 = time.perf_counter()
+        for v in views:
+            pk.parallel_for(10, bump, v=v)
+        best_eager = min(best_eager, time.perf_counter() - t0)
+    return best_lazy, best_eager
+
+
+def main(calls: int = 5000) -> dict:
+    v = pk.View([10], pk.double)
+    pk.parallel_for(10, bump, v=v)  # compile once, eagerly
+    pk.parallel_for(10, scale, v=v, a=2.0)
+    eager = per_call_us(lambda: pk.parallel_for(10, scale, v=v, a=2.0), calls=calls)
+
+    pk._native.set_lazy(True)
+    # Independent views, so the DAG grows without chains; flushed in batches.
+    pool = [pk.View([10], pk.double) for _ in range(calls + 200)]
+    it = iter(pool)
+    rec = per_call_us(lambda: pk.parallel_for(10, scale, v=next(it), a=2.0), calls=calls)
+    pk.flush()
+    pk._native.set_lazy(False)
+
+    n = 1000
+    chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
+    indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
+    return {
+        "record_us": rec["median"],
+        "record_p99_us": rec["p99"],
+        "eager_launch_us": eager["median"],
+        "flush1000_chain_ms": chain_lazy * 1e3,
+        "eager1000_chain_ms": chain_eager * 1e3,
+        "flush_overhead_chain_us": (chain_lazy - chain_eager) / n * 1e6,
+        "flush1000_indep_ms": indep_lazy * 1e3,
+        "eager1000_indep_ms": indep_eager * 1e3,
+        "flush_overhead_indep_us": (indep_lazy - indep_eager) / n * 1e6,
+    }
+
+
+if __name__ == "__main__":
+    for k, val in main().items():
+        print(f"{k:28} {val:10.3f}")
