@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sys
 import time
+import types
 
 from . import _native
 from ._lazy import LazyNumber
@@ -63,29 +64,39 @@ def _target(wu, what):
     raise TypeError(f"pk.{what}: '{getattr(wu, '__name__', wu)}' is not decorated with @pk.workunit")
 
 
-def _site(depth=2):
-    """(file, line) of the user's launch call, for errors raised at flush time."""
-    f = sys._getframe(depth)
-    return (f.f_code.co_filename, f.f_lineno)
+_Pending = _native.Pending
+_FunctionType = types.FunctionType
+_getframe = sys._getframe
+_native_launch = _native.launch
+
+
+def _finish(r, initial):
+    # Lazy mode records reductions and hands back a pending total.
+    return LazyNumber(r, initial) if type(r) is _Pending else r
 
 
 def _launch(pattern, args, what, kwargs, initial=None):
     name, policy, wu = _split(args, what)
     nat, members, methods = _target(wu, what)
-    lazy = _native.lazy_enabled()
-    site = _site(3) if lazy else None
+    f = _getframe(2)
+    site = (f.f_code.co_filename, f.f_lineno)
     if members is None:
-        r = _native.launch(pattern, policy, nat, kwargs, name, False, None, None if lazy else initial, site)
+        r = _native_launch(pattern, policy, nat, kwargs, name, False, None, initial, site)
     else:
-        r = _native.launch(pattern, policy, nat, members, name, True, methods, None if lazy else initial, site)
-    if lazy and r is not None and not isinstance(r, (int, float)):
-        return LazyNumber(r, initial)
-    if lazy and r is not None and initial is not None:
-        return initial + r
-    return r
+        r = _native_launch(pattern, policy, nat, members, name, True, methods, initial, site)
+    return _finish(r, initial)
 
+
+# The common case (policy, plain @pk.workunit function) skips argument
+# normalisation entirely: a launch is one attribute read and one native call.
 
 def parallel_for(*args, **kwargs):
+    if len(args) == 2:
+        wu = args[1]
+        nat = getattr(wu, "__pk_workunit__", None)
+        if nat is not None and type(wu) is _FunctionType:
+            f = _getframe(1)
+            return _native_launch(0, args[0], nat, kwargs, None, False, None, None, (f.f_code.co_filename, f.f_lineno))
     if len(args) >= 2 and isinstance(args[-1], list):
         name, policy, wus = _split(args, "parallel_for")
         return _explicit_fusion(policy, wus, kwargs)
@@ -93,6 +104,13 @@ def parallel_for(*args, **kwargs):
 
 
 def parallel_reduce(*args, initial_value=None, **kwargs):
+    if len(args) == 2:
+        wu = args[1]
+        nat = getattr(wu, "__pk_workunit__", None)
+        if nat is not None and type(wu) is _FunctionType:
+            f = _getframe(1)
+            r = _native_launch(1, args[0], nat, kwargs, None, False, None, initial_value, (f.f_code.co_filename, f.f_lineno))
+            return _finish(r, initial_value)
     return _launch(1, args, "parallel_reduce", kwargs, initial_value)
 
 
