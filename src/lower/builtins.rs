@@ -103,6 +103,10 @@ impl FnCx<'_> {
                     Some(Global::ClassType(c)) => self.construct(&c, args, e),
                     // PyKokkos also accepts bare Kokkos math names: sqrt(x), floor(x).
                     None if is_math_name(n) => self.math_call(n, args, e, false),
+                    None if self.unit.stack.iter().any(|f| f == n) => unsupported(
+                        func.span,
+                        format!("'{n}' calls itself (directly or through other functions): recursion is not supported in kernels; write a loop"),
+                    ),
                     _ => type_error(
                         func.span,
                         format!("'{n}' is not a function kernels can call: use math/pk functions, abs/min/max/int/float/bool, or a @pk.function"),
@@ -581,6 +585,7 @@ impl FnCx<'_> {
             None => None,
         };
         self.unit.depth += 1;
+        self.unit.stack.push(f.def.name.clone());
         let mut globals = f.globals.clone();
         // A functor method sees the functor's members and its other methods.
         let members: Vec<(String, super::Var)> = if method {
@@ -623,6 +628,7 @@ impl FnCx<'_> {
             body.map(|b| (b, cx.declarations(), cx.ret.clone(), tparams, plist))
         };
         self.unit.depth -= 1;
+        self.unit.stack.pop();
         let (body, decls, ret, tparams, plist) = result.map_err(|err| with_origin(err, f))?;
         let ret = ret.flatten().unwrap_or(Ty::Void);
         let rcpp = match &ret {

@@ -104,6 +104,8 @@ pub struct Unit {
     pub classes: BTreeMap<String, String>,
     pub class_fields: BTreeMap<String, Vec<(String, DType)>>,
     pub depth: usize,
+    /// Names of the `@pk.function`s being instantiated, innermost last.
+    pub stack: Vec<String>,
 }
 
 /// The body being lowered and everything it can see.
