@@ -63,6 +63,8 @@ ROWS = [
     ("triad", "pk_gbs", "pk bandwidth (24 B/element)", "GB/s", None),
     ("triad", "cpp_gbs", "C++ bandwidth (24 B/element)", "GB/s", None),
     ("triad", "pk_fraction_of_cpp", "pk as a fraction of C++ (best vs best)", "x", (">=", 0.90)),
+    ("triad", "cpp_inproc_best_ms", "same C++ loop in this process on pk's Views (ctypes)", "ms", None),
+    ("triad", "pk_fraction_of_cpp_inproc", "pk as a fraction of that (codegen + dispatch only)", "x", None),
     ("translate", None, "(d) parse + translate, 30-line workunit", None, None),
     ("translate", "generate_source_us", "generate_source (parse cached; incl. name resolution)", "us", ("<=", 1000.0)),
     ("translate", "generate_source_fresh_us", "generate_source on a fresh workunit (parse+resolve+translate)", "us", ("<=", 1000.0)),

@@ -3,11 +3,12 @@
 //! small vectors the call needs.
 use crate::codegen::ArgTy;
 use crate::types::{DType, ViewTy};
-use crate::view::View;
+use crate::view::{Alloc, View};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
+use std::sync::Arc;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -24,10 +25,36 @@ pub union PkScalarArg {
     pub d: f64,
 }
 
+#[derive(Clone)]
 pub enum ArgVal {
-    View(PkViewArg),
+    View(ViewVal),
     Int(i64),
     Float(f64),
+}
+
+/// A view argument. Runtime-owned memory is referenced by allocation and
+/// offset so a recorded launch neither allocates nor dangles; the pointer is
+/// produced when the kernel actually runs.
+#[derive(Clone)]
+pub struct ViewVal {
+    pub raw: PkViewArg,
+    pub alloc: Arc<Alloc>,
+    pub offset: isize,
+    /// Byte range touched, relative to the allocation.
+    pub range: (isize, isize),
+}
+
+unsafe impl Send for ViewVal {}
+
+impl ViewVal {
+    pub fn materialize(&self) -> PkViewArg {
+        let mut a = self.raw;
+        a.data = unsafe { self.alloc.ptr().offset(self.offset) } as *mut std::os::raw::c_void;
+        a
+    }
+    pub fn foreign(&self) -> bool {
+        self.alloc.is_foreign()
+    }
 }
 
 /// A buffer borrowed from a Python object for the duration of one launch.
@@ -72,7 +99,7 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
 
 fn view_arg(v: &View) -> (ArgTy, ArgVal) {
     let mut a = PkViewArg {
-        data: v.data_ptr(),
+        data: std::ptr::null_mut(),
         extent: [0; 8],
         stride: [0; 8],
     };
@@ -84,7 +111,12 @@ fn view_arg(v: &View) -> (ArgTy, ArgVal) {
             rank: v.rank as u8,
             layout: v.kernel_layout,
         }),
-        ArgVal::View(a),
+        ArgVal::View(ViewVal {
+            raw: a,
+            alloc: v.alloc.clone(),
+            offset: v.offset,
+            range: v.byte_range(),
+        }),
     )
 }
 

@@ -211,16 +211,18 @@ fn gather(
     Ok(g)
 }
 
-fn kernel_for(
+/// The compiled kernel for a launch: the in-process table, else the pipeline.
+#[allow(clippy::too_many_arguments)]
+pub fn kernel_for(
     py: Python<'_>,
     wu: &Workunit,
-    key: KernelKey,
-    g: &Gathered,
+    key: &KernelKey,
+    names: &[String],
     is_method: bool,
     methods: Option<&Bound<'_, PyDict>>,
     label: &str,
 ) -> PyResult<Arc<Kernel>> {
-    if let Some(k) = KERNELS.get(&key) {
+    if let Some(k) = KERNELS.get(key) {
         return Ok(k.clone());
     }
     let globals = resolve::globals_of(py, wu, methods)?;
@@ -230,70 +232,66 @@ fn kernel_for(
         pattern: key.pattern,
         space: key.space,
         rank: key.rank as usize,
-        args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
+        args: names
+            .iter()
+            .cloned()
+            .zip(key.args.iter().cloned())
+            .collect(),
         is_method,
         label: label.to_string(),
     };
     // Compiling takes seconds: let other Python threads run meanwhile.
     let kernel = py.detach(|| pipeline::build(&req)).map_err(py_err)?;
     let kernel = Arc::new(kernel);
-    KERNELS.insert(key, kernel.clone());
+    KERNELS.insert(key.clone(), kernel.clone());
     Ok(kernel)
 }
 
-struct SendPtr(
+/// A reduction or scan total, typed as the accumulator was.
+#[derive(Clone, Copy, Debug)]
+pub enum Total {
+    F(f64),
+    I(i64),
+    U(u64),
+    B(bool),
+}
+
+impl Total {
+    pub fn to_py<'py>(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Total::F(x) => x.into_pyobject(py)?.into_any(),
+            Total::I(x) => x.into_pyobject(py)?.into_any(),
+            Total::U(x) => x.into_pyobject(py)?.into_any(),
+            Total::B(x) => pyo3::types::PyBool::new(py, x).to_owned().into_any(),
+        })
+    }
+}
+
+struct Call(
     *const Kernel,
     Vec<PkViewArg>,
     Vec<PkScalarArg>,
     Vec<i64>,
     Vec<i64>,
 );
-unsafe impl Send for SendPtr {}
+unsafe impl Send for Call {}
 
-/// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
-/// reduction/scan total (plus `initial`), or None.
-#[pyfunction]
-#[pyo3(signature = (pattern, policy, wu, kwargs=None, label=None, is_method=false, methods=None, initial=None))]
-#[allow(clippy::too_many_arguments)]
-pub fn launch<'py>(
-    py: Python<'py>,
-    pattern: u8,
-    policy: &Bound<'py, PyAny>,
-    wu: &Bound<'py, Workunit>,
-    kwargs: Option<&Bound<'py, PyDict>>,
-    label: Option<&str>,
-    is_method: bool,
-    methods: Option<&Bound<'py, PyDict>>,
-    initial: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let wu = wu.get();
-    let pattern = pattern_of(pattern);
-    let (lo, hi, space) = policy_of(policy)?;
-    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
-    let key = KernelKey {
-        workunit: wu.id,
-        pattern,
-        space,
-        rank: lo.len() as u8,
-        args: g.tys.clone(),
-    };
-    let kernel = kernel_for(
-        py,
-        wu,
-        key,
-        &g,
-        is_method,
-        methods,
-        label.unwrap_or(&wu.name),
-    )?;
-    runtime::kokkos().map_err(py_err)?;
-
+/// Runs one kernel now on the given arguments (eager launches and flushes).
+pub fn execute(
+    py: Python<'_>,
+    kernel: &Arc<Kernel>,
+    vals: &[ArgVal],
+    lo: &[i64],
+    hi: &[i64],
+    name: &str,
+) -> Result<Option<Total>, PkError> {
+    runtime::kokkos()?;
     let views: Vec<PkViewArg> = kernel
         .abi
         .view_slots
         .iter()
-        .map(|&k| match &g.vals[k] {
-            ArgVal::View(v) => *v,
+        .map(|&k| match &vals[k] {
+            ArgVal::View(v) => v.materialize(),
             _ => unreachable!("view slot holds a view"),
         })
         .collect();
@@ -301,7 +299,7 @@ pub fn launch<'py>(
         .abi
         .scalar_slots
         .iter()
-        .map(|&(k, dt)| match (&g.vals[k], dt.is_float()) {
+        .map(|&(k, dt)| match (&vals[k], dt.is_float()) {
             (ArgVal::Int(i), false) => PkScalarArg { i: *i },
             (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
             (ArgVal::Float(f), true) => PkScalarArg { d: *f },
@@ -309,10 +307,10 @@ pub fn launch<'py>(
             _ => unreachable!("scalar slot holds a number"),
         })
         .collect();
-    let hi: Vec<i64> = hi.iter().zip(&lo).map(|(h, l)| (*h).max(*l)).collect();
+    let hi: Vec<i64> = hi.iter().zip(lo).map(|(h, l)| (*h).max(*l)).collect();
     let mut result = [0u64; 1];
     let res_ptr = result.as_mut_ptr() as usize;
-    let call = SendPtr(Arc::as_ptr(&kernel), views, scalars, lo, hi);
+    let call = Call(Arc::as_ptr(kernel), views, scalars, lo.to_vec(), hi);
     let rc = py.detach(move || {
         let c = call;
         let k = unsafe { &*c.0 };
@@ -327,41 +325,100 @@ pub fn launch<'py>(
             )
         }
     });
-    drop(g);
     if rc != 0 {
         let msg = crate::build::loader::error_text(kernel.error);
-        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
-            "workunit '{}' failed in Kokkos: {msg}",
-            wu.name
+        return Err(PkError::Runtime(format!(
+            "workunit '{name}' failed in Kokkos: {msg}"
         )));
     }
-    let acc = match kernel.abi.acc {
-        None => return Ok(None),
-        Some(d) => d,
+    Ok(kernel.abi.acc.map(|d| read_result(&result, d)))
+}
+
+/// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
+/// reduction/scan total (plus `initial`), a lazy handle in lazy mode, or None.
+#[pyfunction]
+#[pyo3(signature = (pattern, policy, wu, kwargs=None, label=None, is_method=false, methods=None, initial=None, site=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn launch<'py>(
+    py: Python<'py>,
+    pattern: u8,
+    policy: &Bound<'py, PyAny>,
+    wu: &Bound<'py, Workunit>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+    label: Option<&str>,
+    is_method: bool,
+    methods: Option<&Bound<'py, PyDict>>,
+    initial: Option<&Bound<'py, PyAny>>,
+    site: Option<(String, u32)>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let wu_ref = wu;
+    let wu = wu.get();
+    let pattern = pattern_of(pattern);
+    let (lo, hi, space) = policy_of(policy)?;
+    let g = gather(wu, pattern, lo.len(), is_method, kwargs)?;
+    let key = KernelKey {
+        workunit: wu.id,
+        pattern,
+        space,
+        rank: lo.len() as u8,
+        args: g.tys.clone(),
     };
-    let value = read_result(py, &result, acc)?;
+    let label = label.unwrap_or(&wu.name);
+    if crate::lazy::enabled() {
+        let rec = crate::lazy::Launch {
+            key: key.clone(),
+            wu: wu_ref.clone().unbind(),
+            names: g.names.clone(),
+            vals: g.vals.clone(),
+            lo: lo.clone(),
+            hi: hi.clone(),
+            is_method,
+            methods: methods.map(|m| m.clone().unbind()),
+            label: label.to_string(),
+            site: site
+                .map(|(f, l)| format!("{f}:{l}"))
+                .unwrap_or_else(|| "<unknown>".into()),
+        };
+        // Foreign memory (NumPy arrays, exported views) can change behind our
+        // back: such a launch runs now, after the pending work it depends on.
+        let foreign = !g.held.is_empty()
+            || g.vals
+                .iter()
+                .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
+        if !foreign {
+            return crate::lazy::record(py, rec).map(Some);
+        }
+        crate::lazy::flush_for(py, &rec).map_err(py_err)?;
+    }
+    let kernel = kernel_for(py, wu, &key, &g.names, is_method, methods, label)?;
+    let total = execute(py, &kernel, &g.vals, &lo, &hi, &wu.name).map_err(py_err)?;
+    drop(g);
+    let value = match total {
+        None => return Ok(None),
+        Some(t) => t.to_py(py)?,
+    };
     match initial {
         Some(init) if !init.is_none() => Ok(Some(init.add(value)?)),
         _ => Ok(Some(value)),
     }
 }
 
-fn read_result<'py>(py: Python<'py>, r: &[u64; 1], d: DType) -> PyResult<Bound<'py, PyAny>> {
+fn read_result(r: &[u64; 1], d: DType) -> Total {
     let p = r.as_ptr() as *const u8;
     unsafe {
-        Ok(match d {
-            DType::F64 => (*(p as *const f64)).into_pyobject(py)?.into_any(),
-            DType::F32 => ((*(p as *const f32)) as f64).into_pyobject(py)?.into_any(),
-            DType::Bool => pyo3::types::PyBool::new(py, *p != 0).to_owned().into_any(),
-            DType::I8 => (*(p as *const i8)).into_pyobject(py)?.into_any(),
-            DType::I16 => (*(p as *const i16)).into_pyobject(py)?.into_any(),
-            DType::I32 => (*(p as *const i32)).into_pyobject(py)?.into_any(),
-            DType::I64 => (*(p as *const i64)).into_pyobject(py)?.into_any(),
-            DType::U8 => (*p).into_pyobject(py)?.into_any(),
-            DType::U16 => (*(p as *const u16)).into_pyobject(py)?.into_any(),
-            DType::U32 => (*(p as *const u32)).into_pyobject(py)?.into_any(),
-            DType::U64 => (*(p as *const u64)).into_pyobject(py)?.into_any(),
-        })
+        match d {
+            DType::F64 => Total::F(*(p as *const f64)),
+            DType::F32 => Total::F(*(p as *const f32) as f64),
+            DType::Bool => Total::B(*p != 0),
+            DType::I8 => Total::I(*(p as *const i8) as i64),
+            DType::I16 => Total::I(*(p as *const i16) as i64),
+            DType::I32 => Total::I(*(p as *const i32) as i64),
+            DType::I64 => Total::I(*(p as *const i64)),
+            DType::U8 => Total::I(*p as i64),
+            DType::U16 => Total::I(*(p as *const u16) as i64),
+            DType::U32 => Total::I(*(p as *const u32) as i64),
+            DType::U64 => Total::U(*(p as *const u64)),
+        }
     }
 }
 

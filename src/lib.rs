@@ -6,6 +6,7 @@ pub mod codegen;
 pub mod errors;
 pub mod frontend;
 pub mod launch;
+pub mod lazy;
 pub mod lower;
 pub mod pipeline;
 pub mod resolve;
@@ -71,9 +72,12 @@ pub fn py_err(e: PkError) -> PyErr {
     }
 }
 
+/// Waits for all work: pending lazy launches run, then Kokkos fences.
 #[pyfunction]
-fn fence() {
+fn fence(py: Python<'_>) -> PyResult<()> {
+    lazy::flush_all(py).map_err(py_err)?;
     runtime::fence();
+    Ok(())
 }
 
 #[pyfunction]
@@ -133,6 +137,9 @@ fn init_logging() {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     init_logging();
+    let fuse = std::env::var("PK_FUSE").is_ok_and(|v| v == "1")
+        || std::env::var("PK_FUSION").is_ok_and(|v| v == "naive");
+    lazy::set_lazy(m.py(), fuse)?;
     let py = m.py();
     m.add_class::<view::View>()?;
     m.add_class::<workunit::Workunit>()?;
@@ -140,6 +147,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
     m.add_function(wrap_pyfunction!(launch::generate_source, m)?)?;
     m.add_function(wrap_pyfunction!(resolve::set_resolver, m)?)?;
+    m.add_class::<lazy::Pending>()?;
+    m.add_function(wrap_pyfunction!(lazy::set_lazy, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::lazy_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::py_flush, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(fence, m)?)?;
     m.add_function(wrap_pyfunction!(finalize, m)?)?;
     m.add_function(wrap_pyfunction!(initialize, m)?)?;

@@ -6,15 +6,24 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use std::alloc;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-/// One allocation, shared by a view and all its subviews.
+/// One allocation, shared by a view and all its subviews. Runtime-owned memory
+/// is allocated on first use (a flush or a host access), so a view that no
+/// kernel or host access ever needs costs nothing.
 pub struct Alloc {
-    pub ptr: *mut u8,
+    ptr: AtomicPtr<u8>,
     bytes: usize,
     /// Some for memory we only borrow (a NumPy array): released on drop.
     foreign: Option<ForeignBuf>,
+    /// Memory the runtime did not allocate (NumPy's).
+    borrowed: bool,
+    /// Python View objects (the view and its subviews) still alive.
+    pub live: AtomicUsize,
+    /// Buffer-protocol exports alive: while > 0 Python may touch the memory
+    /// behind the runtime's back, so the memory counts as foreign.
+    pub exports: AtomicIsize,
 }
 
 struct ForeignBuf(Box<ffi::Py_buffer>);
@@ -25,27 +34,68 @@ unsafe impl Sync for Alloc {}
 const ALIGN: usize = 64;
 
 impl Alloc {
-    fn zeroed(bytes: usize) -> PyResult<Arc<Alloc>> {
-        if bytes == 0 {
-            return Ok(Arc::new(Alloc {
-                ptr: std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8,
-                bytes,
-                foreign: None,
-            }));
-        }
-        let layout = alloc::Layout::from_size_align(bytes, ALIGN)
-            .map_err(|_| PyValueError::new_err("view too large"))?;
-        let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-                "cannot allocate {bytes} bytes for a View"
-            )));
-        }
-        Ok(Arc::new(Alloc {
-            ptr,
+    fn owned(bytes: usize) -> Arc<Alloc> {
+        Arc::new(Alloc {
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
             bytes,
             foreign: None,
-        }))
+            borrowed: false,
+            live: AtomicUsize::new(0),
+            exports: AtomicIsize::new(0),
+        })
+    }
+
+    fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
+        Arc::new(Alloc {
+            ptr: AtomicPtr::new(ptr),
+            bytes: 0,
+            foreign,
+            borrowed: true,
+            live: AtomicUsize::new(0),
+            exports: AtomicIsize::new(0),
+        })
+    }
+
+    /// The memory, allocating (zeroed) on first use.
+    pub fn ptr(&self) -> *mut u8 {
+        let p = self.ptr.load(Ordering::Acquire);
+        if !p.is_null() {
+            return p;
+        }
+        if self.bytes == 0 {
+            return std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8;
+        }
+        let layout = alloc::Layout::from_size_align(self.bytes, ALIGN)
+            .expect("view size checked at creation");
+        let fresh = unsafe { alloc::alloc_zeroed(layout) };
+        if fresh.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        match self.ptr.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                unsafe { alloc::dealloc(fresh, layout) };
+                winner
+            }
+        }
+    }
+
+    pub fn is_allocated(&self) -> bool {
+        !self.ptr.load(Ordering::Acquire).is_null()
+    }
+
+    /// Memory Python can reach without the runtime knowing.
+    pub fn is_foreign(&self) -> bool {
+        self.borrowed || self.exports.load(Ordering::Acquire) > 0
+    }
+
+    pub fn id(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
     }
 }
 
@@ -55,12 +105,15 @@ impl Drop for Alloc {
             let mut buf = buf;
             Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
         } else if self.bytes > 0 {
-            unsafe {
-                alloc::dealloc(
-                    self.ptr,
-                    alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN),
-                )
-            };
+            let p = self.ptr.load(Ordering::Acquire);
+            if !p.is_null() {
+                unsafe {
+                    alloc::dealloc(
+                        p,
+                        alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN),
+                    )
+                };
+            }
         }
     }
 }
@@ -79,7 +132,6 @@ pub struct View {
     pub declared: Layout,
     /// What kernels see: Right/Left when contiguous in that order, else Stride.
     pub kernel_layout: Layout,
-    pub exports: AtomicIsize,
 }
 
 fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
@@ -118,7 +170,7 @@ fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
 
 impl View {
     pub fn data_ptr(&self) -> *mut c_void {
-        unsafe { self.alloc.ptr.offset(self.offset) as *mut c_void }
+        unsafe { self.alloc.ptr().offset(self.offset) as *mut c_void }
     }
     pub fn shape(&self) -> &[i64] {
         &self.extents[..self.rank]
@@ -157,11 +209,7 @@ impl View {
         } else {
             Layout::Right
         };
-        let alloc = Arc::new(Alloc {
-            ptr,
-            bytes: 0,
-            foreign: None,
-        });
+        let alloc = Alloc::borrowed(ptr, None);
         Ok(View {
             alloc,
             offset: 0,
@@ -171,9 +219,47 @@ impl View {
             strides,
             declared,
             kernel_layout,
-            exports: AtomicIsize::new(0),
         })
     }
+
+    /// First byte and one past the last byte this view can touch, relative to
+    /// its allocation (empty when any extent is 0).
+    pub fn byte_range(&self) -> (isize, isize) {
+        let item = self.dtype.size() as isize;
+        if self.shape().contains(&0) {
+            return (self.offset, self.offset);
+        }
+        let (mut lo, mut hi) = (self.offset, self.offset + item);
+        for d in 0..self.rank {
+            let span = (self.extents[d] - 1) as isize * self.strides[d] as isize * item;
+            if span < 0 {
+                lo += span;
+            } else {
+                hi += span;
+            }
+        }
+        (lo, hi)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        // Views made for a single launch (NumPy arguments) were never counted.
+        let prev = self
+            .alloc
+            .live
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        if prev == Ok(1) {
+            crate::lazy::alloc_died(self.alloc.id());
+        }
+    }
+}
+
+/// Python-visible views are created here, so the allocation's count of live
+/// Python objects stays right (the lazy runtime learns when the last one dies).
+fn born(v: View) -> View {
+    v.alloc.live.fetch_add(1, Ordering::AcqRel);
+    v
 }
 
 impl View {
@@ -182,12 +268,7 @@ impl View {
         let (buf, dtype) = crate::args::get_buffer(obj)?;
         let mut v = View::wrap_raw(&buf, dtype)?;
         // The view now owns the borrowed buffer; releasing it frees the array's export.
-        let alloc = Alloc {
-            ptr: v.alloc.ptr,
-            bytes: 0,
-            foreign: Some(ForeignBuf(buf)),
-        };
-        v.alloc = Arc::new(alloc);
+        v.alloc = Alloc::borrowed(buf.buf as *mut u8, Some(ForeignBuf(buf)));
         Ok(v)
     }
 
@@ -227,7 +308,6 @@ impl View {
             strides,
             declared: self.declared,
             kernel_layout,
-            exports: AtomicIsize::new(0),
         })
     }
 }
@@ -252,15 +332,17 @@ impl View {
     ) -> PyResult<Self> {
         if let Some(p) = parent {
             let n = p.rank;
-            return p.subview(
-                start.unwrap_or_else(|| vec![0; n]),
-                length.unwrap_or_else(|| p.shape().to_vec()),
-                step.unwrap_or_else(|| vec![1; n]),
-                keep.unwrap_or_else(|| vec![true; n]),
-            );
+            return p
+                .subview(
+                    start.unwrap_or_else(|| vec![0; n]),
+                    length.unwrap_or_else(|| p.shape().to_vec()),
+                    step.unwrap_or_else(|| vec![1; n]),
+                    keep.unwrap_or_else(|| vec![true; n]),
+                )
+                .map(born);
         }
         if let Some(obj) = wrap {
-            return View::wrap(obj);
+            return View::wrap(obj).map(born);
         }
         let shape = shape.ok_or_else(|| PyValueError::new_err("View needs a shape"))?;
         let dtype = DType::from_code(dtype_code)
@@ -282,12 +364,15 @@ impl View {
             Layout::Right
         };
         let n: i64 = shape.iter().product();
-        let alloc = Alloc::zeroed(n as usize * dtype.size())?;
+        let bytes = (n as usize)
+            .checked_mul(dtype.size())
+            .filter(|b| *b < isize::MAX as usize / 2);
+        let alloc = Alloc::owned(bytes.ok_or_else(|| PyValueError::new_err("View too large"))?);
         let mut extents = [0i64; 8];
         extents[..shape.len()].copy_from_slice(&shape);
         let strides = contiguous_strides(&shape, declared == Layout::Left);
         let kernel_layout = classify(&shape, &strides, declared);
-        Ok(View {
+        Ok(born(View {
             alloc,
             offset: 0,
             dtype,
@@ -296,8 +381,7 @@ impl View {
             strides,
             declared,
             kernel_layout,
-            exports: AtomicIsize::new(0),
-        })
+        }))
     }
 
     #[getter]
@@ -330,16 +414,20 @@ impl View {
     }
     #[getter]
     fn _exports(&self) -> isize {
-        self.exports.load(Ordering::Relaxed)
+        self.alloc.exports.load(Ordering::Relaxed)
     }
     #[getter]
     fn _is_foreign(&self) -> bool {
-        self.alloc.foreign.is_some()
+        self.alloc.is_foreign()
+    }
+    #[getter]
+    fn _is_allocated(&self) -> bool {
+        self.alloc.is_allocated()
     }
     /// Allocation identity and byte range, for aliasing analysis.
     #[getter]
     fn _alloc_id(&self) -> usize {
-        Arc::as_ptr(&self.alloc) as usize
+        self.alloc.id()
     }
     fn extent(&self, d: usize) -> PyResult<i64> {
         if d >= self.rank {
@@ -366,6 +454,9 @@ impl View {
             return Err(PyBufferError::new_err("null Py_buffer"));
         }
         let me = slf.borrow();
+        // Host access: pending kernels touching this memory must run first, and
+        // while the export lives, launches on it run at once (it is foreign).
+        crate::lazy::flush_alloc(slf.py(), me.alloc.id()).map_err(crate::py_err)?;
         let item = me.dtype.size() as isize;
         let r = me.rank;
         // shape and strides live until __releasebuffer__ frees them.
@@ -412,7 +503,7 @@ impl View {
         };
         v.suboffsets = std::ptr::null_mut();
         v.internal = raw as *mut c_void;
-        me.exports.fetch_add(1, Ordering::SeqCst);
+        me.alloc.exports.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
 
@@ -422,7 +513,7 @@ impl View {
             drop(Box::from_raw(v.internal as *mut [isize; 16]));
             v.internal = std::ptr::null_mut();
         }
-        self.exports.fetch_sub(1, Ordering::SeqCst);
+        self.alloc.exports.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

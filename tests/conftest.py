@@ -140,3 +140,28 @@ def real_compiler(toolchain: dict) -> str:
     found = shutil.which(c)
     assert found, f"compiler {c!r} not found on PATH"
     return found
+
+
+# --- eager and lazy (PK_FUSE=1) runs of the same tests -------------------------
+# Every test runs twice, once eagerly and once with the lazy runtime, unless its
+# module says `pytestmark = pytest.mark.eager_only` (tests of compile-time errors
+# at the launch call, and of child processes with their own environment).
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "eager_only: runs only in eager mode (errors raised at the launch call)")
+
+
+def pytest_generate_tests(metafunc):
+    if metafunc.definition.get_closest_marker("eager_only") is None:
+        metafunc.fixturenames.append("pk_mode")
+        metafunc.parametrize("pk_mode", ["eager", "lazy"], indirect=True)
+
+
+@pytest.fixture
+def pk_mode(request):
+    lazy = request.param == "lazy"
+    pk._native.set_lazy(lazy)
+    yield request.param
+    # Nothing pending may leak into the next test.
+    pk.flush()
+    pk._native.set_lazy(False)

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+pytestmark = pytest.mark.eager_only
 
 from conftest import (child_env, closed_compile_spans, kernel_dir, kernel_files, kernel_sos, real_compiler,
                       run_script, seed_precompiled_header, start_script, strip_ansi, write_script)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.eager_only
+
 import pykokkos as pk
 
 THIS_FILE = __file__

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import atexit
 import math as _math
-import os as _os
-import warnings as _warnings
 
 from . import _native
 from ._kernels import classtype, function, functor, main, workunit
@@ -17,6 +15,7 @@ from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, Execu
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
                      RandomAccess, Restrict, ScratchView1D, Serial, Trait, Unmanaged, View1D, View2D,
                      View3D, View4D, View5D, View6D, View7D, View8D, ViewTypeInfo)
+from ._lazy import LazyNumber
 from ._views import View, array, asarray, from_numpy, full, ones, zeros
 
 KernelSyntaxError = _native.KernelSyntaxError
@@ -49,9 +48,17 @@ def config() -> dict:
 
 
 atexit.register(_native.finalize)
+# Registered after finalize, so it runs before it: nothing pending is dropped at exit.
+atexit.register(_native.flush)
 
-if _os.environ.get("PK_FUSE") == "1" or _os.environ.get("PK_FUSION") == "naive":
-    _warnings.warn("PK_FUSE/PK_FUSION: the lazy fusing runtime is not implemented yet; launches run eagerly "
-                   "(results are the same)", RuntimeWarning, stacklevel=2)
+
+def explain_graph() -> str:
+    """The pending launch DAG as JSON (nodes, buffers, edges)."""
+    return _native.graph_json()
+
+
+def pending() -> int:
+    """Number of launches recorded and not yet run (lazy mode)."""
+    return _native.pending_count()
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,9 +1,11 @@
 """Policies and launches. Kept thin: normalise arguments, call the Rust core."""
 from __future__ import annotations
 
+import sys
 import time
 
 from . import _native
+from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
 from ._types import ExecutionSpace, space_code
 
@@ -61,30 +63,41 @@ def _target(wu, what):
     raise TypeError(f"pk.{what}: '{getattr(wu, '__name__', wu)}' is not decorated with @pk.workunit")
 
 
-def parallel_for(*args, **kwargs):
-    name, policy, wu = _split(args, "parallel_for")
-    if isinstance(wu, list):
-        return _explicit_fusion(policy, wu, kwargs)
-    nat, members, methods = _target(wu, "parallel_for")
+def _site(depth=2):
+    """(file, line) of the user's launch call, for errors raised at flush time."""
+    f = sys._getframe(depth)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def _launch(pattern, args, what, kwargs, initial=None):
+    name, policy, wu = _split(args, what)
+    nat, members, methods = _target(wu, what)
+    lazy = _native.lazy_enabled()
+    site = _site(3) if lazy else None
     if members is None:
-        return _native.launch(0, policy, nat, kwargs, name)
-    return _native.launch(0, policy, nat, members, name, True, methods)
+        r = _native.launch(pattern, policy, nat, kwargs, name, False, None, None if lazy else initial, site)
+    else:
+        r = _native.launch(pattern, policy, nat, members, name, True, methods, None if lazy else initial, site)
+    if lazy and r is not None and not isinstance(r, (int, float)):
+        return LazyNumber(r, initial)
+    if lazy and r is not None and initial is not None:
+        return initial + r
+    return r
+
+
+def parallel_for(*args, **kwargs):
+    if len(args) >= 2 and isinstance(args[-1], list):
+        name, policy, wus = _split(args, "parallel_for")
+        return _explicit_fusion(policy, wus, kwargs)
+    return _launch(0, args, "parallel_for", kwargs)
 
 
 def parallel_reduce(*args, initial_value=None, **kwargs):
-    name, policy, wu = _split(args, "parallel_reduce")
-    nat, members, methods = _target(wu, "parallel_reduce")
-    if members is None:
-        return _native.launch(1, policy, nat, kwargs, name, False, None, initial_value)
-    return _native.launch(1, policy, nat, members, name, True, methods, initial_value)
+    return _launch(1, args, "parallel_reduce", kwargs, initial_value)
 
 
 def parallel_scan(*args, **kwargs):
-    name, policy, wu = _split(args, "parallel_scan")
-    nat, members, methods = _target(wu, "parallel_scan")
-    if members is None:
-        return _native.launch(2, policy, nat, kwargs, name)
-    return _native.launch(2, policy, nat, members, name, True, methods)
+    return _launch(2, args, "parallel_scan", kwargs)
 
 
 def _explicit_fusion(policy, wus, kwargs):
@@ -100,7 +113,7 @@ def fence():
 
 def flush():
     """Runs all pending work (eager mode has none)."""
-    _native.fence()
+    _native.flush()
 
 
 def set_default_space(space):

@@ -8,7 +8,12 @@ tries to build the package's metadata and hangs. Reruns are free: a finished pre
 carries a stamp file and is reused as is.
 
 `PK_KOKKOS_ROOT=<prefix>` skips all of this and uses an existing install.
-With `nvcc` on PATH a second prefix with Serial+OpenMP+CUDA is built beside the host one.
+`PK_KOKKOS_SDIST=<file>` uses a local copy of the sdist (machines with no network); it is
+checked against the pinned sha256 below, as is every download.
+With `nvcc` on PATH a second prefix with Serial+OpenMP+CUDA is built beside the host one
+(`PK_NO_CUDA=1` skips it); `--cuda-only` / `--host-only` build just one of the two.
+`--print-sdist` only fetches (or finds) the verified sdist and prints its path.
+`PK_BUILD_JOBS` sets the build's parallelism (default: all cores).
 """
 from __future__ import annotations
 
@@ -25,6 +30,9 @@ from pathlib import Path
 
 SDIST = "pykokkos-base"
 SDIST_VERSION = "0.0.7"
+SDIST_FILE = f"{SDIST}-{SDIST_VERSION}.tar.gz"
+# sha256 of pykokkos-base-0.0.7.tar.gz as PyPI lists it: checked for downloads and local copies.
+SDIST_SHA256 = "6339daced1e81a2748f381847d8717cd77d824407da3c263b9491b5630c642b0"
 KOKKOS_VERSION = "3.4.01"
 INDEX = os.environ.get("PK_PYPI_INDEX", "https://pypi.org/pypi")
 
@@ -68,8 +76,30 @@ def ensure_build_tools() -> tuple[str, str]:
     return cmake, ninja
 
 
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def fetch_sdist(dest: Path) -> Path:
-    """Download the sdist named by the index metadata and verify its sha256."""
+    """The verified sdist: PK_KOKKOS_SDIST, else a cached copy, else downloaded."""
+    local = os.environ.get("PK_KOKKOS_SDIST")
+    if local:
+        path = Path(local).expanduser()
+        if not path.is_file():
+            fail(f"PK_KOKKOS_SDIST={local} is not a file")
+        got = sha256_of(path)
+        if got != SDIST_SHA256:
+            fail(f"PK_KOKKOS_SDIST={local}: sha256 {got} is not the pinned {SDIST_SHA256} "
+                 f"of {SDIST_FILE}")
+        say(f"using local sdist {path}")
+        return path
+    target = dest / SDIST_FILE
+    if target.exists() and sha256_of(target) == SDIST_SHA256:
+        return target
     with urllib.request.urlopen(f"{INDEX}/{SDIST}/json", timeout=60) as r:
         meta = json.load(r)
     files = meta.get("releases", {}).get(SDIST_VERSION, [])
@@ -77,17 +107,16 @@ def fetch_sdist(dest: Path) -> Path:
     if not entries:
         fail(f"the index lists no sdist for {SDIST}=={SDIST_VERSION}")
     url, sha = entries[0]["url"], entries[0]["digests"]["sha256"]
-    target = dest / url.rsplit("/", 1)[-1]
-    if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == sha:
-        return target
+    if sha != SDIST_SHA256:
+        fail(f"the index gives sha256 {sha} for {url}, not the pinned {SDIST_SHA256}")
     say(f"downloading {url}")
     tmp = target.with_suffix(".part")
     with urllib.request.urlopen(url, timeout=120) as r, open(tmp, "wb") as out:
         shutil.copyfileobj(r, out)
-    got = hashlib.sha256(tmp.read_bytes()).hexdigest()
-    if got != sha:
+    got = sha256_of(tmp)
+    if got != SDIST_SHA256:
         tmp.unlink()
-        fail(f"sha256 mismatch for {url}: expected {sha}, got {got}")
+        fail(f"sha256 mismatch for {url}: expected {SDIST_SHA256}, got {got}")
     tmp.rename(target)
     return target
 
@@ -113,9 +142,12 @@ def extract_kokkos(sdist: Path, work: Path) -> Path:
 
 def patch_for_cuda13(src: Path) -> None:
     """Source fixes Kokkos 3.4.01 needs for CUDA 13 on Hopper (see shared/notes/kokkos.md)."""
-    from cuda_patches import apply_all  # noqa: E402  (only the CUDA build needs it)
+    from cuda_patches import PatchError, apply_all  # noqa: E402  (only the CUDA build needs it)
 
-    apply_all(src, say)
+    try:
+        apply_all(src, say)
+    except PatchError as e:
+        fail(str(e))
 
 
 def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool) -> None:
@@ -146,7 +178,7 @@ def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool) -> None:
         ]
     else:
         args.append(f"-DCMAKE_CXX_COMPILER={cxx}")
-    jobs = str(os.cpu_count() or 2)
+    jobs = os.environ.get("PK_BUILD_JOBS") or str(os.cpu_count() or 2)
     say("configuring (cmake) ...")
     run_logged(args, build / "configure.log")
     say(f"compiling with {jobs} jobs (a few minutes on 2 cores) ...")
@@ -188,8 +220,13 @@ def ensure(cuda: bool) -> Path:
     if cuda:
         cuda_src = work / "kokkos-src-cuda"
         if not cuda_src.exists():
-            shutil.copytree(src, cuda_src)
-            patch_for_cuda13(cuda_src)
+            # Patch a private copy, then rename: an interrupted run leaves no half-patched tree.
+            tmp = work / "kokkos-src-cuda.part"
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(src, tmp)
+            patch_for_cuda13(tmp)
+            tmp.rename(cuda_src)
+        patch_for_cuda13(cuda_src)  # idempotent: checks an existing copy is fully patched
         src = cuda_src
     build = work / f"build-{name}"
     shutil.rmtree(prefix, ignore_errors=True)
@@ -202,14 +239,28 @@ def ensure(cuda: bool) -> Path:
 
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
+    args = sys.argv[1:]
+    unknown = [a for a in args if a not in ("--cuda-only", "--host-only", "--print-sdist")]
+    if unknown:
+        fail(f"unknown arguments {unknown}; use --cuda-only, --host-only or --print-sdist")
+    if "--print-sdist" in args:
+        work = cache_root() / "build"
+        work.mkdir(parents=True, exist_ok=True)
+        print(fetch_sdist(work))
+        return
     explicit = os.environ.get("PK_KOKKOS_ROOT")
     if explicit:
         if not (Path(explicit) / "include" / "KokkosCore_config.h").exists():
             fail(f"PK_KOKKOS_ROOT={explicit} has no include/KokkosCore_config.h")
         print(explicit)
         return
+    if "--cuda-only" in args:
+        if not shutil.which("nvcc"):
+            fail("--cuda-only needs nvcc on PATH (the CUDA toolkit)")
+        print(ensure(cuda=True))
+        return
     prefix = ensure(cuda=False)
-    if shutil.which("nvcc") and os.environ.get("PK_NO_CUDA") != "1":
+    if "--host-only" not in args and shutil.which("nvcc") and os.environ.get("PK_NO_CUDA") != "1":
         print(ensure(cuda=True))
     print(prefix)
 

@@ -1,0 +1,466 @@
+//! The lazy runtime (PK_FUSE=1): launches become nodes of a petgraph DAG whose
+//! edges are data hazards on buffers (read-after-write, write-after-read,
+//! write-after-write, by allocation and byte range). Work runs when a result is
+//! needed: a flush executes exactly the dependency closure of what is read.
+//!
+//! Each node still runs as its own kernel here; fusing regions is the next
+//! stage and plugs in between "take the closure" and "execute".
+pub mod access;
+
+use crate::args::ArgVal;
+use crate::errors::{PkError, PkResult};
+use crate::launch::{execute, kernel_for, Total};
+use crate::runtime::KernelKey;
+use crate::workunit::Workunit;
+use access::Access;
+use dashmap::DashMap;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::Direction;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Switches lazy mode (read from PK_FUSE / PK_FUSION at import; tests toggle it).
+/// Turning it off flushes what is pending first.
+#[pyfunction]
+pub fn set_lazy(py: Python<'_>, on: bool) -> PyResult<()> {
+    if !on {
+        flush_all(py).map_err(crate::py_err)?;
+    }
+    ENABLED.store(on, Ordering::Relaxed);
+    Ok(())
+}
+
+#[pyfunction]
+pub fn lazy_enabled() -> bool {
+    enabled()
+}
+
+/// One recorded launch, with everything needed to run it later.
+pub struct Launch {
+    pub key: KernelKey,
+    pub wu: Py<Workunit>,
+    pub names: Vec<String>,
+    pub vals: Vec<ArgVal>,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+    pub is_method: bool,
+    pub methods: Option<Py<PyDict>>,
+    pub label: String,
+    /// file:line of the launch call, for errors raised at flush time.
+    pub site: String,
+}
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BufAccess {
+    pub alloc: usize,
+    pub start: isize,
+    pub end: isize,
+    pub read: bool,
+    pub write: bool,
+}
+
+impl BufAccess {
+    fn conflicts(&self, o: &BufAccess) -> bool {
+        self.alloc == o.alloc && self.start < o.end && o.start < self.end && (self.write || o.write)
+    }
+}
+
+struct Node {
+    seq: u64,
+    launch: Launch,
+    accesses: Vec<BufAccess>,
+    result: Option<Arc<Slot>>,
+}
+
+/// Where a lazy reduction's total lands.
+#[derive(Default)]
+pub struct Slot {
+    value: Mutex<Option<Result<Total, String>>>,
+}
+
+#[derive(Default)]
+struct Graph {
+    dag: StableDiGraph<Node, ()>,
+    by_alloc: HashMap<usize, Vec<NodeIndex>>,
+    by_seq: BTreeMap<u64, NodeIndex>,
+    next_seq: u64,
+    /// Allocations whose Python views are all gone (dead-temporary candidates).
+    dead: BTreeSet<usize>,
+}
+
+static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
+
+/// Per-signature read/write sets, so recording does no AST work after the first.
+static ACCESS: LazyLock<DashMap<(KernelKey, Vec<String>), Arc<BTreeMap<String, Access>>>> =
+    LazyLock::new(DashMap::new);
+
+fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
+    let ck = (l.key.clone(), l.names.clone());
+    let map = match ACCESS.get(&ck) {
+        Some(m) => m.clone(),
+        None => {
+            let def = l.wu.bind(py).get().def().map_err(crate::py_err)?;
+            let args: Vec<_> = l
+                .names
+                .iter()
+                .cloned()
+                .zip(l.key.args.iter().cloned())
+                .collect();
+            let m = Arc::new(access::view_access(&def, &args));
+            ACCESS.insert(ck, m.clone());
+            m
+        }
+    };
+    let mut out = Vec::new();
+    for (name, v) in l.names.iter().zip(&l.vals) {
+        if let (ArgVal::View(vv), Some(a)) = (v, map.get(name)) {
+            if vv.range.0 < vv.range.1 {
+                out.push(BufAccess {
+                    alloc: vv.alloc.id(),
+                    start: vv.range.0,
+                    end: vv.range.1,
+                    read: a.read,
+                    write: a.write,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A pending reduction/scan total; `value()` forces exactly what it needs.
+#[pyclass(frozen, module = "pykokkos._native", name = "Pending")]
+pub struct Pending {
+    seq: u64,
+    slot: Arc<Slot>,
+}
+
+#[pymethods]
+impl Pending {
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(v) = self.slot.value.lock().unwrap().clone() {
+            return v
+                .map_err(pyo3::exceptions::PyRuntimeError::new_err)?
+                .to_py(py);
+        }
+        let node = GRAPH.lock().unwrap().by_seq.get(&self.seq).copied();
+        if let Some(n) = node {
+            flush_nodes(py, vec![n]).map_err(crate::py_err)?;
+        }
+        match self.slot.value.lock().unwrap().clone() {
+            Some(v) => v
+                .map_err(pyo3::exceptions::PyRuntimeError::new_err)?
+                .to_py(py),
+            None => Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this lazy result's launch was dropped after an earlier failure",
+            )),
+        }
+    }
+    #[getter]
+    fn ready(&self) -> bool {
+        self.slot.value.lock().unwrap().is_some()
+    }
+}
+
+/// Adds a launch to the DAG with an edge from every pending launch it conflicts with.
+pub fn record<'py>(py: Python<'py>, launch: Launch) -> PyResult<Bound<'py, PyAny>> {
+    let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
+    let accesses = accesses_of(py, &launch)?;
+    let wants_result = launch.key.pattern != crate::codegen::Pattern::For;
+    let slot = wants_result.then(|| Arc::new(Slot::default()));
+    let mut g = GRAPH.lock().unwrap();
+    let seq = g.next_seq;
+    g.next_seq += 1;
+    let n = g.dag.add_node(Node {
+        seq,
+        launch,
+        accesses: accesses.clone(),
+        result: slot.clone(),
+    });
+    let mut preds = BTreeSet::new();
+    for a in &accesses {
+        for &m in g
+            .by_alloc
+            .get(&a.alloc)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+        {
+            if g.dag[m].accesses.iter().any(|b| b.conflicts(a)) {
+                preds.insert(m);
+            }
+        }
+    }
+    for m in preds {
+        g.dag.add_edge(m, n, ());
+    }
+    for a in &accesses {
+        let list = g.by_alloc.entry(a.alloc).or_default();
+        if list.last() != Some(&n) {
+            list.push(n);
+        }
+    }
+    g.by_seq.insert(seq, n);
+    drop(g);
+    match slot {
+        Some(slot) => Ok(Bound::new(py, Pending { seq, slot })?.into_any()),
+        None => Ok(py.None().into_bound(py)),
+    }
+}
+
+/// Nodes `targets` depend on, themselves included, in program order.
+fn closure(g: &Graph, targets: &[NodeIndex]) -> Vec<NodeIndex> {
+    let mut seen = BTreeSet::new();
+    let mut stack: Vec<NodeIndex> = targets
+        .iter()
+        .copied()
+        .filter(|n| g.dag.contains_node(*n))
+        .collect();
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+        }
+    }
+    // Edges always run from older to newer launches: sequence order is topological.
+    let mut v: Vec<NodeIndex> = seen.into_iter().collect();
+    v.sort_by_key(|n| g.dag[*n].seq);
+    v
+}
+
+fn descendants(g: &Graph, n: NodeIndex) -> Vec<NodeIndex> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        for y in g.dag.neighbors_directed(x, Direction::Outgoing) {
+            if seen.insert(y) {
+                stack.push(y);
+            }
+        }
+    }
+    seen.into_iter().collect()
+}
+
+fn remove(g: &mut Graph, n: NodeIndex) -> Option<Node> {
+    let node = g.dag.remove_node(n)?;
+    for a in &node.accesses {
+        if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
+            list.retain(|x| *x != n);
+            if list.is_empty() {
+                g.by_alloc.remove(&a.alloc);
+            }
+        }
+    }
+    g.by_seq.remove(&node.seq);
+    Some(node)
+}
+
+/// Runs the dependency closure of `targets`, oldest first. On a failure the
+/// failed launch and everything that depends on it are dropped (and named in
+/// the error); unrelated pending work stays pending.
+pub fn flush_nodes(py: Python<'_>, targets: Vec<NodeIndex>) -> PkResult<()> {
+    let order = closure(&GRAPH.lock().unwrap(), &targets);
+    if order.is_empty() {
+        return Ok(());
+    }
+    let _span = tracing::info_span!("flush", launches = order.len()).entered();
+    for n in order {
+        let node = match remove(&mut GRAPH.lock().unwrap(), n) {
+            Some(node) => node,
+            None => continue,
+        };
+        if let Err(e) = run_node(py, &node) {
+            let mut g = GRAPH.lock().unwrap();
+            let dropped: Vec<String> = descendants(&g, n)
+                .into_iter()
+                .filter_map(|d| remove(&mut g, d))
+                .map(|d| {
+                    fail_slot(&d, "an earlier launch it depends on failed");
+                    format!("'{}' at {}", d.launch.label, d.launch.site)
+                })
+                .collect();
+            drop(g);
+            fail_slot(&node, &e.to_string());
+            let mut msg = format!(
+                "pending launch of workunit '{}' at {} failed: {e}",
+                node.launch.label, node.launch.site
+            );
+            if !dropped.is_empty() {
+                msg.push_str(&format!(
+                    "\nlaunches that depended on it were dropped: {}",
+                    dropped.join(", ")
+                ));
+            }
+            return Err(match e {
+                PkError::Kernel(le) => {
+                    let mut le = le;
+                    le.message = format!("{} (launched at {})", le.message, node.launch.site);
+                    PkError::Kernel(le)
+                }
+                PkError::Compile {
+                    kernel,
+                    cpp_path,
+                    excerpt,
+                } => PkError::Compile {
+                    kernel: format!("{kernel}' launched at '{}", node.launch.site),
+                    cpp_path,
+                    excerpt,
+                },
+                _ => PkError::Runtime(msg),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn fail_slot(node: &Node, why: &str) {
+    if let Some(s) = &node.result {
+        *s.value.lock().unwrap() = Some(Err(why.to_string()));
+    }
+}
+
+fn run_node(py: Python<'_>, node: &Node) -> PkResult<()> {
+    let l = &node.launch;
+    let wu = l.wu.bind(py).get();
+    let methods = l.methods.as_ref().map(|m| m.bind(py).clone());
+    let kernel = kernel_for(
+        py,
+        wu,
+        &l.key,
+        &l.names,
+        l.is_method,
+        methods.as_ref(),
+        &l.label,
+    )
+    .map_err(|e| {
+        // Keep located kernel errors typed; everything else as text.
+        PkError::Runtime(e.to_string())
+    })?;
+    let total = execute(py, &kernel, &l.vals, &l.lo, &l.hi, &l.label)?;
+    if let (Some(slot), Some(t)) = (&node.result, total) {
+        *slot.value.lock().unwrap() = Some(Ok(t));
+    }
+    Ok(())
+}
+
+/// Flushes everything pending that touches the allocation (host access).
+pub fn flush_alloc(py: Python<'_>, alloc: usize) -> PkResult<()> {
+    if !enabled() && GRAPH.lock().unwrap().by_seq.is_empty() {
+        return Ok(());
+    }
+    let targets = GRAPH
+        .lock()
+        .unwrap()
+        .by_alloc
+        .get(&alloc)
+        .cloned()
+        .unwrap_or_default();
+    flush_nodes(py, targets)
+}
+
+/// Before a launch that runs at once: flush the pending work it depends on.
+pub fn flush_for(py: Python<'_>, l: &Launch) -> PkResult<()> {
+    let allocs: BTreeSet<usize> = l
+        .vals
+        .iter()
+        .filter_map(|v| {
+            if let ArgVal::View(x) = v {
+                Some(x.alloc.id())
+            } else {
+                None
+            }
+        })
+        .collect();
+    let targets: Vec<NodeIndex> = {
+        let g = GRAPH.lock().unwrap();
+        allocs
+            .iter()
+            .flat_map(|a| g.by_alloc.get(a).cloned().unwrap_or_default())
+            .collect()
+    };
+    flush_nodes(py, targets)
+}
+
+pub fn flush_all(py: Python<'_>) -> PkResult<()> {
+    let targets: Vec<NodeIndex> = GRAPH.lock().unwrap().by_seq.values().copied().collect();
+    flush_nodes(py, targets)
+}
+
+#[pyfunction]
+#[pyo3(name = "flush")]
+pub fn py_flush(py: Python<'_>) -> PyResult<()> {
+    flush_all(py).map_err(crate::py_err)
+}
+
+/// Number of launches waiting.
+#[pyfunction]
+pub fn pending_count() -> usize {
+    GRAPH.lock().unwrap().by_seq.len()
+}
+
+/// The last Python view of an allocation died.
+pub fn alloc_died(alloc: usize) {
+    if let Ok(mut g) = GRAPH.try_lock() {
+        if g.by_alloc.contains_key(&alloc) {
+            g.dead.insert(alloc);
+        }
+    }
+}
+
+/// The pending DAG as JSON: nodes (workunit identity, policy, scalars, buffer
+/// accesses), edges, and dead allocations. Deterministic: ordered by sequence.
+#[pyfunction]
+pub fn graph_json(py: Python<'_>) -> String {
+    let g = GRAPH.lock().unwrap();
+    let mut nodes = Vec::new();
+    let mut edges = Vec::new();
+    // Allocation addresses differ run to run: number them by first appearance.
+    let mut ids: BTreeMap<usize, usize> = BTreeMap::new();
+    for n in g.by_seq.values() {
+        for a in &g.dag[*n].accesses {
+            let k = ids.len();
+            ids.entry(a.alloc).or_insert(k);
+        }
+    }
+    for (&seq, &n) in &g.by_seq {
+        let node = &g.dag[n];
+        let l = &node.launch;
+        let wu = l.wu.bind(py).get();
+        let scalars: Vec<serde_json::Value> = l
+            .names
+            .iter()
+            .zip(&l.vals)
+            .filter_map(|(name, v)| match v {
+                ArgVal::Int(i) => Some(serde_json::json!({"name": name, "int": i})),
+                ArgVal::Float(f) => Some(serde_json::json!({"name": name, "float": f})),
+                ArgVal::View(_) => None,
+            })
+            .collect();
+        nodes.push(serde_json::json!({
+            "seq": seq,
+            "workunit": {"name": wu.name, "file": wu.src.filename, "line": wu.src.first_line},
+            "pattern": format!("{:?}", l.key.pattern),
+            "space": format!("{:?}", l.key.space),
+            "begin": l.lo, "end": l.hi,
+            "args": l.names.iter().zip(&l.key.args).map(|(n, t)| serde_json::json!({"name": n, "type": t})).collect::<Vec<_>>(),
+            "scalars": scalars,
+            "buffers": node.accesses.iter().map(|a| serde_json::json!({
+                "buffer": ids[&a.alloc], "start": a.start, "end": a.end, "read": a.read, "write": a.write,
+            })).collect::<Vec<_>>(),
+            "site": l.site,
+        }));
+        for m in g.dag.neighbors_directed(n, Direction::Incoming) {
+            edges.push((g.dag[m].seq, seq));
+        }
+    }
+    edges.sort();
+    let dead: Vec<usize> = g.dead.iter().filter_map(|a| ids.get(a).copied()).collect();
+    serde_json::json!({"nodes": nodes, "edges": edges, "dead_buffers": dead}).to_string()
+}
