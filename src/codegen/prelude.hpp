@@ -94,6 +94,21 @@ KOKKOS_INLINE_FUNCTION T pmax(T a, T b) { return a < b ? b : a; }
 template <class T>
 KOKKOS_INLINE_FUNCTION T pabs(T a) { return a < 0 ? -a : a; }
 
+// View locals of kernels: a strided, unmanaged view of V's element type with R
+// dimensions, so any subview of V (or V itself) can be assigned to it.
+template <class T, int R>
+struct add_ptrs {
+  using type = typename add_ptrs<T*, R - 1>::type;
+};
+template <class T>
+struct add_ptrs<T, 0> {
+  using type = T;
+};
+template <class V, int R>
+using strided_t = Kokkos::View<typename add_ptrs<typename V::non_const_value_type, R>::type,
+                               Kokkos::LayoutStride, typename V::device_type,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
 // The last failure message of this kernel library, for the runtime to report.
 inline char* last_error() {
   static thread_local char buf[1024];

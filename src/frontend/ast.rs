@@ -129,6 +129,8 @@ pub enum StmtKind {
 pub struct Param {
     pub name: String,
     pub ann: Option<Expr>,
+    /// `def f(x, scale=2.0)`: the default, used by `@pk.function` calls.
+    pub default: Option<Expr>,
     pub span: Span,
 }
 

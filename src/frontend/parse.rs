@@ -56,6 +56,7 @@ fn function(f: py::StmtFunctionDef) -> KResult<FunctionDef> {
         params.push(Param {
             name: p.def.arg.as_str().to_string(),
             ann: p.def.annotation.map(|x| expr(*x)).transpose()?,
+            default: p.default.map(|x| expr(*x)).transpose()?,
             span: span(p.def.range),
         });
     }

@@ -1,7 +1,9 @@
 //! Calls: casts, abs/min/max, math functions, pk.printf, atomics and
 //! `@pk.function` / `@pk.classtype` calls (instantiated per argument types).
 use super::expr::scalar;
-use super::names::{is_math_module, is_pk_module, FuncInfo, Global};
+use super::names::{
+    dtype_by_pk_name, is_math_module, is_numpy_module, is_pk_module, FuncInfo, Global,
+};
 use super::{cpp_ident, FnCx, Instance, VTy, Val, VarKind};
 use crate::errors::{type_error, unsupported, KResult, KernelError};
 use crate::frontend::ast::{Expr, ExprKind};
@@ -70,6 +72,37 @@ impl FnCx<'_> {
             ExprKind::Call { func, args, kwargs } => (func, args, kwargs),
             _ => unreachable!("call() on a non-call"),
         };
+        // @pk.functions and classtypes shadow builtins of the same name, as in Python.
+        let user = match &func.kind {
+            ExprKind::Name(n) if !self.vars.contains_key(n.as_str()) => {
+                match self.globals.get(n.as_str()).cloned() {
+                    Some(Global::Function(f)) => Some((f, false)),
+                    Some(Global::ClassType(c)) => {
+                        if let Some((k, v)) = kwargs.first() {
+                            return unsupported(
+                                v.span,
+                                format!("keyword argument '{k}=' is not supported when building a classtype; pass it by position"),
+                            );
+                        }
+                        return self.construct(&c, args, e);
+                    }
+                    _ => None,
+                }
+            }
+            ExprKind::Attr(base, attr)
+                if matches!(&base.kind, ExprKind::Name(m) if m == "self")
+                    && !self.vars.contains_key("self") =>
+            {
+                match self.globals.get(&format!("self.{attr}")).cloned() {
+                    Some(Global::Function(f)) => Some((f, true)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((f, method)) = user {
+            return self.user_call(&f, args, kwargs, e, method);
+        }
         if let Some((k, v)) = kwargs.first() {
             return unsupported(
                 v.span,
@@ -99,10 +132,12 @@ impl FnCx<'_> {
                 "range" => unsupported(e.span, "range(...) is only allowed as the iterable of a 'for' loop"),
                 "print" => unsupported(e.span, "print() is not available in kernels; use pk.printf(\"%f\\n\", x)"),
                 _ => match self.globals.get(n.as_str()).cloned() {
-                    Some(Global::Function(f)) => self.user_call(&f, args, e, false),
-                    Some(Global::ClassType(c)) => self.construct(&c, args, e),
                     // PyKokkos also accepts bare Kokkos math names: sqrt(x), floor(x).
                     None if is_math_name(n) => self.math_call(n, args, e, false),
+                    None if self.unit.stack.iter().any(|f| f == n) => unsupported(
+                        func.span,
+                        format!("'{n}' calls itself (directly or through other functions): recursion is not supported in kernels; write a loop"),
+                    ),
                     _ => type_error(
                         func.span,
                         format!("'{n}' is not a function kernels can call: use math/pk functions, abs/min/max/int/float/bool, or a @pk.function"),
@@ -113,13 +148,12 @@ impl FnCx<'_> {
                 if let ExprKind::Name(m) = &base.kind {
                     if !self.vars.contains_key(m.as_str()) || m == "self" {
                         if m == "self" {
-                            if let Some(Global::Function(f)) = self.globals.get(&format!("self.{attr}")).cloned() {
-                                return self.user_call(&f, args, e, true);
-                            }
                         } else if is_pk_module(self.globals, m) {
                             return self.pk_call(attr, args, e);
                         } else if is_math_module(self.globals, m) {
                             return self.math_call(attr, args, e, true);
+                        } else if is_numpy_module(self.globals, m) {
+                            return self.numpy_call(attr, args, e);
                         }
                     }
                 }
@@ -159,6 +193,32 @@ impl FnCx<'_> {
     }
 
     fn cast(&mut self, n: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        if let (
+            true,
+            [Expr {
+                kind: ExprKind::Str(text),
+                span,
+            }],
+        ) = (n == "float", args)
+        {
+            // float("inf"), float("-inf"), float("nan"), float("1.5")
+            let t = text.trim().to_ascii_lowercase();
+            let x = match t.trim_start_matches(['+', '-']) {
+                "inf" | "infinity" => Some(f64::INFINITY),
+                "nan" => Some(f64::NAN),
+                _ => t.parse::<f64>().ok(),
+            };
+            let x = match x {
+                Some(x) if t.starts_with('-') && !x.is_sign_negative() => -x,
+                Some(x) => x,
+                None => return type_error(*span, format!("float() cannot convert {text:?}")),
+            };
+            return Ok(Val {
+                code: super::expr::float_lit(x, DType::F64),
+                ty: VTy::S(STy::weak(DType::F64)),
+                lit: Some(super::Lit::F(x)),
+            });
+        }
         let v = self.one_arg(args, e, n)?;
         self.want_scalar(&v, &args[0], n)?;
         let dt = match n {
@@ -286,9 +346,54 @@ impl FnCx<'_> {
         })
     }
 
+    /// `pk.float32(x)`, `np.int64(x)`: a conversion to that dtype.
+    fn dtype_cast(&mut self, dt: DType, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let v = self.one_arg(args, e, dt.name())?;
+        self.want_scalar(&v, &args[0], dt.name())?;
+        let code = if dt == DType::Bool {
+            format!("({} != 0)", v.code)
+        } else {
+            format!("({})({})", dt.cpp(), v.code)
+        };
+        Ok(scalar(code, STy::strong(dt)))
+    }
+
+    fn numpy_call(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        match f {
+            "abs" | "absolute" => self.abs(args, e),
+            "minimum" | "maximum" if args.len() == 2 => {
+                self.minmax(if f == "minimum" { "min" } else { "max" }, args, e)
+            }
+            // NumPy rounds halves to even and returns a float.
+            "round" | "rint" | "around" => {
+                let v = self.one_arg(args, e, f)?;
+                let s = self.want_scalar(&v, &args[0], f)?;
+                let fdt = if s.dt == DType::F32 {
+                    DType::F32
+                } else {
+                    DType::F64
+                };
+                let inner = self.coerce(&v, fdt);
+                Ok(scalar(
+                    format!("pk::km::nearbyint({inner})"),
+                    STy::strong(fdt),
+                ))
+            }
+            _ => match dtype_by_pk_name(f) {
+                // np.float is Python's float (double); pk.float is float32.
+                Some(_) if f == "float" => self.dtype_cast(DType::F64, args, e),
+                Some(dt) => self.dtype_cast(dt, args, e),
+                None => self.math_call(f, args, e, false),
+            },
+        }
+    }
+
     fn pk_call(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
         if f == "printf" {
             return self.printf(args, e);
+        }
+        if let Some(dt) = dtype_by_pk_name(f) {
+            return self.dtype_cast(dt, args, e);
         }
         if let Some(op) = f.strip_prefix("atomic_fetch_") {
             if ATOMIC_FETCH.contains(&op) {
@@ -450,6 +555,7 @@ impl FnCx<'_> {
         &mut self,
         f: &Arc<FuncInfo>,
         args: &[Expr],
+        kwargs: &[(String, Expr)],
         e: &Expr,
         method: bool,
     ) -> KResult<Val> {
@@ -461,17 +567,8 @@ impl FnCx<'_> {
             .filter(|p| method || p.name != "self")
             .cloned()
             .collect();
-        if args.len() != params.len() {
-            return type_error(
-                e.span,
-                format!(
-                    "{}() takes {} argument(s) but {} were given",
-                    f.def.name,
-                    params.len(),
-                    args.len()
-                ),
-            );
-        }
+        let args = bind_arguments(f, &params, args, kwargs, e)?;
+        let args = args.as_slice();
         let mut vals = Vec::new();
         let mut tys = Vec::new();
         for (a, p) in args.iter().zip(&params) {
@@ -581,6 +678,7 @@ impl FnCx<'_> {
             None => None,
         };
         self.unit.depth += 1;
+        self.unit.stack.push(f.def.name.clone());
         let mut globals = f.globals.clone();
         // A functor method sees the functor's members and its other methods.
         let members: Vec<(String, super::Var)> = if method {
@@ -623,6 +721,7 @@ impl FnCx<'_> {
             body.map(|b| (b, cx.declarations(), cx.ret.clone(), tparams, plist))
         };
         self.unit.depth -= 1;
+        self.unit.stack.pop();
         let (body, decls, ret, tparams, plist) = result.map_err(|err| with_origin(err, f))?;
         let ret = ret.flatten().unwrap_or(Ty::Void);
         let rcpp = match &ret {
@@ -863,4 +962,80 @@ fn printf_conversions(fmt: &str) -> Result<Vec<&'static str>, String> {
         });
     }
     Ok(out)
+}
+
+/// Matches a call's positional and keyword arguments to a `@pk.function`'s
+/// parameters, filling in defaults, as Python does.
+fn bind_arguments(
+    f: &FuncInfo,
+    params: &[crate::frontend::ast::Param],
+    args: &[Expr],
+    kwargs: &[(String, Expr)],
+    e: &Expr,
+) -> KResult<Vec<Expr>> {
+    let name = &f.def.name;
+    if args.len() > params.len() {
+        return type_error(
+            e.span,
+            format!(
+                "{name}() takes {} argument(s) but {} were given",
+                params.len(),
+                args.len()
+            ),
+        );
+    }
+    let mut bound: Vec<Option<Expr>> = args.iter().cloned().map(Some).collect();
+    bound.resize(params.len(), None);
+    for (k, v) in kwargs {
+        match params.iter().position(|p| &p.name == k) {
+            Some(at) if bound[at].is_some() => {
+                return type_error(
+                    v.span,
+                    format!("{name}() got multiple values for argument '{k}'"),
+                )
+            }
+            Some(at) => bound[at] = Some(v.clone()),
+            None => return type_error(v.span, format!("{name}() has no parameter named '{k}'")),
+        }
+    }
+    let mut out = Vec::new();
+    for (b, p) in bound.into_iter().zip(params) {
+        match (b, &p.default) {
+            (Some(x), _) => out.push(x),
+            (None, Some(d)) => out.push(default_value(d, f).map_err(|err| with_origin(err, f))?),
+            (None, None) => {
+                return type_error(
+                    e.span,
+                    format!(
+                        "{name}() takes {} argument(s) but {} were given (missing '{}')",
+                        params.len(),
+                        args.len() + kwargs.len(),
+                        p.name
+                    ),
+                )
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A parameter default as a literal: a number, or a module-level number of the
+/// function's own module (Python evaluated it when the function was defined).
+fn default_value(d: &Expr, f: &FuncInfo) -> KResult<Expr> {
+    let kind = match &d.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => d.kind.clone(),
+        ExprKind::Unary(crate::frontend::ast::UnOp::Neg, x) => match &x.kind {
+            ExprKind::Int(i) => ExprKind::Int(-i),
+            ExprKind::Float(v) => ExprKind::Float(-v),
+            _ => return type_error(d.span, "a @pk.function parameter default must be a number"),
+        },
+        ExprKind::Name(n) => match f.globals.get(n) {
+            Some(Global::Int(i)) => ExprKind::Int(*i),
+            Some(Global::Float(v)) => ExprKind::Float(*v),
+            Some(Global::Bool(b)) => ExprKind::Bool(*b),
+            _ => return type_error(d.span, "a @pk.function parameter default must be a number"),
+        },
+        _ => return type_error(d.span, "a @pk.function parameter default must be a number"),
+    };
+    Ok(Expr::new(kind, d.span))
 }

@@ -211,7 +211,8 @@ impl FnCx<'_> {
             }
             if !self.vars.contains_key(m.as_str()) {
                 let is_pk = is_pk_module(self.globals, m);
-                let is_math = is_math_module(self.globals, m);
+                let is_math = is_math_module(self.globals, m)
+                    || super::names::is_numpy_module(self.globals, m);
                 let c = match (attr, is_pk || is_math) {
                     ("pi", true) => Some(std::f64::consts::PI),
                     ("e", true) => Some(std::f64::consts::E),
@@ -320,7 +321,18 @@ impl FnCx<'_> {
                 .replace("<float>", "")
                 .replace("<double>", ""),
             BinOp::Pow => {
-                if ints {
+                if ints && matches!(y.lit, Some(Lit::I(k)) if k < 0) {
+                    // Python: an int to a negative power is a float (2 ** -1 == 0.5).
+                    r = STy {
+                        dt: DType::F64,
+                        weak: r.weak,
+                    };
+                    format!(
+                        "pk::km::pow({}, {})",
+                        self.coerce(x, DType::F64),
+                        self.coerce(y, DType::F64)
+                    )
+                } else if ints {
                     format!("pk::ipow<{}>({cx}, {cy})", r.dt.cpp())
                 } else {
                     format!("pk::km::pow({cx}, {cy})")
@@ -401,6 +413,29 @@ impl FnCx<'_> {
     pub fn index(&mut self, e: &Expr) -> KResult<Val> {
         // `v[i][j]` is merged into one access `v(i, j)`; a level with a slice
         // makes a subview first, which later levels then index (`A[j, :][k]`).
+        // `v.shape[d]` is NumPy's spelling of `v.extent(d)`.
+        if let ExprKind::Index(base, idx) = &e.kind {
+            if let (ExprKind::Attr(b, attr), [Index::At(d)]) = (&base.kind, idx.as_slice()) {
+                if attr == "shape" {
+                    let v = self.expr(b)?;
+                    if let VTy::View(vt) = v.ty {
+                        let dv = self.expr(d)?;
+                        if let Some(Lit::I(k)) = dv.lit {
+                            if k < 0 || k >= vt.rank as i64 {
+                                return type_error(
+                                    e.span,
+                                    format!("shape[{k}] of a view with {} dimension(s)", vt.rank),
+                                );
+                            }
+                        }
+                        return Ok(scalar(
+                            format!("(int64_t){}.extent({})", v.code, dv.code),
+                            STy::weak(DType::I64),
+                        ));
+                    }
+                }
+            }
+        }
         let mut levels: Vec<(&Expr, &[Index])> = Vec::new();
         let mut cur = e;
         while let ExprKind::Index(base, idx) = &cur.kind {

@@ -44,6 +44,8 @@ pub struct Var {
     pub cpp: String,
     /// Annotated locals keep their declared type; others widen like Python.
     pub annotated: bool,
+    /// The C++ type a hoisted view local is declared with.
+    pub decl: Option<String>,
 }
 
 /// A lowered expression: C++ text and its kernel type.
@@ -104,6 +106,8 @@ pub struct Unit {
     pub classes: BTreeMap<String, String>,
     pub class_fields: BTreeMap<String, Vec<(String, DType)>>,
     pub depth: usize,
+    /// Names of the `@pk.function`s being instantiated, innermost last.
+    pub stack: Vec<String>,
 }
 
 /// The body being lowered and everything it can see.
@@ -128,61 +132,149 @@ pub struct FnCx<'a> {
     pub loop_depth: usize,
 }
 
+/// C++ keywords, alternative operator tokens, standard typedefs and macros, and
+/// the names generated code relies on: a Python name equal to one of these gets
+/// a `u_` prefix in C++.
+const RESERVED: &[&str] = &[
+    // keywords and alternative tokens (those that are not Python keywords too)
+    "alignas",
+    "alignof",
+    "and_eq",
+    "asm",
+    "auto",
+    "bitand",
+    "bitor",
+    "bool",
+    "case",
+    "catch",
+    "char",
+    "char8_t",
+    "char16_t",
+    "char32_t",
+    "compl",
+    "concept",
+    "const",
+    "consteval",
+    "constexpr",
+    "constinit",
+    "const_cast",
+    "co_await",
+    "co_return",
+    "co_yield",
+    "decltype",
+    "default",
+    "delete",
+    "do",
+    "double",
+    "dynamic_cast",
+    "enum",
+    "explicit",
+    "export",
+    "extern",
+    "false",
+    "float",
+    "friend",
+    "goto",
+    "inline",
+    "int",
+    "long",
+    "mutable",
+    "namespace",
+    "new",
+    "noexcept",
+    "not_eq",
+    "nullptr",
+    "operator",
+    "or_eq",
+    "private",
+    "protected",
+    "public",
+    "register",
+    "reinterpret_cast",
+    "requires",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "static_assert",
+    "static_cast",
+    "struct",
+    "switch",
+    "template",
+    "this",
+    "thread_local",
+    "throw",
+    "true",
+    "typedef",
+    "typeid",
+    "typename",
+    "union",
+    "unsigned",
+    "using",
+    "virtual",
+    "void",
+    "volatile",
+    "wchar_t",
+    "xor",
+    "xor_eq",
+    "and",
+    "or",
+    "not",
+    // standard typedefs and lower-case macros
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "intmax_t",
+    "uintmax_t",
+    "errno",
+    "stdin",
+    "stdout",
+    "stderr",
+    "offsetof",
+    "linux",
+    "unix",
+    "i386",
+    // macros without an underscore (those with one are caught by the rule below)
+    "NULL",
+    "EOF",
+    "NAN",
+    "INFINITY",
+    "BUFSIZ",
+    "EDOM",
+    "ERANGE",
+    "EILSEQ",
+    // names generated code uses unqualified
+    "Kokkos",
+    "pk",
+    "std",
+    "printf",
+    "f",
+    "main",
+];
+
 pub fn cpp_ident(name: &str) -> String {
-    const RESERVED: &[&str] = &[
-        "auto",
-        "bool",
-        "case",
-        "catch",
-        "char",
-        "class",
-        "const",
-        "default",
-        "delete",
-        "do",
-        "double",
-        "enum",
-        "explicit",
-        "extern",
-        "float",
-        "friend",
-        "goto",
-        "inline",
-        "int",
-        "long",
-        "namespace",
-        "new",
-        "operator",
-        "private",
-        "protected",
-        "public",
-        "register",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "throw",
-        "typedef",
-        "typename",
-        "union",
-        "unsigned",
-        "using",
-        "virtual",
-        "void",
-        "volatile",
-        "Kokkos",
-        "pk",
-        "std",
-        "printf",
-        "f",
-        "main",
-        "NULL",
-    ];
-    if RESERVED.contains(&name) || name.starts_with("pk_") || name.starts_with("__") {
+    let upper_macro = name.contains('_')
+        && name.len() > 1
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+    if RESERVED.contains(&name)
+        || upper_macro
+        || name.starts_with("pk_")
+        || name.starts_with("pkf_")
+        || name.starts_with("__")
+        || name.starts_with("u_")
+    {
         format!("u_{name}")
     } else {
         name.to_string()
@@ -224,6 +316,7 @@ impl<'a> FnCx<'a> {
                 kind,
                 cpp: cpp_ident(name),
                 annotated: true,
+                decl: None,
             },
         );
     }
@@ -241,13 +334,16 @@ impl<'a> FnCx<'a> {
     /// Hoisted declarations of scalar locals, so Python's function-wide scope
     /// survives C++ block scoping (a name first set inside an `if` is visible after).
     pub fn declarations(&self) -> String {
+        let pad = if self.is_workunit { "    " } else { "  " };
         let mut s = String::new();
         for name in &self.decl_order {
             let v = &self.vars[name];
             if let (VarKind::Local | VarKind::LoopVar, Ty::Scalar(d)) = (v.kind, &v.ty) {
-                s.push_str(&format!("    {} {} = {}();\n", d.cpp(), v.cpp, d.cpp()));
+                s.push_str(&format!("{pad}{} {} = {}();\n", d.cpp(), v.cpp, d.cpp()));
             } else if let (VarKind::Local, Ty::Class(c)) = (v.kind, &v.ty) {
-                s.push_str(&format!("    {} {};\n", c, v.cpp));
+                s.push_str(&format!("{pad}{} {};\n", c, v.cpp));
+            } else if let (VarKind::Local, Ty::View(_), Some(d)) = (v.kind, &v.ty, &v.decl) {
+                s.push_str(&format!("{pad}{d} {};\n", v.cpp));
             }
         }
         s
@@ -266,7 +362,8 @@ impl<'a> FnCx<'a> {
         }
         self.infer = false;
         self.out.clear();
-        self.indent = 2;
+        // operator() sits inside the functor struct; functions at namespace scope.
+        self.indent = if self.is_workunit { 2 } else { 1 };
         self.lower_block(body)?;
         let _ = params;
         Ok(std::mem::take(&mut self.out))
@@ -307,8 +404,10 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
             _ => bad(),
         },
         ExprKind::Index(base, items) => {
+            // `pk.View2D[pk.double, pk.LayoutLeft]`: the layout comes from the
+            // argument itself, so items after the dtype are not needed.
             let inner = match items.as_slice() {
-                [crate::frontend::ast::Index::At(e)] => annotation_type(e, globals)?,
+                [crate::frontend::ast::Index::At(e), ..] => annotation_type(e, globals)?,
                 _ => return bad(),
             };
             let dt = match inner {

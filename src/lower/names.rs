@@ -54,6 +54,14 @@ pub fn is_math_module(globals: &Globals, name: &str) -> bool {
     }
 }
 
+pub fn is_numpy_module(globals: &Globals, name: &str) -> bool {
+    match globals.get(name) {
+        Some(Global::NumpyModule) => true,
+        None => name == "np" || name == "numpy",
+        _ => false,
+    }
+}
+
 /// dtype names as PyKokkos (and NumPy) spell them.
 pub fn dtype_by_pk_name(n: &str) -> Option<DType> {
     Some(match n {

@@ -4,7 +4,7 @@
 use super::{cpp_ident, FnCx, VTy, Val, Var, VarKind};
 use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{BinOp, Expr, ExprKind, Stmt, StmtKind};
-use crate::types::{promote, promote_weak, DType, STy, Ty};
+use crate::types::{promote, promote_weak, DType, Layout, STy, Ty, ViewTy};
 
 impl FnCx<'_> {
     pub fn lower_block(&mut self, stmts: &[Stmt]) -> KResult<()> {
@@ -264,6 +264,7 @@ impl FnCx<'_> {
                         kind,
                         cpp: cpp_ident(name),
                         annotated,
+                        decl: None,
                     },
                 );
                 self.decl_order.push(name.to_string());
@@ -288,7 +289,9 @@ impl FnCx<'_> {
                 }
                 match (&v.ty, &ty) {
                     (Ty::Scalar(a), Ty::Scalar(b)) => {
-                        if !v.annotated && v.kind != VarKind::LoopVar && v.kind != VarKind::FnParam {
+                        // A loop variable may become a float too (`k = 0.5` after the loop);
+                        // parameters keep the type of their C++ signature.
+                        if (!v.annotated || v.kind == VarKind::LoopVar) && v.kind != VarKind::FnParam {
                             let j = widen(*a, *b);
                             if j != *a {
                                 v.ty = Ty::Scalar(j);
@@ -339,7 +342,7 @@ impl FnCx<'_> {
                     return type_error(value.unwrap().span, format!("'{n}' is declared as a number but is assigned a view"));
                 }
                 if let Ty::View(_) = ty {
-                    return self.view_local(n, val, target, s);
+                    return self.view_local(n, val, value, target, s);
                 }
                 self.declare_local(n, ty, ann_ty.is_some(), VarKind::Local, target.span)?;
                 if let Some(v) = val {
@@ -398,7 +401,17 @@ impl FnCx<'_> {
         }
     }
 
-    fn view_local(&mut self, n: &str, val: Option<Val>, target: &Expr, s: &Stmt) -> KResult<()> {
+    /// A local bound to a view or subview. It is hoisted like other locals, as a
+    /// strided view of the root view's element type and memory space, so it can
+    /// be rebound (`row = A[k, :]` in a loop) and used after the block it was set in.
+    fn view_local(
+        &mut self,
+        n: &str,
+        val: Option<Val>,
+        value: Option<&Expr>,
+        target: &Expr,
+        s: &Stmt,
+    ) -> KResult<()> {
         let val = match val {
             Some(v) => v,
             None => return unsupported(s.span, "a view local needs a value"),
@@ -415,33 +428,73 @@ impl FnCx<'_> {
                 )
             }
         };
-        if let Some(v) = self.vars.get(n) {
-            if v.kind != VarKind::Local || v.ty != Ty::View(vt) || !self.infer {
-                if self.infer || v.kind != VarKind::Local {
+        let vt = ViewTy {
+            layout: Layout::Stride,
+            ..vt
+        };
+        match self.vars.get(n) {
+            Some(v) => {
+                if v.kind != VarKind::Local || v.ty != Ty::View(vt) {
                     return type_error(
                         target.span,
                         format!(
-                            "view local '{n}' cannot be rebound; give the new view another name"
+                            "'{n}' was first assigned {} and now {}: a kernel local keeps one kind of value",
+                            v.ty.describe(),
+                            Ty::View(vt).describe()
                         ),
                     );
                 }
             }
-        } else {
-            self.vars.insert(
-                n.to_string(),
-                Var {
-                    ty: Ty::View(vt),
-                    weak: false,
-                    kind: VarKind::Local,
-                    cpp: cpp_ident(n),
-                    annotated: true,
-                },
-            );
-            self.changed = true;
+            None => {
+                let root = value.and_then(|e| self.root_view(e));
+                let root =
+                    match root {
+                        Some(r) => r,
+                        None => return unsupported(
+                            value.map_or(s.span, |e| e.span),
+                            "a view local must be a view or a subview of one, as in row = A[i, :]",
+                        ),
+                    };
+                self.vars.insert(
+                    n.to_string(),
+                    Var {
+                        ty: Ty::View(vt),
+                        weak: false,
+                        kind: VarKind::Local,
+                        cpp: cpp_ident(n),
+                        annotated: true,
+                        decl: Some(format!(
+                            "pk::strided_t<std::decay_t<decltype({root})>, {}>",
+                            vt.rank
+                        )),
+                    },
+                );
+                self.decl_order.push(n.to_string());
+                self.changed = true;
+            }
         }
-        let cpp = cpp_ident(n);
-        self.line(&format!("auto {cpp} = {};", val.code));
+        let cpp = self.vars[n].cpp.clone();
+        self.line(&format!("{cpp} = {};", val.code));
         Ok(())
+    }
+
+    /// The C++ name of the view a (sub)view expression starts from.
+    fn root_view(&self, e: &Expr) -> Option<String> {
+        let mut cur = e;
+        while let ExprKind::Index(b, _) = &cur.kind {
+            cur = b;
+        }
+        let key = match &cur.kind {
+            ExprKind::Name(n) => n.clone(),
+            ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(s) if s == "self") => {
+                format!("self.{a}")
+            }
+            _ => return None,
+        };
+        match self.vars.get(&key) {
+            Some(v) if matches!(v.ty, Ty::View(_)) => Some(v.cpp.clone()),
+            _ => None,
+        }
     }
 
     fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {

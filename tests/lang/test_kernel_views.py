@@ -110,3 +110,32 @@ def test_numpy_arrays_as_views_are_written_in_place():
     expect = np.arange(12, dtype=np.float64).reshape(4, 3).T * 3
     expect[:, 0] += 1
     np.testing.assert_allclose(a, expect)
+
+
+@pk.workunit
+def view_locals(i, A, out):
+    row = A[0, :]
+    best = row_sum(row)
+    for k in range(1, A.extent(0)):
+        row = A[k, :]              # rebinding a view local in a loop
+        if row_sum(row) > best:
+            best = row_sum(row)
+    out[i, 0] = best
+    out[i, 1] = row[i]             # the last row, used after the loop
+    whole = A                      # an alias of the whole view
+    col = whole[:, i]
+    out[i, 2] = row_sum(col)
+    tail = col[1:]
+    tail[0] = tail[0]              # written through the alias chain
+    out[i, 3] = tail.extent(0)
+
+
+def test_view_locals_rebound_and_aliased():
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    for layout in (pk.LayoutRight, pk.LayoutLeft):
+        A = pk.View([3, 4], pk.double, layout=layout)
+        A[:] = a
+        out = pk.View([3, 4], pk.double)
+        pk.parallel_for(3, view_locals, A=A, out=out)
+        expect = [[a.sum(axis=1).max(), a[2, i], a[:, i].sum(), 2] for i in range(3)]
+        np.testing.assert_allclose(np.asarray(out), expect)

@@ -1,0 +1,1 @@
+"""Kernel-language tests: one module per construct family."""
