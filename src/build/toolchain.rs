@@ -117,7 +117,64 @@ fn find_kokkos() -> PkResult<Kokkos> {
     })
 }
 
+/// What the `cc` crate's choice of compiler and flags depends on. Its probe
+/// runs the compiler twice (~16 ms), so the answer is remembered on disk under
+/// this fingerprint and a new process only pays a few `stat`s.
+fn compiler_fingerprint() -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(env!("PK_TARGET").as_bytes());
+    let target_us = env!("PK_TARGET").replace('-', "_");
+    for var in [
+        "CXX",
+        "CXXFLAGS",
+        "TARGET_CXX",
+        "HOST_CXX",
+        "TARGET_CXXFLAGS",
+        "HOST_CXXFLAGS",
+        "CRATE_CC_NO_DEFAULTS",
+        "PATH",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain([format!("CXX_{target_us}"), format!("CXXFLAGS_{target_us}")])
+    {
+        h.update(var.as_bytes());
+        h.update(b"=");
+        h.update(
+            std::env::var_os(&var)
+                .unwrap_or_default()
+                .as_encoded_bytes(),
+        );
+        h.update(b"\0");
+    }
+    let cxx = std::env::var_os("CXX").map_or_else(|| PathBuf::from("c++"), PathBuf::from);
+    h.update(binary_identity(&cxx).as_bytes());
+    h.finalize().to_hex()[..16].to_string()
+}
+
 fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
+    let memo = cache_root().join(format!("compiler-{}.txt", compiler_fingerprint()));
+    if let Ok(text) = std::fs::read_to_string(&memo) {
+        let mut lines = text.lines();
+        if let Some(path) = lines.next().filter(|p| !p.is_empty()) {
+            return Ok((PathBuf::from(path), lines.map(OsString::from).collect()));
+        }
+    }
+    let (path, args) = probe_compiler()?;
+    // Remember it; a failure to write only costs the next process a probe.
+    let mut text = format!("{}\n", path.display());
+    for a in &args {
+        text.push_str(&a.to_string_lossy());
+        text.push('\n');
+    }
+    let tmp = memo.with_extension(format!("{}.tmp", std::process::id()));
+    if std::fs::create_dir_all(cache_root()).is_ok() && std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, &memo);
+    }
+    Ok((path, args))
+}
+
+fn probe_compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
     let target = env!("PK_TARGET");
     let tool = cc::Build::new()
         .cpp(true)
