@@ -2,8 +2,10 @@
 time split into its stages (first call: parse + translate + compile + load;
 later calls: launch only) and compared with NumPy doing the same work.
 
-Lazy fusion (PK_FUSE=1) is not implemented yet; when it lands this demo
-compares eager and fused runs of the same program.
+Then the same many-small-kernels program runs eagerly and lazily (PK_FUSE=1:
+launches recorded into a DAG and flushed when a result is read). Fusion of the
+recorded launches into fewer kernels is not implemented yet, so the lazy run
+shows the recording/flush machinery's cost, not fusion's gains.
 """
 from __future__ import annotations
 
@@ -92,8 +94,32 @@ def main() -> None:
     print(f"\nlaunch overhead of a cached kernel on 1 element: {per * 1e6:.2f} us")
     print("first-call time = parse + type inference + C++ generation + compile (or disk-cache hit) + load;")
     print("run `PK_LOG=info make demo` to see each stage's span and duration.")
-    if os.environ.get("PK_FUSE"):
-        print("\nPK_FUSE is set, but lazy fusion is not implemented yet: every launch above ran eagerly.")
+
+    # Eager vs lazy on a stream of small launches followed by one read.
+    a, b = pk.View([64], pk.double), pk.View([64], pk.double)
+    steps = 20000
+
+    def stream():
+        for k in range(steps):
+            pk.parallel_for(64, scale, a=1.0 + 1e-6, x=a if k % 2 else b, y=b if k % 2 else a)
+        return float(pk.parallel_reduce(64, dot, x=a, y=b))
+
+    pk.parallel_for(64, scale, a=1.0, x=a, y=b)
+    t_eager, r_eager = timed(stream)
+    pk._native.set_lazy(True)
+    t0 = time.perf_counter()
+    for k in range(steps):
+        pk.parallel_for(64, scale, a=1.0 + 1e-6, x=a if k % 2 else b, y=b if k % 2 else a)
+    t_record = time.perf_counter() - t0
+    r_lazy = float(pk.parallel_reduce(64, dot, x=a, y=b))
+    t_lazy = time.perf_counter() - t0
+    pk._native.set_lazy(False)
+    assert r_lazy == r_eager
+    print(f"\n{steps} launches of a 64-element kernel, then one read:")
+    print(f"  eager: {t_eager * 1e3:8.1f} ms")
+    print(f"  lazy:  {t_lazy * 1e3:8.1f} ms  (recording {t_record / steps * 1e6:.2f} us/launch, "
+          f"flush {(t_lazy - t_record) * 1e3:.1f} ms)   eager/lazy = {t_eager / t_lazy:.2f}x")
+    print("  results identical; kernel fusion (fewer, bigger kernels) is the next step of the runtime.")
 
 
 if __name__ == "__main__":
