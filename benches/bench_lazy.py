@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
+
 
 import pykokkos as pk
 from _util import per_call_us

@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 
 import bench_compile  # noqa: E402
 import bench_launch  # noqa: E402
+import bench_lazy  # noqa: E402
 import bench_translate  # noqa: E402
 import bench_triad  # noqa: E402
 
@@ -29,6 +30,7 @@ BENCHES = [
     ("compile", bench_compile),
     ("translate", bench_translate),
     ("launch", bench_launch),
+    ("lazy", bench_lazy),
     ("triad", bench_triad),
 ]
 
@@ -65,6 +67,16 @@ ROWS = [
     ("triad", "pk_fraction_of_cpp", "pk as a fraction of C++ (best vs best)", "x", (">=", 0.90)),
     ("triad", "cpp_inproc_best_ms", "same C++ loop in this process on pk's Views (ctypes)", "ms", None),
     ("triad", "pk_fraction_of_cpp_inproc", "pk as a fraction of that (codegen + dispatch only)", "x", None),
+    ("lazy", None, "(e) lazy runtime (PK_FUSE=1): recording and flushing", None, None),
+    ("lazy", "record_us", "record one launch (pk.parallel_for), median", "us", ("<=", 3.0)),
+    ("lazy", "record_p99_us", "record one launch, 99th percentile", "us", None),
+    ("lazy", "eager_launch_us", "same launch eagerly (incl. kernel), median", "us", None),
+    ("lazy", "flush1000_chain_ms", "flush of 1,000 pending launches, one chain", "ms", None),
+    ("lazy", "eager1000_chain_ms", "the same 1,000 launches run eagerly", "ms", None),
+    ("lazy", "flush_overhead_chain_us", "flush minus eager, per launch (chain)", "us", None),
+    ("lazy", "flush1000_indep_ms", "flush of 1,000 independent pending launches", "ms", None),
+    ("lazy", "eager1000_indep_ms", "the same 1,000 launches run eagerly", "ms", None),
+    ("lazy", "flush_overhead_indep_us", "flush minus eager, per launch (independent)", "us", None),
     ("translate", None, "(d) parse + translate, 30-line workunit", None, None),
     ("translate", "generate_source_us", "generate_source (parse cached; incl. name resolution)", "us", ("<=", 1000.0)),
     ("translate", "generate_source_fresh_us", "generate_source on a fresh workunit (parse+resolve+translate)", "us", ("<=", 1000.0)),
