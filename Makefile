@@ -36,7 +36,7 @@ demo: setup
 	$(PY) examples/demo.py
 
 test-rust:
-	cargo test --release --lib -q
+	cargo test --release --lib --test codegen_snapshots -q
 
 test-python: setup
 	$(PY) -m pytest -q tests

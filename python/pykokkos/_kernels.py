@@ -134,6 +134,17 @@ def _resolve(fn) -> dict:
             names |= set(re.findall(r"[A-Za-z_]\w*", ann))
         elif isinstance(ann, type):
             names.add(ann.__name__)
+    # Parameter defaults, as Python evaluated them when the function was defined.
+    if fn.__defaults__:
+        pos = code.co_varnames[:code.co_argcount]
+        for pname, value in zip(pos[len(pos) - len(fn.__defaults__):], fn.__defaults__):
+            kind = _classify(value)
+            if kind is not None:
+                found["default:" + pname] = kind
+    for pname, value in (fn.__kwdefaults__ or {}).items():
+        kind = _classify(value)
+        if kind is not None:
+            found["default:" + pname] = kind
     for name in sorted(names):
         if name in closure:
             value = closure[name]

@@ -1002,7 +1002,9 @@ fn bind_arguments(
     for (b, p) in bound.into_iter().zip(params) {
         match (b, &p.default) {
             (Some(x), _) => out.push(x),
-            (None, Some(d)) => out.push(default_value(d, f).map_err(|err| with_origin(err, f))?),
+            (None, Some(d)) => {
+                out.push(default_value(d, &p.name, f).map_err(|err| with_origin(err, f))?)
+            }
             (None, None) => {
                 return type_error(
                     e.span,
@@ -1021,7 +1023,14 @@ fn bind_arguments(
 
 /// A parameter default as a literal: a number, or a module-level number of the
 /// function's own module (Python evaluated it when the function was defined).
-fn default_value(d: &Expr, f: &FuncInfo) -> KResult<Expr> {
+fn default_value(d: &Expr, param: &str, f: &FuncInfo) -> KResult<Expr> {
+    // The value Python computed, when the resolver reported it.
+    match f.globals.get(&format!("default:{param}")) {
+        Some(Global::Int(i)) => return Ok(Expr::new(ExprKind::Int(*i), d.span)),
+        Some(Global::Float(v)) => return Ok(Expr::new(ExprKind::Float(*v), d.span)),
+        Some(Global::Bool(b)) => return Ok(Expr::new(ExprKind::Bool(*b), d.span)),
+        _ => {}
+    }
     let kind = match &d.kind {
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => d.kind.clone(),
         ExprKind::Unary(crate::frontend::ast::UnOp::Neg, x) => match &x.kind {

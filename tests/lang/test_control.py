@@ -5,7 +5,7 @@ import numpy as np
 import pykokkos as pk
 
 N = 12
-K = 14
+K = 15
 
 
 def py_control(i, step):
@@ -79,6 +79,10 @@ def py_control(i, step):
                 break
             s += a * 10 + b
     r[12] = s
+    for k in range(i):
+        pass
+    k = i + 0.5      # a loop variable rebound to a float becomes a float
+    r[14] = k * 2
     r[13] = 0 if i % 4 == 1 else 7
     return r
 
@@ -154,6 +158,10 @@ def control(i, step, out):
                 break
             s += a * 10 + b
     out[i][12] = s
+    for k in range(i):
+        pass
+    k = i + 0.5      # a loop variable rebound to a float becomes a float
+    out[i][14] = k * 2
     if i % 4 == 1:
         return
     out[i][13] = 7

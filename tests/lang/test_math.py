@@ -171,3 +171,28 @@ def test_integer_abs_min_max_and_rounding():
     expect = [[abs(v), min(v, 2), max(v, -1, 0), math.floor(v / 3), math.ceil(v / 3),
                round(v / 2), int(math.sqrt(abs(v))), min(v, 3) * max(v, 2)] for v in vals]
     np.testing.assert_array_equal(np.asarray(out), np.array(expect))
+
+
+@pk.workunit
+def numpy_spellings(i, x, out: pk.View2D[pk.double, pk.LayoutRight]):
+    v = x[i]
+    out[i][0] = np.sqrt(abs(v)) + np.floor(v) + np.abs(v) + np.pi + np.e
+    out[i][1] = np.minimum(v, 0.5) + np.maximum(v, 0.5) + np.round(v * 2)
+    out[i][2] = float("inf") if v > 3 else float("-inf")
+    out[i][3] = 1.0 if float("nan") != float("nan") else 0.0
+    out[i][4] = np.int64(v * 2.7) + pk.int32(-v) + pk.float32(0.1) + np.float64(0.25)
+    out[i][5] = pk.uint8(300) + np.int8(-129)
+    out[i][6] = 2 ** -2 + 10 ** -1
+    out[i][7] = x.shape[0] + out.shape[1]
+
+
+def test_numpy_spellings_and_conversions():
+    xs = [3.5, -1.25, 2.5]
+    out = pk.View([3, 8], pk.double)
+    pk.parallel_for(3, numpy_spellings, x=pk.array(np.array(xs)), out=out)
+    expect = [[math.sqrt(abs(v)) + math.floor(v) + abs(v) + math.pi + math.e,
+               min(v, 0.5) + max(v, 0.5) + float(np.round(v * 2)),
+               math.inf if v > 3 else -math.inf, 1.0,
+               int(v * 2.7) + int(-v) + float(np.float32(0.1)) + 0.25,
+               300 % 256 + 127, 2 ** -2 + 10 ** -1, 3 + 8] for v in xs]
+    np.testing.assert_allclose(np.asarray(out), expect)
