@@ -272,15 +272,37 @@ pub fn execute(
     name: &str,
 ) -> Result<Option<Total>, PkError> {
     runtime::kokkos()?;
-    let views: Vec<PkViewArg> = kernel
-        .abi
-        .view_slots
-        .iter()
-        .map(|&k| match &vals[k] {
-            ArgVal::View(v) => v.materialize(),
-            _ => unreachable!("view slot holds a view"),
-        })
-        .collect();
+    let mut device_launch = None;
+    let views: Vec<PkViewArg> = if kernel.space == Space::Cuda {
+        let vs: Vec<&crate::args::ViewVal> = kernel
+            .abi
+            .view_slots
+            .iter()
+            .map(|&k| match &vals[k] {
+                ArgVal::View(v) => v,
+                _ => unreachable!("view slot holds a view"),
+            })
+            .collect();
+        let (l, args) = crate::device::Launch::prepare(&vs)?;
+        device_launch = Some(l);
+        args
+    } else {
+        let mirrors = crate::device::USED.load(std::sync::atomic::Ordering::Relaxed);
+        kernel
+            .abi
+            .view_slots
+            .iter()
+            .map(|&k| match &vals[k] {
+                ArgVal::View(v) => {
+                    if mirrors {
+                        v.alloc.host_sync()?;
+                    }
+                    Ok(v.materialize())
+                }
+                _ => unreachable!("view slot holds a view"),
+            })
+            .collect::<Result<_, PkError>>()?
+    };
     let scalars: Vec<PkScalarArg> = kernel
         .abi
         .scalar_slots
@@ -316,6 +338,9 @@ pub fn execute(
         return Err(PkError::Runtime(format!(
             "workunit '{name}' failed in Kokkos: {msg}"
         )));
+    }
+    if let Some(l) = device_launch {
+        l.finish()?;
     }
     Ok(kernel.abi.acc.map(|d| read_result(&result, d)))
 }

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod build;
 pub mod codegen;
+pub mod device;
 pub mod errors;
 pub mod frontend;
 pub mod launch;

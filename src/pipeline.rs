@@ -12,6 +12,8 @@ pub struct Kernel {
     pub error: loader::ErrorFn,
     pub abi: KernelAbi,
     pub source_key: String,
+    /// Where it runs: CUDA kernels take device pointers.
+    pub space: crate::codegen::Space,
 }
 
 pub struct Request<'a> {
@@ -55,5 +57,6 @@ pub fn build(req: &Request) -> PkResult<Kernel> {
         error: loader::symbol(lib, "pk_error")?,
         abi: generated.abi,
         source_key: key,
+        space: req.space,
     })
 }

@@ -5,7 +5,7 @@ use crate::codegen::{ArgTy, Pattern, Space};
 use crate::errors::{PkError, PkResult};
 use crate::pipeline::Kernel;
 use dashmap::DashMap;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, OnceLock};
 
@@ -13,6 +13,61 @@ struct Support {
     fence: unsafe extern "C" fn(),
     finalize: unsafe extern "C" fn(),
     concurrency: unsafe extern "C" fn() -> c_int,
+    error: loader::ErrorFn,
+    cuda: Option<CudaFns>,
+}
+
+/// Device-memory functions of the support library (CUDA builds only).
+#[derive(Clone, Copy)]
+pub struct CudaFns {
+    pub malloc: unsafe extern "C" fn(usize) -> *mut c_void,
+    pub malloc_managed: unsafe extern "C" fn(usize) -> *mut c_void,
+    pub free: unsafe extern "C" fn(*mut c_void),
+    pub h2d: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> c_int,
+    pub d2h: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> c_int,
+    pub zero: unsafe extern "C" fn(*mut c_void, usize) -> c_int,
+    pub mem_info: unsafe extern "C" fn(*mut usize, *mut usize) -> c_int,
+}
+
+fn load_cuda(lib: &'static libloading::Library) -> Option<CudaFns> {
+    Some(CudaFns {
+        malloc: loader::symbol(lib, "pk_cuda_malloc").ok()?,
+        malloc_managed: loader::symbol(lib, "pk_cuda_malloc_managed").ok()?,
+        free: loader::symbol(lib, "pk_cuda_free").ok()?,
+        h2d: loader::symbol(lib, "pk_cuda_h2d").ok()?,
+        d2h: loader::symbol(lib, "pk_cuda_d2h").ok()?,
+        zero: loader::symbol(lib, "pk_cuda_zero").ok()?,
+        mem_info: loader::symbol(lib, "pk_cuda_mem_info").ok()?,
+    })
+}
+
+/// The device-memory functions, initializing Kokkos first; an error when this
+/// Kokkos has no CUDA backend.
+pub fn cuda() -> PkResult<&'static CudaFns> {
+    kokkos()?;
+    match SUPPORT.get() {
+        Some(Ok(Support { cuda: Some(c), .. })) => Ok(c),
+        _ => Err(PkError::Environment(
+            "device memory needs a Kokkos with the CUDA backend (set PK_KOKKOS_CUDA=1 on a machine with nvcc)"
+                .into(),
+        )),
+    }
+}
+
+/// The functions only if some device memory may already exist (no init).
+pub fn cuda_loaded() -> Option<&'static CudaFns> {
+    match SUPPORT.get() {
+        Some(Ok(Support { cuda: Some(c), .. })) => Some(c),
+        _ => None,
+    }
+}
+
+/// The support library's last error text (CUDA failures).
+pub fn support_error() -> String {
+    match SUPPORT.get() {
+        Some(Ok(s)) => loader::error_text(s.error),
+        _ => String::new(),
+    }
 }
 
 static SUPPORT: OnceLock<Result<Support, String>> = OnceLock::new();
@@ -48,6 +103,8 @@ fn init() -> PkResult<Support> {
         fence: loader::symbol(lib, "pk_fence")?,
         finalize: loader::symbol(lib, "pk_finalize")?,
         concurrency: loader::symbol(lib, "pk_concurrency")?,
+        error,
+        cuda: load_cuda(lib),
     })
 }
 

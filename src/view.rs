@@ -6,7 +6,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use std::alloc;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// One allocation, shared by a view and all its subviews. Runtime-owned memory
@@ -24,6 +24,12 @@ pub struct Alloc {
     /// Buffer-protocol exports alive: while > 0 Python may touch the memory
     /// behind the runtime's back, so the memory counts as foreign.
     pub exports: AtomicIsize,
+    /// CudaUVMSpace: the memory is CUDA managed memory, valid on both sides.
+    pub(crate) uvm: bool,
+    /// The device mirror (CUDA launches), null until a kernel needs it.
+    pub(crate) dev: AtomicPtr<u8>,
+    /// Which copy is current: see `crate::device`.
+    pub(crate) dev_state: AtomicU8,
 }
 
 struct ForeignBuf(Box<ffi::Py_buffer>);
@@ -36,7 +42,7 @@ unsafe impl Sync for Alloc {}
 const ALIGN: usize = 16;
 
 impl Alloc {
-    fn owned(bytes: usize) -> Arc<Alloc> {
+    fn owned(bytes: usize, uvm: bool) -> Arc<Alloc> {
         Arc::new(Alloc {
             ptr: AtomicPtr::new(std::ptr::null_mut()),
             bytes,
@@ -44,6 +50,9 @@ impl Alloc {
             borrowed: false,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            uvm,
+            dev: AtomicPtr::new(std::ptr::null_mut()),
+            dev_state: AtomicU8::new(0),
         })
     }
 
@@ -55,6 +64,9 @@ impl Alloc {
             borrowed: true,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            uvm: false,
+            dev: AtomicPtr::new(std::ptr::null_mut()),
+            dev_state: AtomicU8::new(0),
         })
     }
 
@@ -66,6 +78,9 @@ impl Alloc {
         }
         if self.bytes == 0 {
             return std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8;
+        }
+        if self.uvm {
+            return self.ptr_managed();
         }
         let layout = alloc::Layout::from_size_align(self.bytes, ALIGN)
             .expect("view size checked at creation");
@@ -87,6 +102,40 @@ impl Alloc {
         }
     }
 
+    /// CUDA managed memory (CudaUVMSpace views), zeroed on first use.
+    fn ptr_managed(&self) -> *mut u8 {
+        let c = crate::runtime::cuda().expect("CudaUVMSpace checked at creation");
+        let fresh = unsafe { (c.malloc_managed)(self.bytes) } as *mut u8;
+        if fresh.is_null() {
+            panic!(
+                "cudaMallocManaged of {} bytes failed: {}",
+                self.bytes,
+                crate::runtime::support_error()
+            );
+        }
+        unsafe { std::ptr::write_bytes(fresh, 0, self.bytes) };
+        match self.ptr.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                unsafe { (c.free)(fresh as *mut c_void) };
+                winner
+            }
+        }
+    }
+
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
     pub fn is_allocated(&self) -> bool {
         !self.ptr.load(Ordering::Acquire).is_null()
     }
@@ -103,6 +152,19 @@ impl Alloc {
 
 impl Drop for Alloc {
     fn drop(&mut self) {
+        let d = self.dev.load(Ordering::Acquire);
+        if !d.is_null() {
+            if let Some(c) = crate::runtime::cuda_loaded() {
+                unsafe { (c.free)(d as *mut c_void) };
+            }
+        }
+        if self.uvm {
+            let p = self.ptr.load(Ordering::Acquire);
+            if let (false, Some(c)) = (p.is_null(), crate::runtime::cuda_loaded()) {
+                unsafe { (c.free)(p as *mut c_void) };
+            }
+            return;
+        }
         if let Some(ForeignBuf(buf)) = self.foreign.take() {
             let mut buf = buf;
             Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
@@ -319,7 +381,7 @@ impl View {
     /// `View(shape, dtype_code, layout_code)` allocates; `parent=` with the
     /// subview lists makes a subview; `wrap=` borrows a NumPy array's memory.
     #[new]
-    #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None))]
+    #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None, space_code=0))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
         shape: Option<Vec<i64>>,
@@ -331,6 +393,7 @@ impl View {
         step: Option<Vec<i64>>,
         keep: Option<Vec<bool>>,
         wrap: Option<&Bound<'_, PyAny>>,
+        space_code: u8,
     ) -> PyResult<Self> {
         if let Some(p) = parent {
             let n = p.rank;
@@ -369,7 +432,14 @@ impl View {
         let bytes = (n as usize)
             .checked_mul(dtype.size())
             .filter(|b| *b < isize::MAX as usize / 2);
-        let alloc = Alloc::owned(bytes.ok_or_else(|| PyValueError::new_err("View too large"))?);
+        let bytes = bytes.ok_or_else(|| PyValueError::new_err("View too large"))?;
+        // 0 HostSpace, 1 CudaSpace (host memory mirrored on the device when a
+        // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
+        let uvm = space_code == 2;
+        if uvm {
+            crate::device::check_managed(bytes).map_err(crate::py_err)?;
+        }
+        let alloc = Alloc::owned(bytes, uvm);
         let mut extents = [0i64; 8];
         extents[..shape.len()].copy_from_slice(&shape);
         let strides = contiguous_strides(&shape, declared == Layout::Left);
@@ -390,7 +460,36 @@ impl View {
     /// happen). Raises the error of a failed pending launch.
     fn _sync(&self, py: Python<'_>) -> PyResult<()> {
         crate::lazy::take_swallowed(py, self.alloc.id())?;
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        self.alloc.host_sync().map_err(crate::py_err)
+    }
+
+    /// CUDA Array Interface (version 3) of views that have device memory (a
+    /// device mirror made by a CUDA launch, or CudaUVMSpace). The device copy
+    /// is made current and counts as newer afterwards (the consumer may write it).
+    #[getter]
+    fn __cuda_array_interface__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let has = self.alloc.uvm || !self.alloc.dev.load(Ordering::Acquire).is_null();
+        if !has {
+            return Err(pyo3::exceptions::PyAttributeError::new_err(
+                "this View has no device memory (no CUDA kernel used it yet)",
+            ));
+        }
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        let base = self.alloc.device_ptr(true).map_err(crate::py_err)?;
+        let item = self.dtype.size() as i64;
+        let d = pyo3::types::PyDict::new(py);
+        let shape: Vec<i64> = self.shape().to_vec();
+        let strides: Vec<i64> = self.strides[..self.rank].iter().map(|s| s * item).collect();
+        d.set_item("shape", pyo3::types::PyTuple::new(py, shape)?)?;
+        d.set_item("strides", pyo3::types::PyTuple::new(py, strides)?)?;
+        d.set_item("typestr", typestr(self.dtype))?;
+        d.set_item("data", (base.wrapping_offset(self.offset) as usize, false))?;
+        d.set_item("version", 3)?;
+        Ok(d)
     }
 
     #[getter]
@@ -418,8 +517,9 @@ impl View {
         }
     }
     #[getter]
-    fn _ptr(&self) -> usize {
-        self.data_ptr() as usize
+    fn _ptr(&self) -> PyResult<usize> {
+        self.alloc.host_sync().map_err(crate::py_err)?;
+        Ok(self.data_ptr() as usize)
     }
     #[getter]
     fn _exports(&self) -> isize {
@@ -466,6 +566,7 @@ impl View {
         // Host access: pending kernels touching this memory must run first, and
         // while the export lives, launches on it run at once (it is foreign).
         crate::lazy::flush_alloc_for_buffer(slf.py(), me.alloc.id())?;
+        me.alloc.host_sync().map_err(crate::py_err)?;
         let item = me.dtype.size() as isize;
         let r = me.rank;
         // shape and strides live until __releasebuffer__ frees them.
@@ -524,6 +625,13 @@ impl View {
         }
         self.alloc.exports.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+fn typestr(d: DType) -> &'static str {
+    const T: [&str; 11] = [
+        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
+    ];
+    T[d as usize]
 }
 
 fn format_ptr(d: DType) -> *mut std::os::raw::c_char {

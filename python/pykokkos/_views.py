@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _native
-from ._types import DataType, LayoutLeft, dtype_code, numpy_dtype
+from ._types import DataType, LayoutLeft, MemorySpace, dtype_code, numpy_dtype
 
 
 class View(_native.View):
@@ -18,7 +18,10 @@ class View(_native.View):
         elif shape is None:
             raise TypeError("pk.View needs a shape: an int or a list of ints")
         shape = [int(n) for n in shape]
-        return super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0)
+        # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
+        space_code = space.value if isinstance(space, MemorySpace) else 0
+        return super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0,
+                               space_code=space_code)
 
     def __init__(self, *args, **kwargs):
         pass

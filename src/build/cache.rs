@@ -166,6 +166,40 @@ extern "C" void pk_finalize() {
 extern "C" void pk_fence() { Kokkos::fence(); }
 extern "C" int pk_concurrency() { return Kokkos::DefaultHostExecutionSpace::concurrency(); }
 extern "C" const char* pk_error() { return pk::last_error(); }
+#ifdef KOKKOS_ENABLE_CUDA
+// Device memory for view mirrors (only in CUDA builds; the runtime loads these
+// symbols as optional).
+static int pk_cuda_check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return 0;
+  cudaGetLastError();
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: %s", what, cudaGetErrorString(e));
+  return pk::fail(buf);
+}
+extern "C" void* pk_cuda_malloc(size_t n) {
+  void* p = nullptr;
+  if (pk_cuda_check(cudaMalloc(&p, n ? n : 1), "cudaMalloc")) return nullptr;
+  return p;
+}
+extern "C" void* pk_cuda_malloc_managed(size_t n) {
+  void* p = nullptr;
+  if (pk_cuda_check(cudaMallocManaged(&p, n ? n : 1, cudaMemAttachGlobal), "cudaMallocManaged")) return nullptr;
+  return p;
+}
+extern "C" void pk_cuda_free(void* p) { if (p) cudaFree(p); }
+extern "C" int pk_cuda_h2d(void* dst, const void* src, size_t n) {
+  return pk_cuda_check(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "cudaMemcpy host->device");
+}
+extern "C" int pk_cuda_d2h(void* dst, const void* src, size_t n) {
+  return pk_cuda_check(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "cudaMemcpy device->host");
+}
+extern "C" int pk_cuda_zero(void* p, size_t n) {
+  return pk_cuda_check(cudaMemset(p, 0, n), "cudaMemset");
+}
+extern "C" int pk_cuda_mem_info(size_t* free_b, size_t* total_b) {
+  return pk_cuda_check(cudaMemGetInfo(free_b, total_b), "cudaMemGetInfo");
+}
+#endif
 "#;
 
 #[cfg(test)]

@@ -1,0 +1,219 @@
+//! Device mirrors of view memory for kernels in the CUDA space.
+//!
+//! Every allocation keeps its host memory; a CUDA launch gives it a device
+//! buffer of the same size on first use. `Alloc::dev_state` says which copy is
+//! current: `STALE` (the host copy is newer or may have changed), `SYNC` (both
+//! agree), `NEWER` (a kernel may have written the device copy). Host access
+//! (`_sync`, the buffer protocol, host kernels) copies a newer device copy back
+//! first and leaves the state `STALE` (the host may write). Borrowed memory
+//! (NumPy arrays) gets a device buffer for the one launch: copied in, run,
+//! copied back, freed. None of this is reached unless a CUDA kernel ran.
+use crate::args::{PkViewArg, ViewVal};
+use crate::errors::{PkError, PkResult};
+use crate::runtime::{self, CudaFns};
+use crate::view::Alloc;
+use std::os::raw::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub const STALE: u8 = 0;
+pub const SYNC: u8 = 1;
+pub const NEWER: u8 = 2;
+
+/// Set once any device mirror exists: host launches check mirrors only then.
+pub static USED: AtomicBool = AtomicBool::new(false);
+
+fn cuda_err(what: &str) -> PkError {
+    PkError::Runtime(format!("{what}: {}", runtime::support_error()))
+}
+
+/// A CudaUVMSpace view of `bytes`: CUDA must be there and the card big enough.
+pub fn check_managed(bytes: usize) -> PkResult<()> {
+    let c = runtime::cuda()?;
+    let (mut free, mut total) = (0usize, 0usize);
+    if unsafe { (c.mem_info)(&mut free, &mut total) } != 0 {
+        return Err(cuda_err("cudaMemGetInfo"));
+    }
+    if bytes > total {
+        return Err(PkError::Runtime(format!(
+            "a CudaUVMSpace view of {bytes} bytes exceeds the GPU's {total} bytes"
+        )));
+    }
+    USED.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+impl Alloc {
+    /// Host access is about to happen: a newer device copy comes back first;
+    /// afterwards the host copy counts as newer (the host may write it).
+    pub fn host_sync(&self) -> PkResult<()> {
+        let d = self.dev.load(Ordering::Acquire);
+        if d.is_null() {
+            return Ok(());
+        }
+        if self.dev_state.swap(STALE, Ordering::AcqRel) == NEWER {
+            let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
+            let rc =
+                unsafe { (c.d2h)(self.ptr() as *mut c_void, d as *const c_void, self.bytes()) };
+            if rc != 0 {
+                self.dev_state.store(NEWER, Ordering::Release);
+                return Err(cuda_err("copying a view back from the GPU"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The device address of the allocation's start, current for a kernel;
+    /// `write` marks the device copy newer. Not for borrowed memory.
+    pub fn device_ptr(&self, write: bool) -> PkResult<*mut u8> {
+        if self.uvm || self.bytes() == 0 {
+            return Ok(self.ptr());
+        }
+        let c = runtime::cuda()?;
+        let mut d = self.dev.load(Ordering::Acquire);
+        if d.is_null() {
+            let fresh = unsafe { (c.malloc)(self.bytes()) } as *mut u8;
+            if fresh.is_null() {
+                return Err(cuda_err(&format!(
+                    "allocating {} bytes of GPU memory",
+                    self.bytes()
+                )));
+            }
+            USED.store(true, Ordering::Relaxed);
+            if self.is_allocated() {
+                self.dev_state.store(STALE, Ordering::Release);
+            } else {
+                // Never touched on the host: zero on the device, no host memory.
+                if unsafe { (c.zero)(fresh as *mut c_void, self.bytes()) } != 0 {
+                    unsafe { (c.free)(fresh as *mut c_void) };
+                    return Err(cuda_err("zeroing GPU memory"));
+                }
+                self.dev_state.store(SYNC, Ordering::Release);
+            }
+            self.dev.store(fresh, Ordering::Release);
+            d = fresh;
+        }
+        if self.dev_state.load(Ordering::Acquire) == STALE {
+            let rc =
+                unsafe { (c.h2d)(d as *mut c_void, self.ptr() as *const c_void, self.bytes()) };
+            if rc != 0 {
+                return Err(cuda_err("copying a view to the GPU"));
+            }
+            self.dev_state.store(SYNC, Ordering::Release);
+        }
+        if write {
+            self.dev_state.store(NEWER, Ordering::Release);
+        }
+        Ok(d)
+    }
+}
+
+struct Temp {
+    alloc: Arc<Alloc>,
+    lo: isize,
+    hi: isize,
+    dev: *mut u8,
+}
+
+/// Device arguments of one CUDA launch: borrowed memory lives in temporary
+/// device buffers that `finish` copies back and Drop frees.
+pub struct Launch {
+    c: Option<&'static CudaFns>,
+    temps: Vec<Temp>,
+    exported: Vec<Arc<Alloc>>,
+}
+
+impl Launch {
+    /// Device-pointer arguments for the given view values (all treated as written).
+    pub fn prepare(vals: &[&ViewVal]) -> PkResult<(Launch, Vec<PkViewArg>)> {
+        let mut l = Launch {
+            c: None,
+            temps: vec![],
+            exported: vec![],
+        };
+        // Borrowed memory: one buffer per allocation over the union of ranges.
+        for v in vals.iter().filter(|v| v.alloc.is_borrowed()) {
+            if v.range.0 == v.range.1 {
+                continue;
+            }
+            match l.temps.iter_mut().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
+                Some(t) => {
+                    t.lo = t.lo.min(v.range.0);
+                    t.hi = t.hi.max(v.range.1);
+                }
+                None => l.temps.push(Temp {
+                    alloc: v.alloc.clone(),
+                    lo: v.range.0,
+                    hi: v.range.1,
+                    dev: std::ptr::null_mut(),
+                }),
+            }
+        }
+        if !l.temps.is_empty() {
+            let c = runtime::cuda()?;
+            l.c = Some(c);
+            USED.store(true, Ordering::Relaxed);
+            for t in l.temps.iter_mut() {
+                let n = (t.hi - t.lo) as usize;
+                let d = unsafe { (c.malloc)(n) } as *mut u8;
+                if d.is_null() {
+                    return Err(cuda_err(&format!("allocating {n} bytes of GPU memory")));
+                }
+                t.dev = d;
+                let src = t.alloc.ptr().wrapping_offset(t.lo);
+                if unsafe { (c.h2d)(d as *mut c_void, src as *const c_void, n) } != 0 {
+                    return Err(cuda_err("copying an array to the GPU"));
+                }
+            }
+        }
+        let mut args = Vec::with_capacity(vals.len());
+        for v in vals {
+            let mut a = v.raw;
+            let p = if v.alloc.is_borrowed() {
+                match l.temps.iter().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
+                    Some(t) => t.dev.wrapping_offset(v.offset - t.lo),
+                    None => std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8,
+                }
+            } else {
+                if v.alloc.exports.load(Ordering::Acquire) > 0
+                    && !l.exported.iter().any(|e| Arc::ptr_eq(e, &v.alloc))
+                {
+                    l.exported.push(v.alloc.clone());
+                }
+                v.alloc.device_ptr(true)?.wrapping_offset(v.offset)
+            };
+            a.data = p as *mut c_void;
+            args.push(a);
+        }
+        Ok((l, args))
+    }
+
+    /// After the kernel: borrowed and exported memory get the results back now.
+    pub fn finish(mut self) -> PkResult<()> {
+        if let Some(c) = self.c {
+            for t in &self.temps {
+                let n = (t.hi - t.lo) as usize;
+                let dst = t.alloc.ptr().wrapping_offset(t.lo);
+                if unsafe { (c.d2h)(dst as *mut c_void, t.dev as *const c_void, n) } != 0 {
+                    return Err(cuda_err("copying an array back from the GPU"));
+                }
+            }
+        }
+        for a in std::mem::take(&mut self.exported) {
+            a.host_sync()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Launch {
+    fn drop(&mut self) {
+        if let Some(c) = self.c {
+            for t in &self.temps {
+                if !t.dev.is_null() {
+                    unsafe { (c.free)(t.dev as *mut c_void) };
+                }
+            }
+        }
+    }
+}
