@@ -56,7 +56,7 @@ clean:
 # CUDA on the lent GPU machine (device tool, no network there): `make gpu-carry` here puts the
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); run there, carrying .carry:
 # `bash scripts/gpu/device_check.sh` (what `make test-gpu` runs). See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu
+.PHONY: gpu-carry test-gpu test-gpu-views
 gpu-carry: $(STAMPS)/venv
 	@mkdir -p .carry/wheels
 	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
@@ -65,3 +65,7 @@ gpu-carry: $(STAMPS)/venv
 
 test-gpu:
 	bash scripts/gpu/device_check.sh
+
+# Only the Cuda-space view checks (after test-gpu built Kokkos and installed the wheel).
+test-gpu-views:
+	PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PK_CACHE_DIR=$${PK_CACHE_DIR:-/tmp/pkc} python3 scripts/gpu/cuda_views.py

@@ -4,7 +4,8 @@
 #   2. compiles scripts/gpu/smoke.cpp with nvcc_wrapper for the GPU's arch, as an executable
 #      and as dlopen'ed shared libraries (static and shared cudart), and runs them,
 #   3. if a wheel is carried in .carry/wheels: installs it and runs host kernels through
-#      `import pykokkos` with PK_KOKKOS_CUDA=1 (the nvcc toolchain path).
+#      `import pykokkos` with PK_KOKKOS_CUDA=1 (the nvcc toolchain path), then
+#      scripts/gpu/cuda_views.py (kernels in the Cuda space on device-mirrored views).
 # Logs go to $OUT (or /tmp/pk-gpu-out). Exit status: 0 only if every step passed.
 set -uo pipefail
 OUT=${OUT:-/tmp/pk-gpu-out}
@@ -73,6 +74,12 @@ else
     cp "$PK_CACHE_DIR"/failed/*.cpp "$OUT/" 2>/dev/null
   fi
   ls -la "$PK_CACHE_DIR"/kernels | head
+
+  step "pykokkos kernels in the Cuda space with device views (cuda_views.py)"
+  if ! PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PYTHONUNBUFFERED=1 python3 scripts/gpu/cuda_views.py 2>&1 | tee "$OUT/cuda_views.log"; then
+    echo "PK CUDA VIEWS FAILED"; status=1
+    cp "$PK_CACHE_DIR"/failed/*.cpp "$OUT/" 2>/dev/null
+  fi
 fi
 
 step "result"

@@ -1,0 +1,28 @@
+"""CUDA view plumbing on a host-only build: nothing device-side is reached."""
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+
+@pk.workunit
+def _inc(i, y):
+    y[i] = y[i] + 1.0
+
+
+def test_cuda_space_view_accepted_and_runs_on_host():
+    v = pk.View([8], pk.double, space=pk.CudaSpace)
+    pk.parallel_for(8, _inc, y=v)
+    np.testing.assert_array_equal(np.asarray(v), np.ones(8))
+
+
+def test_no_cuda_array_interface_without_device_memory():
+    v = pk.View([4], pk.double)
+    assert not hasattr(v, "__cuda_array_interface__")
+
+
+def test_uvm_needs_cuda():
+    if "CUDA" in pk.config()["kokkos_config"].split():
+        pytest.skip("CUDA build")
+    with pytest.raises(Exception, match="CUDA"):
+        pk.View([4], pk.double, space=pk.CudaUVMSpace)
