@@ -78,7 +78,19 @@ fn resolve(
                 } else {
                     function_info(py, init.cast::<Workunit>()?.get(), seen)?
                 };
-                Global::ClassType(Arc::new(ClassInfo { name: cname, init }))
+                let mut methods = std::collections::BTreeMap::new();
+                if t.len() > 3 {
+                    for (k, m) in t.get_item(3)?.cast::<PyDict>()?.iter() {
+                        if let Some(fi) = function_info(py, m.cast::<Workunit>()?.get(), seen)? {
+                            methods.insert(k.extract::<String>()?, fi);
+                        }
+                    }
+                }
+                Global::ClassType(Arc::new(ClassInfo {
+                    name: cname,
+                    init,
+                    methods,
+                }))
             }
             _ => continue,
         };

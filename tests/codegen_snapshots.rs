@@ -5,7 +5,7 @@
 use _native::codegen::{generate, ArgTy, KernelSpec, Pattern, Space};
 use _native::frontend::parse::parse_function;
 use _native::frontend::source::SourceInfo;
-use _native::lower::names::FuncInfo;
+use _native::lower::names::{ClassInfo, FuncInfo};
 use _native::lower::{Global, Globals};
 use _native::types::{DType, Layout, ViewTy};
 use std::sync::Arc;
@@ -182,4 +182,38 @@ def grid(i, j, A, hist, total):
         globals,
     });
     insta::assert_snapshot!("mdrange_functions_atomics", out);
+}
+
+#[test]
+fn classtype_with_methods() {
+    let init = "def __init__(self, x: float, y: float):\n    self.x = x\n    self.y = y\n";
+    let norm =
+        "def norm(self) -> float:\n    return math.sqrt(self.x * self.x + self.y * self.y)\n";
+    let info = |text: &str, id: usize, line: u32| {
+        Arc::new(FuncInfo {
+            id,
+            def: parse_function(text).expect("method parses"),
+            src: src(text, line),
+            globals: module_globals(),
+        })
+    };
+    let mut methods = std::collections::BTreeMap::new();
+    methods.insert("norm".to_string(), info(norm, 2, 4));
+    let mut globals = module_globals();
+    globals.insert(
+        "Vec2".into(),
+        Global::ClassType(Arc::new(ClassInfo {
+            name: "Vec2".into(),
+            init: Some(info(init, 1, 1)),
+            methods,
+        })),
+    );
+    let out = cpp(Case {
+        text: "@pk.workunit\ndef lengths(i, xs, out):\n    p = Vec2(xs[i], 4.0)\n    p.y += 1\n    out[i] = p.norm()\n",
+        pattern: Pattern::For,
+        rank: 1,
+        args: vec![("xs", view(DType::F64, 1)), ("out", view(DType::F32, 1))],
+        globals,
+    });
+    insta::assert_snapshot!("classtype_methods", out);
 }

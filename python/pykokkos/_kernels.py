@@ -76,6 +76,10 @@ def classtype(cls):
     init = cls.__dict__.get("__init__")
     if init is not None and not hasattr(init, _ATTR):
         setattr(init, _ATTR, _capture(init))
+    # Methods are callable on values inside kernels: `p.norm()`.
+    for name, fn in list(cls.__dict__.items()):
+        if name != "__init__" and inspect.isfunction(fn) and not hasattr(fn, _ATTR):
+            setattr(fn, _ATTR, _capture(fn))
     return cls
 
 
@@ -104,7 +108,9 @@ def _classify(value):
         return ("dtype", value.value)
     if isinstance(value, type) and getattr(value, "__pk_classtype__", False):
         init = value.__dict__.get("__init__")
-        return ("classtype", value.__name__, native_of(init) if init is not None else None)
+        methods = {k: native_of(f) for k, f in value.__dict__.items()
+                   if k != "__init__" and inspect.isfunction(f) and native_of(f) is not None}
+        return ("classtype", value.__name__, native_of(init) if init is not None else None, methods)
     nat = native_of(value)
     if nat is not None and getattr(value, "__pk_function__", False):
         return ("function", nat)

@@ -261,20 +261,33 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let decls = cx.declarations();
     drop(cx);
 
-    let fname = format!("pk_{}", sanitize(&def.name));
+    // `pk_wu_` keeps clear of the entry points (pk_run, pk_error) and ABI structs.
+    let fname = format!("pk_wu_{}", sanitize(&def.name));
     let mut s = String::new();
     s.push_str(&format!(
         "// workunit '{}' ({}:{})\n",
         def.name, spec.src.filename, spec.src.first_line
     ));
     s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
-    for def in unit.classes.values() {
-        s.push_str(def);
-        s.push('\n');
+    // Classtypes in completion order, their methods declared inside ...
+    for name in &unit.class_order {
+        let def = &unit.classes[name];
+        s.push_str(&format!("struct {name} {{\n{}", def.head));
+        for key in &unit.order {
+            let inst = &unit.instances[key];
+            if inst.class.as_deref() == Some(name.as_str()) {
+                for l in inst.decl.lines() {
+                    s.push_str(&format!("  {l}\n"));
+                }
+            }
+        }
+        s.push_str("};\n\n");
     }
+    // ... then functions, callees first, and the classtype methods' bodies.
     for key in &unit.order {
-        if !unit.instances[key].method {
-            s.push_str(&unit.instances[key].code);
+        let inst = &unit.instances[key];
+        if !inst.method {
+            s.push_str(&inst.code);
             s.push('\n');
         }
     }

@@ -94,6 +94,11 @@ KOKKOS_INLINE_FUNCTION T pmax(T a, T b) { return a < b ? b : a; }
 template <class T>
 KOKKOS_INLINE_FUNCTION T pabs(T a) { return a < 0 ? -a : a; }
 
+// Classtype values are passed to functions by reference (Python passes objects);
+// a temporary argument lives until the end of the call's full expression.
+template <class T>
+KOKKOS_INLINE_FUNCTION T& lval(T&& t) { return t; }
+
 // View locals of kernels: a strided, unmanaged view of V's element type with R
 // dimensions, so any subview of V (or V itself) can be assigned to it.
 template <class T, int R>

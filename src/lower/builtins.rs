@@ -58,6 +58,17 @@ const PRED: &[&str] = &["isnan", "isinf", "isfinite"];
 /// Return ints under `math.` (Python) and floats under `pk.` (Kokkos).
 const ROUNDING: &[&str] = &["floor", "ceil", "trunc", "round"];
 
+/// Who a `@pk.function` belongs to, which decides how it is emitted and called.
+#[derive(Clone, Debug)]
+pub enum Callee {
+    /// A module-level function.
+    Free,
+    /// A functor's method: a const member function of the functor struct.
+    Functor,
+    /// A classtype's method, called on this receiver.
+    Class(String, Val),
+}
+
 fn is_math_name(n: &str) -> bool {
     MATH1.contains(&n) || MATH2.contains(&n) || PRED.contains(&n) || ROUNDING.contains(&n)
 }
@@ -78,6 +89,7 @@ impl FnCx<'_> {
                 match self.globals.get(n.as_str()).cloned() {
                     Some(Global::Function(f)) => Some((f, false)),
                     Some(Global::ClassType(c)) => {
+                        let c = c.clone();
                         if let Some((k, v)) = kwargs.first() {
                             return unsupported(
                                 v.span,
@@ -101,9 +113,21 @@ impl FnCx<'_> {
             _ => None,
         };
         if let Some((f, method)) = user {
-            return self.user_call(&f, args, kwargs, e, method);
+            let callee = if method {
+                Callee::Functor
+            } else {
+                Callee::Free
+            };
+            return self.user_call(&f, args, kwargs, e, callee);
         }
-        if let Some((k, v)) = kwargs.first() {
+        // Keyword arguments go to @pk.functions and classtype methods only.
+        let class_method = match &func.kind {
+            ExprKind::Attr(base, _) if !matches!(&base.kind, ExprKind::Name(m) if !self.vars.contains_key(m.as_str())) => {
+                true
+            }
+            _ => false,
+        };
+        if let (Some((k, v)), false) = (kwargs.first(), class_method) {
             return unsupported(
                 v.span,
                 format!(
@@ -157,8 +181,20 @@ impl FnCx<'_> {
                         }
                     }
                 }
+                if matches!(&base.kind, ExprKind::Name(m) if m == "self")
+                    && !self.vars.contains_key("self")
+                {
+                    return type_error(
+                        func.span,
+                        format!("the functor has no @pk.function method '{attr}'"),
+                    );
+                }
+                let v = self.expr(base)?;
+                if let VTy::Class(c) = &v.ty {
+                    let c = c.clone();
+                    return self.class_method_call(v, &c, attr, args, kwargs, e);
+                }
                 if attr == "extent" {
-                    let v = self.expr(base)?;
                     if let VTy::View(vt) = v.ty {
                         let d = self.one_arg(args, e, "extent")?;
                         if let Some(super::Lit::I(k)) = d.lit {
@@ -551,14 +587,15 @@ impl FnCx<'_> {
 
     /// A `@pk.function` call: instantiate the function for these argument types
     /// (once per translation unit) and call the instance.
-    fn user_call(
+    pub fn user_call(
         &mut self,
         f: &Arc<FuncInfo>,
         args: &[Expr],
         kwargs: &[(String, Expr)],
         e: &Expr,
-        method: bool,
+        callee: Callee,
     ) -> KResult<Val> {
+        let method = !matches!(callee, Callee::Free);
         let params: Vec<_> = f
             .def
             .params
@@ -608,7 +645,10 @@ impl FnCx<'_> {
                     }
                     Ty::View(*got)
                 }
-                (Ty::View(_), other) | (Ty::Scalar(_), other @ VTy::View(_)) => {
+                (Ty::Class(want), VTy::Class(got)) if &want == got => Ty::Class(want),
+                (Ty::View(_), other)
+                | (Ty::Scalar(_), other @ (VTy::View(_) | VTy::Class(_)))
+                | (Ty::Class(_), other) => {
                     return type_error(
                         a.span,
                         format!(
@@ -631,17 +671,24 @@ impl FnCx<'_> {
             .join(",");
         let key = (f.id, sig);
         if !self.unit.instances.contains_key(&key) {
-            self.instantiate(f, &params, &tys, key.clone(), method)?;
+            self.instantiate(f, &params, &tys, key.clone(), &callee)?;
         }
         let inst = self.unit.instances[&key].clone();
         let mut cargs = Vec::new();
         for (v, t) in vals.iter().zip(&tys) {
             cargs.push(match t {
                 Ty::Scalar(d) => self.coerce(v, *d),
+                // Classtype values are passed by reference, as Python passes objects.
+                Ty::Class(_) => format!("pk::lval({})", v.code),
                 _ => v.code.clone(),
             });
         }
-        let code = format!("{}({})", inst.cpp_name, cargs.join(", "));
+        let code = match &callee {
+            Callee::Class(_, recv) => {
+                format!("{}.{}({})", recv.code, inst.cpp_name, cargs.join(", "))
+            }
+            _ => format!("{}({})", inst.cpp_name, cargs.join(", ")),
+        };
         Ok(match inst.ret {
             Ty::Scalar(d) => scalar(code, STy::strong(d)),
             Ty::Class(c) => Val {
@@ -663,8 +710,13 @@ impl FnCx<'_> {
         params: &[crate::frontend::ast::Param],
         tys: &[Ty],
         key: (usize, String),
-        method: bool,
+        callee: &Callee,
     ) -> KResult<()> {
+        let method = matches!(callee, Callee::Functor);
+        let class = match callee {
+            Callee::Class(c, _) => Some(c.clone()),
+            _ => None,
+        };
         if self.unit.depth > 16 {
             return unsupported(f.def.span, format!("{}() calls itself (directly or through others): recursion is not supported in kernels", f.def.name));
         }
@@ -701,6 +753,9 @@ impl FnCx<'_> {
             for (k, v) in members {
                 cx.vars.insert(k, v);
             }
+            if let Some(c) = &class {
+                cx.bind_class_self(c);
+            }
             let mut tparams = Vec::new();
             let mut plist = Vec::new();
             for (k, (p, t)) in params.iter().zip(tys).enumerate() {
@@ -708,10 +763,10 @@ impl FnCx<'_> {
                 let cpp = cpp_ident(&p.name);
                 match t {
                     Ty::Scalar(d) => plist.push(format!("{} {cpp}", d.cpp())),
-                    Ty::Class(c) => plist.push(format!("{c} {cpp}")),
+                    Ty::Class(c) => plist.push(format!("{c}& {cpp}")),
                     _ => {
-                        tparams.push(format!("class V{k}"));
-                        plist.push(format!("const V{k}& {cpp}"));
+                        tparams.push(format!("class pk_V{k}"));
+                        plist.push(format!("const pk_V{k}& {cpp}"));
                     }
                 }
             }
@@ -730,7 +785,7 @@ impl FnCx<'_> {
             _ => "void".into(),
         };
         let n = self.unit.instances.len();
-        let cpp_name = format!("pkf_{}_{n}", f.def.name);
+        let cpp_name = format!("pkf_{}_{n}", crate::codegen::sanitize(&f.def.name));
         let templ = if tparams.is_empty() {
             String::new()
         } else {
@@ -738,13 +793,22 @@ impl FnCx<'_> {
         };
         // Methods become const member functions of the functor struct, so they
         // read the members directly.
+        // Classtype methods are declared in their struct and defined after all structs.
+        let qual = match &class {
+            Some(c) => format!("{c}::"),
+            None => String::new(),
+        };
         let code = format!(
-            "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({}){} {{\n{decls}{body}{}}}\n",
+            "// @pk.function {} ({})\n{templ}KOKKOS_INLINE_FUNCTION {rcpp} {qual}{cpp_name}({}){} {{\n{decls}{body}{}}}\n",
             f.def.name,
             key.1,
             plist.join(", "),
             if method { " const" } else { "" },
             if rcpp == "void" { String::new() } else { format!("  return {rcpp}();\n") }
+        );
+        let decl = format!(
+            "{templ}KOKKOS_INLINE_FUNCTION {rcpp} {cpp_name}({});\n",
+            plist.join(", ")
         );
         self.unit.order.push(key.clone());
         self.unit.instances.insert(
@@ -754,130 +818,10 @@ impl FnCx<'_> {
                 ret,
                 code,
                 method,
+                class,
+                decl,
             },
         );
-        Ok(())
-    }
-
-    fn construct(
-        &mut self,
-        c: &Arc<super::names::ClassInfo>,
-        args: &[Expr],
-        e: &Expr,
-    ) -> KResult<Val> {
-        let init = match &c.init {
-            Some(i) => i.clone(),
-            None => return type_error(e.span, format!("classtype {} has no __init__", c.name)),
-        };
-        let vals = self.scalars(args, "a classtype constructor")?;
-        let params: Vec<_> = init
-            .def
-            .params
-            .iter()
-            .filter(|p| p.name != "self")
-            .collect();
-        if params.len() != vals.len() {
-            return type_error(
-                e.span,
-                format!("{}() takes {} argument(s)", c.name, params.len()),
-            );
-        }
-        if !self.unit.classes.contains_key(&c.name) {
-            self.define_class(c, &init, &params, &vals)?;
-        }
-        let fields = &self.unit.class_fields[&c.name];
-        let _ = fields;
-        let cargs: Vec<String> = vals
-            .iter()
-            .zip(&params)
-            .map(|((v, s), p)| {
-                let d = match &p.ann {
-                    Some(a) => match super::annotation_type(a, &init.globals) {
-                        Ok(Ty::Scalar(d)) => d,
-                        _ => s.dt,
-                    },
-                    None => s.dt,
-                };
-                self.coerce(v, d)
-            })
-            .collect();
-        Ok(Val {
-            code: format!("{}({})", c.name, cargs.join(", ")),
-            ty: VTy::Class(c.name.clone()),
-            lit: None,
-        })
-    }
-
-    /// A classtype's fields are the `self.x = ...` assignments of its `__init__`.
-    fn define_class(
-        &mut self,
-        c: &Arc<super::names::ClassInfo>,
-        init: &Arc<FuncInfo>,
-        params: &[&crate::frontend::ast::Param],
-        vals: &[(Val, STy)],
-    ) -> KResult<()> {
-        use crate::frontend::ast::StmtKind;
-        let globals = init.globals.clone();
-        let mut cx = FnCx::new(&globals, self.unit, init.src.clone(), false);
-        let mut plist = Vec::new();
-        for (p, (_, s)) in params.iter().zip(vals) {
-            let t = match &p.ann {
-                Some(a) => cx.annotation(a).map_err(|err| with_origin(err, init))?,
-                None => Ty::Scalar(s.dt),
-            };
-            if let Ty::Scalar(d) = t {
-                plist.push(format!("{} {}", d.cpp(), cpp_ident(&p.name)));
-            }
-            cx.bind(&p.name, t, VarKind::FnParam);
-        }
-        let mut fields = Vec::new();
-        let mut inits = Vec::new();
-        for s in &init.def.body {
-            if let StmtKind::Assign {
-                target,
-                ann,
-                value: Some(value),
-            } = &s.kind
-            {
-                if let Some(("self", field)) = target.dotted() {
-                    let v = cx.expr(value).map_err(|err| with_origin(err, init))?;
-                    let st = cx
-                        .want_scalar(&v, value, "a classtype field")
-                        .map_err(|err| with_origin(err, init))?;
-                    let d = match ann {
-                        Some(a) => match cx.annotation(a).map_err(|err| with_origin(err, init))? {
-                            Ty::Scalar(d) => d,
-                            _ => st.dt,
-                        },
-                        None => st.dt,
-                    };
-                    inits.push(format!("{}({})", cpp_ident(field), cx.coerce(&v, d)));
-                    fields.push((field.to_string(), d));
-                    continue;
-                }
-            }
-            return unsupported(
-                s.span,
-                "a @pk.classtype __init__ may only assign fields: self.x = value",
-            )
-            .map_err(|err| with_origin(err, init));
-        }
-        let mut def = format!("struct {} {{\n", c.name);
-        for (f, d) in &fields {
-            def.push_str(&format!("  {} {};\n", d.cpp(), cpp_ident(f)));
-        }
-        def.push_str(&format!(
-            "  KOKKOS_INLINE_FUNCTION {}() = default;\n",
-            c.name
-        ));
-        def.push_str(&format!(
-            "  KOKKOS_INLINE_FUNCTION {}({}) : {} {{}}\n}};\n",
-            c.name,
-            plist.join(", "),
-            inits.join(", ")
-        ));
-        self.unit.classes.insert(c.name.clone(), def);
-        self.unit.class_fields.insert(c.name.clone(), fields);
         Ok(())
     }
 }
@@ -966,7 +910,7 @@ fn printf_conversions(fmt: &str) -> Result<Vec<&'static str>, String> {
 
 /// Matches a call's positional and keyword arguments to a `@pk.function`'s
 /// parameters, filling in defaults, as Python does.
-fn bind_arguments(
+pub fn bind_arguments(
     f: &FuncInfo,
     params: &[crate::frontend::ast::Param],
     args: &[Expr],

@@ -240,12 +240,8 @@ impl FnCx<'_> {
         }
         let b = self.expr(base)?;
         if let VTy::Class(c) = &b.ty {
-            let fields = self.unit.class_fields.get(c).cloned().unwrap_or_default();
-            if let Some((_, d)) = fields.iter().find(|(f, _)| f == attr) {
-                return Ok(scalar(
-                    format!("{}.{}", b.code, super::cpp_ident(attr)),
-                    STy::strong(*d),
-                ));
+            if let Some(t) = self.class_field(c, attr) {
+                return Ok(super::classes::field_val(&b, attr, t));
             }
             return type_error(e.span, format!("classtype {c} has no field '{attr}'"));
         }

@@ -6,6 +6,7 @@
 //! fixed and keeps the code. Keeping typing and emission in one place means a
 //! construct's semantics are written exactly once.
 mod builtins;
+mod classes;
 mod expr;
 pub mod names;
 mod stmt;
@@ -90,9 +91,26 @@ impl VTy {
 pub struct Instance {
     pub cpp_name: String,
     pub ret: Ty,
+    /// The definition (out of line for classtype methods).
     pub code: String,
     /// A functor's `@pk.function` method: emitted inside the functor struct.
     pub method: bool,
+    /// A classtype's method: declared inside that struct (`decl`), defined later.
+    pub class: Option<String>,
+    pub decl: String,
+}
+
+/// A `@pk.classtype` as one translation unit uses it.
+#[derive(Clone, Debug)]
+pub struct ClassDef {
+    pub info: Arc<names::ClassInfo>,
+    pub fields: Vec<(String, Ty)>,
+    /// Types of the constructor's parameters.
+    pub ctor: Vec<Ty>,
+    /// Fields and constructors: the struct's text up to its methods.
+    pub head: String,
+    /// False while its `__init__` is being translated.
+    pub done: bool,
 }
 
 /// Everything one translation unit accumulates while lowering its kernels.
@@ -102,9 +120,10 @@ pub struct Unit {
     pub instances: BTreeMap<(usize, String), Instance>,
     /// Emission order of instances (callees before callers).
     pub order: Vec<(usize, String)>,
-    /// `@pk.classtype` struct definitions by name.
-    pub classes: BTreeMap<String, String>,
-    pub class_fields: BTreeMap<String, Vec<(String, DType)>>,
+    /// `@pk.classtype` structs by name, and the order they were completed in
+    /// (a class whose fields hold another class comes after it).
+    pub classes: BTreeMap<String, ClassDef>,
+    pub class_order: Vec<String>,
     pub depth: usize,
     /// Names of the `@pk.function`s being instantiated, innermost last.
     pub stack: Vec<String>,

@@ -33,6 +33,8 @@ pub struct FuncInfo {
 pub struct ClassInfo {
     pub name: String,
     pub init: Option<Arc<FuncInfo>>,
+    /// Methods other than `__init__`, callable on values: `p.norm()`.
+    pub methods: BTreeMap<String, Arc<FuncInfo>>,
 }
 
 pub type Globals = BTreeMap<String, Global>;

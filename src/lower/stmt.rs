@@ -377,23 +377,34 @@ impl FnCx<'_> {
                 self.line(&format!("{} = {code};", dest.code));
                 Ok(())
             }
-            ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(n) if n == "self") => {
+            ExprKind::Attr(b, a)
+                if matches!(&b.kind, ExprKind::Name(n) if n == "self")
+                    && !self.vars.contains_key("self") =>
+            {
                 type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"))
             }
             ExprKind::Attr(..) => {
                 // A field of a @pk.classtype value: `p.x = 1.0`.
                 let dest = self.expr(target)?;
-                let dt = match dest.ty {
-                    VTy::S(st) => st.dt,
-                    _ => return unsupported(target.span, "this cannot be assigned to in a kernel"),
-                };
                 let v = match value {
                     Some(v) => v,
                     None => return unsupported(s.span, "an annotated field needs a value"),
                 };
                 let val = self.expr(v)?;
-                self.want_scalar(&val, v, "a classtype field")?;
-                let code = self.coerce(&val, dt);
+                let code = match (&dest.ty, &val.ty) {
+                    (VTy::S(st), _) => {
+                        self.want_scalar(&val, v, "a classtype field")?;
+                        self.coerce(&val, st.dt)
+                    }
+                    (VTy::Class(a), VTy::Class(b)) if a == b => val.code.clone(),
+                    (VTy::Class(a), other) => {
+                        return type_error(
+                            v.span,
+                            format!("this field holds a {a}, not {}", other.describe()),
+                        )
+                    }
+                    _ => return unsupported(target.span, "this cannot be assigned to in a kernel"),
+                };
                 self.line(&format!("{} = {code};", dest.code));
                 Ok(())
             }
@@ -499,7 +510,9 @@ impl FnCx<'_> {
 
     fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {
         if let ExprKind::Attr(b, a) = &target.kind {
-            if matches!(&b.kind, ExprKind::Name(n) if n == "self") {
+            if matches!(&b.kind, ExprKind::Name(n) if n == "self")
+                && !self.vars.contains_key("self")
+            {
                 return type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"));
             }
         }

@@ -83,3 +83,95 @@ def test_workunits_in_functions_close_over_constants():
     w = pk.array(np.ones(6))
     pk.parallel_for(6, scaled3, v=w)
     np.testing.assert_allclose(np.asarray(w), [2, 2, 2, 2, 1, 1])
+
+
+# PyKokkos' own classtype test (tests/test_classtypes.py), as one functor:
+# methods, classtype fields, mutation through a @pk.function, returned values.
+@pk.classtype
+class DepOne:
+    def __init__(self, i: int, j: float, k: bool):
+        self.i: int = i
+        self.j: float = j
+        self.k: bool = k
+
+    def sum(self) -> float:
+        if self.k:
+            return self.i + self.j
+        else:
+            return self.j
+
+    def scaled(self, f: float = 2.0) -> float:
+        return self.sum() * f
+
+
+@pk.classtype
+class DepTwo:
+    def __init__(self, dep_one: DepOne):
+        self.dep_one: DepOne = DepOne(dep_one.i, dep_one.j, dep_one.k)
+
+    def sum(self) -> float:
+        return self.dep_one.sum()
+
+    def get_dep_one(self) -> DepOne:
+        return self.dep_one
+
+    def bump(self, by: int):
+        self.dep_one.i += by
+
+
+@pk.classtype
+class Particle:
+    def __init__(self):
+        self.x: float = 0.0
+        self.id: int = -1
+
+
+@pk.functor
+class ClasstypesFunctor:
+    def __init__(self, out, i_1: int, i_2: int, f_1: float, b_1: bool):
+        self.out = out
+        self.i_1: int = i_1
+        self.i_2: int = i_2
+        self.f_1: float = f_1
+        self.b_1: bool = b_1
+
+    @pk.function
+    def mutate(self, dep_one: DepOne) -> None:
+        dep_one.i = self.i_2
+
+    @pk.function
+    def ret(self) -> DepOne:
+        return DepOne(self.i_1, self.f_1, self.b_1)
+
+    @pk.workunit
+    def work(self, t: int):
+        dep_one: DepOne = DepOne(self.i_1, self.f_1, self.b_1)
+        self.out[t][0] = dep_one.sum()
+        self.mutate(dep_one)                  # objects are passed by reference
+        self.out[t][1] = dep_one.sum()
+        self.out[t][2] = self.ret().sum() + self.ret().scaled() + dep_one.scaled(f=0.5)
+        d1 = DepOne(self.i_1, self.f_1, self.b_1)
+        dep_two: DepTwo = DepTwo(d1)
+        d1.i = self.i_2                       # DepTwo copied the fields
+        self.out[t][3] = dep_two.sum()
+        dep_two.bump(10)
+        self.out[t][4] = dep_two.get_dep_one().i + dep_two.dep_one.j
+        p: Particle = Particle()
+        self.out[t][5] = p.id
+        p.x = 2.5
+        p.id = t
+        self.out[t][6] = p.x * p.id
+
+
+def test_pykokkos_classtype_semantics():
+    n = 5
+    out = pk.View([n, 7], pk.double)
+    pk.parallel_for(n, ClasstypesFunctor(out, 5, 1, 5.5, True).work)
+
+    def dsum(i, j, k):
+        return i + j if k else j
+
+    expect = [[dsum(5, 5.5, True), dsum(1, 5.5, True),
+               dsum(5, 5.5, True) * 3 + dsum(1, 5.5, True) * 0.5, dsum(5, 5.5, True),
+               15 + 5.5, -1, 2.5 * t] for t in range(n)]
+    np.testing.assert_allclose(np.asarray(out), expect)

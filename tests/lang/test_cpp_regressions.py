@@ -139,3 +139,21 @@ def test_integer_literals_compute_in_64_bits():
     pk.parallel_for(2, wide_literals, out=out)
     assert np.asarray(out).tolist() == [
         [1 << 40, 100000 * 100000, (1 << (i + 33)) - 1, 3 - 2**40 + 5000000000] for i in range(2)]
+
+
+@pk.function
+def pick(V0, k: int) -> float:
+    # A parameter named like the template parameter of view arguments ("V0").
+    return V0[k]
+
+
+@pk.workunit
+def run(i, v):
+    # A workunit named `run` made a functor struct `pk_run`, the entry point's name.
+    v[i] = pick(v, i) + 1
+
+
+def test_workunit_and_parameter_names_clear_of_generated_ones():
+    v = pk.array(np.arange(3, dtype=np.float64))
+    pk.parallel_for(3, run, v=v)
+    assert list(np.asarray(v)) == [1.0, 2.0, 3.0]
