@@ -113,6 +113,7 @@ struct Temp {
     lo: isize,
     hi: isize,
     dev: *mut u8,
+    written: bool,
 }
 
 /// Device arguments of one CUDA launch: borrowed memory lives in temporary
@@ -124,28 +125,32 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// Device-pointer arguments for the given view values (all treated as written).
-    pub fn prepare(vals: &[&ViewVal]) -> PkResult<(Launch, Vec<PkViewArg>)> {
+    /// Device-pointer arguments for the given view values; `writes[i]` says
+    /// whether view i may be written (all of them when `writes` is empty).
+    pub fn prepare(vals: &[&ViewVal], writes: &[bool]) -> PkResult<(Launch, Vec<PkViewArg>)> {
+        let written = |i: usize| writes.get(i).copied().unwrap_or(true);
         let mut l = Launch {
             c: None,
             temps: vec![],
             exported: vec![],
         };
         // Borrowed memory: one buffer per allocation over the union of ranges.
-        for v in vals.iter().filter(|v| v.alloc.is_borrowed()) {
-            if v.range.0 == v.range.1 {
+        for (i, v) in vals.iter().enumerate() {
+            if !v.alloc.is_borrowed() || v.range.0 == v.range.1 {
                 continue;
             }
             match l.temps.iter_mut().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
                 Some(t) => {
                     t.lo = t.lo.min(v.range.0);
                     t.hi = t.hi.max(v.range.1);
+                    t.written |= written(i);
                 }
                 None => l.temps.push(Temp {
                     alloc: v.alloc.clone(),
                     lo: v.range.0,
                     hi: v.range.1,
                     dev: std::ptr::null_mut(),
+                    written: written(i),
                 }),
             }
         }
@@ -167,7 +172,7 @@ impl Launch {
             }
         }
         let mut args = Vec::with_capacity(vals.len());
-        for v in vals {
+        for (i, v) in vals.iter().enumerate() {
             let mut a = v.raw;
             let p = if v.alloc.is_borrowed() {
                 match l.temps.iter().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
@@ -180,7 +185,7 @@ impl Launch {
                 {
                     l.exported.push(v.alloc.clone());
                 }
-                v.alloc.device_ptr(true)?.wrapping_offset(v.offset)
+                v.alloc.device_ptr(written(i))?.wrapping_offset(v.offset)
             };
             a.data = p as *mut c_void;
             args.push(a);
@@ -188,10 +193,11 @@ impl Launch {
         Ok((l, args))
     }
 
-    /// After the kernel: borrowed and exported memory get the results back now.
+    /// After the kernel: borrowed and exported memory get the results back now
+    /// (exported memory only when written: `host_sync` copies only a newer copy).
     pub fn finish(mut self) -> PkResult<()> {
         if let Some(c) = self.c {
-            for t in &self.temps {
+            for t in self.temps.iter().filter(|t| t.written) {
                 let n = (t.hi - t.lo) as usize;
                 let dst = t.alloc.ptr().wrapping_offset(t.lo);
                 if unsafe { (c.d2h)(dst as *mut c_void, t.dev as *const c_void, n) } != 0 {

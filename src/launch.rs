@@ -283,7 +283,7 @@ pub fn execute(
                 _ => unreachable!("view slot holds a view"),
             })
             .collect();
-        let (l, args) = crate::device::Launch::prepare(&vs)?;
+        let (l, args) = crate::device::Launch::prepare(&vs, &kernel.view_writes)?;
         device_launch = Some(l);
         args
     } else {

@@ -14,6 +14,9 @@ pub struct Kernel {
     pub source_key: String,
     /// Where it runs: CUDA kernels take device pointers.
     pub space: crate::codegen::Space,
+    /// CUDA kernels: whether each view slot may be written (its device copy
+    /// then becomes the newer one). Empty: every view counts as written.
+    pub view_writes: Vec<bool>,
 }
 
 pub struct Request<'a> {
@@ -52,11 +55,24 @@ pub fn build(req: &Request) -> PkResult<Kernel> {
     let key = cache::key(tc, &generated.source);
     let so = cache::compile(tc, &key, &generated.source, &req.wu.name)?;
     let lib = loader::open(&so)?;
+    let view_writes = if req.space == codegen::Space::Cuda && !req.is_method {
+        let def = req.wu.def()?;
+        let acc = crate::lazy::access::view_access(&def, &req.args);
+        generated
+            .abi
+            .view_slots
+            .iter()
+            .map(|&k| acc.get(&req.args[k].0).is_none_or(|a| a.write))
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(Kernel {
         run: loader::symbol(lib, "pk_run")?,
         error: loader::symbol(lib, "pk_error")?,
         abi: generated.abi,
         source_key: key,
         space: req.space,
+        view_writes,
     })
 }

@@ -74,6 +74,17 @@ def main() -> None:
     assert abs(r2 - float(np.dot(xr, yy))) <= 1e-9 * abs(r2)
     print("device write -> device reduce -> host read: OK")
 
+    # A read-only input (x) changed on the host between launches is copied in again.
+    x2 = pk.View([n], pk.double)
+    np.asarray(x)[:] = 2.0 * xr
+    pk.parallel_for(n, axpy, a=1.0, x=x, y=x2)
+    np.testing.assert_allclose(np.asarray(x2), 2.0 * xr)
+    np.asarray(x)[:] = xr
+    pk.parallel_for(n, axpy, a=1.0, x=x, y=x2)
+    np.testing.assert_allclose(np.asarray(x2), 3.0 * xr)
+    np.testing.assert_array_equal(np.asarray(x), xr)
+    print("read-only input rewritten on the host between launches: OK")
+
     m = pk.View([300, 70], pk.double)
     mr = rng.random((300, 70))
     np.asarray(m)[:] = mr
