@@ -94,8 +94,37 @@ fn view_cpp(v: &ViewTy, space: Space) -> String {
     )
 }
 
-/// Generates the translation unit for one kernel.
-pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
+/// How one launch argument appears in the functor being generated.
+#[derive(Clone, Debug)]
+pub enum Plan {
+    /// A member of its own (the default), with this C++ name.
+    Member(String),
+    /// Shares a member declared for an earlier body (same buffer, fused).
+    Shared(String),
+    /// A dead temporary of a fused kernel: a per-work-item local of this dtype.
+    Local(String, DType),
+}
+
+/// One workunit lowered into a functor body, before assembly.
+pub struct Lowered {
+    pub index: Vec<String>,
+    pub acc: Option<(String, DType)>,
+    pub last_pass: Option<String>,
+    pub decls: String,
+    pub body: String,
+    /// (C++ name, C++ type, view slot) of members this body declares.
+    pub members: Vec<(String, String, Option<(usize, ViewTy)>)>,
+    pub abi: KernelAbi,
+}
+
+/// Lowers one workunit's body against `unit` (shared by all bodies of a
+/// translation unit). `plan(k, name)` says how argument k is represented;
+/// `None` gives each argument its own member named as in the workunit.
+pub fn lower_workunit(
+    spec: &KernelSpec,
+    unit: &mut Unit,
+    plan: Option<&dyn Fn(usize, &str) -> Plan>,
+) -> KResult<Lowered> {
     let def = spec.def;
     let mut params = def.params.iter();
     if spec.is_method {
@@ -137,8 +166,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     }
     extra.extend(params.cloned());
 
-    let mut unit = Unit::default();
-    let mut cx = FnCx::new(spec.globals, &mut unit, spec.src.clone(), true);
+    let mut cx = FnCx::new(spec.globals, unit, spec.src.clone(), true);
     for p in &index_params {
         cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
     }
@@ -227,19 +255,34 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         if spec.is_method {
             var.cpp = format!("pk_m_{}", sanitize(name));
         }
+        let decided = plan.map(|p| p(k, name));
+        match &decided {
+            Some(Plan::Member(c)) | Some(Plan::Shared(c)) => var.cpp = c.clone(),
+            Some(Plan::Local(c, _)) => var.cpp = c.clone(),
+            None => {}
+        }
         let cpp = var.cpp.clone();
+        if let Some(Plan::Local(c, d)) = &decided {
+            cx.elem_locals.insert(key.clone(), (c.clone(), *d));
+            continue;
+        }
+        let declare = !matches!(decided, Some(Plan::Shared(_)));
         match &ty {
             Ty::View(v) => {
                 abi.view_slots.push(k);
-                members.push((
-                    cpp,
-                    view_cpp(v, spec.space),
-                    Some((abi.view_slots.len() - 1, *v)),
-                ));
+                if declare {
+                    members.push((
+                        cpp,
+                        view_cpp(v, spec.space),
+                        Some((abi.view_slots.len() - 1, *v)),
+                    ));
+                }
             }
             Ty::Scalar(d) => {
                 abi.scalar_slots.push((k, *d));
-                members.push((cpp, d.cpp().to_string(), None));
+                if declare {
+                    members.push((cpp, d.cpp().to_string(), None));
+                }
             }
             _ => {}
         }
@@ -260,15 +303,26 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let body = cx.lower_body(&def.body)?;
     let decls = cx.declarations();
     drop(cx);
+    Ok(Lowered {
+        index: index_params
+            .iter()
+            .map(|p| crate::lower::cpp_ident(&p.name))
+            .collect(),
+        acc: acc
+            .as_ref()
+            .zip(acc_dt)
+            .map(|(p, d)| (crate::lower::cpp_ident(&p.name), d)),
+        last_pass: last_pass.as_ref().map(|p| crate::lower::cpp_ident(&p.name)),
+        decls,
+        body,
+        members,
+        abi,
+    })
+}
 
-    // `pk_wu_` keeps clear of the entry points (pk_run, pk_error) and ABI structs.
-    let fname = format!("pk_wu_{}", sanitize(&def.name));
+/// Classtypes and `@pk.function`s of a unit, ahead of the functor.
+fn unit_header(unit: &Unit) -> String {
     let mut s = String::new();
-    s.push_str(&format!(
-        "// workunit '{}' ({}:{})\n",
-        def.name, spec.src.filename, spec.src.first_line
-    ));
-    s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
     // Classtypes in completion order, their methods declared inside ...
     for name in &unit.class_order {
         let def = &unit.classes[name];
@@ -291,10 +345,12 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             s.push('\n');
         }
     }
-    s.push_str(&format!("struct {fname} {{\n"));
-    for (name, ty, _) in &members {
-        s.push_str(&format!("  {ty} {name};\n"));
-    }
+    s
+}
+
+/// Functor methods (`@pk.function` methods of a functor class).
+fn unit_methods(unit: &Unit) -> String {
+    let mut s = String::new();
     for key in &unit.order {
         if unit.instances[key].method {
             for l in unit.instances[key].code.lines() {
@@ -302,23 +358,43 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             }
         }
     }
-    let idx: Vec<String> = index_params
+    s
+}
+
+/// Generates the translation unit for one kernel.
+pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
+    let def = spec.def;
+    let mut unit = Unit::default();
+    let lw = lower_workunit(spec, &mut unit, None)?;
+    let (members, abi, decls, body) = (lw.members, lw.abi, lw.decls, lw.body);
+    let acc_dt = lw.acc.as_ref().map(|a| a.1);
+    let nidx = spec.rank;
+
+    // `pk_wu_` keeps clear of the entry points (pk_run, pk_error) and ABI structs.
+    let fname = format!("pk_wu_{}", sanitize(&def.name));
+    let mut s = String::new();
+    s.push_str(&format!(
+        "// workunit '{}' ({}:{})\n",
+        def.name, spec.src.filename, spec.src.first_line
+    ));
+    s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
+    s.push_str(&unit_header(&unit));
+    s.push_str(&format!("struct {fname} {{\n"));
+    for (name, ty, _) in &members {
+        s.push_str(&format!("  {ty} {name};\n"));
+    }
+    s.push_str(&unit_methods(&unit));
+    let idx: Vec<String> = lw
+        .index
         .iter()
-        .map(|p| format!("const int64_t {}", crate::lower::cpp_ident(&p.name)))
+        .map(|p| format!("const int64_t {p}"))
         .collect();
     let mut sig = idx.join(", ");
-    if let (Some(p), Some(d)) = (&acc, acc_dt) {
-        sig.push_str(&format!(
-            ", {}& {}",
-            d.cpp(),
-            crate::lower::cpp_ident(&p.name)
-        ));
+    if let Some((p, d)) = &lw.acc {
+        sig.push_str(&format!(", {}& {p}", d.cpp()));
     }
-    if let Some(p) = &last_pass {
-        sig.push_str(&format!(
-            ", const bool {}",
-            crate::lower::cpp_ident(&p.name)
-        ));
+    if let Some(p) = &lw.last_pass {
+        sig.push_str(&format!(", const bool {p}"));
     }
     s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
 

@@ -432,6 +432,15 @@ impl FnCx<'_> {
                 }
             }
         }
+        if let ExprKind::Index(base, idx) = &e.kind {
+            if let (ExprKind::Name(n), [Index::At(_)]) = (&base.kind, idx.as_slice()) {
+                if let Some((cpp, dt)) = self.elem_locals.get(n.as_str()) {
+                    // A dead temporary of a fused kernel: only ever indexed by the
+                    // work index (checked by fusion legality), so it is a local.
+                    return Ok(scalar(cpp.clone(), STy::strong(*dt)));
+                }
+            }
+        }
         let mut levels: Vec<(&Expr, &[Index])> = Vec::new();
         let mut cur = e;
         while let ExprKind::Index(base, idx) = &cur.kind {

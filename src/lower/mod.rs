@@ -149,6 +149,9 @@ pub struct FnCx<'a> {
     pub out: String,
     pub indent: usize,
     pub loop_depth: usize,
+    /// Fused kernels: views that became per-work-item locals (dead temporaries).
+    /// `v[i]` of such a view is the local named here.
+    pub elem_locals: BTreeMap<String, (String, DType)>,
 }
 
 /// C++ keywords, alternative operator tokens, standard typedefs and macros, and
@@ -322,6 +325,7 @@ impl<'a> FnCx<'a> {
             out: String::new(),
             indent: 1,
             loop_depth: 0,
+            elem_locals: BTreeMap::new(),
         }
     }
 
