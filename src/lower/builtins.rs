@@ -334,6 +334,18 @@ impl FnCx<'_> {
             "gamma" => "tgamma",
             other => other,
         };
+        // math.log(x, base)
+        if f == "log" && args.len() == 2 {
+            let vals = self.scalars(args, f)?;
+            let parts: Vec<String> = vals
+                .iter()
+                .map(|(v, _)| self.coerce(v, DType::F64))
+                .collect();
+            return Ok(scalar(
+                format!("(pk::km::log({}) / pk::km::log({}))", parts[0], parts[1]),
+                STy::strong(DType::F64),
+            ));
+        }
         if python_math && f == "round" {
             return type_error(
                 e.span,
