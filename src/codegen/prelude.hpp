@@ -31,8 +31,25 @@ KOKKOS_INLINE_FUNCTION T floordiv(T a, T b) {
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-KOKKOS_INLINE_FUNCTION double floordiv(double a, double b) { return km::floor(a / b); }
-KOKKOS_INLINE_FUNCTION float floordiv(float a, float b) { return km::floor(a / b); }
+// Float floor division as CPython computes it (float_floor_div): from fmod, so
+// that 1.0 // 0.1 is 9.0 (not floor(1.0 / 0.1) == 10.0).
+template <class T>
+KOKKOS_INLINE_FUNCTION T float_floordiv(T a, T b) {
+  T m = km::fmod(a, b);
+  T d = (a - m) / b;
+  if (m != T(0)) {
+    if ((b < T(0)) != (m < T(0))) d -= T(1);
+  }
+  if (d != T(0)) {
+    T f = km::floor(d);
+    if (d - f > T(0.5)) f += T(1);
+    return f;
+  }
+  T q = a / b;
+  return (q < T(0) || (q == T(0) && T(1) / q < T(0))) ? -T(0) : T(0);
+}
+KOKKOS_INLINE_FUNCTION double floordiv(double a, double b) { return float_floordiv(a, b); }
+KOKKOS_INLINE_FUNCTION float floordiv(float a, float b) { return float_floordiv(a, b); }
 
 template <class T>
 KOKKOS_INLINE_FUNCTION T mod(T a, T b) {
@@ -40,16 +57,18 @@ KOKKOS_INLINE_FUNCTION T mod(T a, T b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
-KOKKOS_INLINE_FUNCTION double mod(double a, double b) {
-  double r = km::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
+// CPython's float_rem: the result takes the divisor's sign (zero too).
+template <class T>
+KOKKOS_INLINE_FUNCTION T float_mod(T a, T b) {
+  T r = km::fmod(a, b);
+  if (r != T(0)) {
+    if ((r < T(0)) != (b < T(0))) r += b;
+    return r;
+  }
+  return (b < T(0)) ? -T(0) : T(0);
 }
-KOKKOS_INLINE_FUNCTION float mod(float a, float b) {
-  float r = km::fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
+KOKKOS_INLINE_FUNCTION double mod(double a, double b) { return float_mod(a, b); }
+KOKKOS_INLINE_FUNCTION float mod(float a, float b) { return float_mod(a, b); }
 
 // Integer power by squaring; a negative exponent gives 0 unless the base is +-1
 // (Python would return a float there; kernels keep the integer type).

@@ -121,12 +121,9 @@ impl FnCx<'_> {
             return self.user_call(&f, args, kwargs, e, callee);
         }
         // Keyword arguments go to @pk.functions and classtype methods only.
-        let class_method = match &func.kind {
-            ExprKind::Attr(base, _) if !matches!(&base.kind, ExprKind::Name(m) if !self.vars.contains_key(m.as_str())) => {
-                true
-            }
-            _ => false,
-        };
+        let module_attr =
+            |b: &Expr| matches!(&b.kind, ExprKind::Name(m) if !self.vars.contains_key(m.as_str()));
+        let class_method = matches!(&func.kind, ExprKind::Attr(base, _) if !module_attr(base));
         if let (Some((k, v)), false) = (kwargs.first(), class_method) {
             return unsupported(
                 v.span,
@@ -337,6 +334,18 @@ impl FnCx<'_> {
             "gamma" => "tgamma",
             other => other,
         };
+        // math.log(x, base)
+        if f == "log" && args.len() == 2 {
+            let vals = self.scalars(args, f)?;
+            let parts: Vec<String> = vals
+                .iter()
+                .map(|(v, _)| self.coerce(v, DType::F64))
+                .collect();
+            return Ok(scalar(
+                format!("(pk::km::log({}) / pk::km::log({}))", parts[0], parts[1]),
+                STy::strong(DType::F64),
+            ));
+        }
         if python_math && f == "round" {
             return type_error(
                 e.span,

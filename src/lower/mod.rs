@@ -414,6 +414,12 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
             other => match globals.get(other) {
                 Some(Global::ClassType(c)) => Ok(Ty::Class(c.name.clone())),
                 Some(Global::DTypeConst(d)) => Ok(Ty::Scalar(*d)),
+                // `from pykokkos import double`: annotations are not among the
+                // names the resolver sees, so accept the dtype names themselves.
+                None => match names::dtype_by_pk_name(other) {
+                    Some(d) => Ok(Ty::Scalar(d)),
+                    None => bad(),
+                },
                 _ => bad(),
             },
         },

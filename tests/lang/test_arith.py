@@ -69,8 +69,9 @@ def test_integer_operators_follow_python():
     np.testing.assert_array_equal(np.asarray(out), expect)
 
 
-A_F = [7.5, -7.5, 7.5, -7.5, 0.25, 3.0, -3.0, 1e-3, 2.0, -0.5]
-B_F = [2.0, 2.0, -2.0, -2.0, 0.1, 0.7, 0.7, 7.0, 0.5, 3.0]
+# 1.0 // 0.1 is 9.0 in Python (floor(1.0 / 0.1) would be 10.0); -0.0 // 2.0 is -0.0
+A_F = [7.5, -7.5, 7.5, -7.5, 0.25, 3.0, -3.0, 1e-3, 2.0, -0.5, 1.0, -0.0]
+B_F = [2.0, 2.0, -2.0, -2.0, 0.1, 0.7, 0.7, 7.0, 0.5, 3.0, 0.1, 2.0]
 
 
 @pk.workunit
@@ -122,6 +123,11 @@ def test_float_operators_follow_python():
     expect = np.array([py_float_ops(x, y, p, q)
                        for x, y, p, q in zip(A_F, B_F, A_INT, B_INT)])
     np.testing.assert_allclose(np.asarray(out), expect, rtol=1e-14, atol=0)
+    # floor division and modulo are exact, signs of zero included
+    got = np.asarray(out)
+    assert got[:, 0].tolist() == [x // y for x, y in zip(A_F, B_F)]
+    assert [math.copysign(1, g) for g in got[:, 0]] == [math.copysign(1, x // y) for x, y in zip(A_F, B_F)]
+    assert got[:, 1].tolist() == [x % y for x, y in zip(A_F, B_F)]
 
 
 @pk.workunit

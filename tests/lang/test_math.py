@@ -58,7 +58,7 @@ def math_module(i, x, out):
     out[i][32] = 1.0 if math.isinf(v / 0.25) else 0.0
     out[i][33] = 1.0 if math.isfinite(v) else 0.0
     out[i][34] = math.floor(v) // 2
-    out[i][35] = math.tau
+    out[i][35] = math.tau + math.log(p, 2.0)
 
 
 def py_math_module(v):
@@ -71,7 +71,7 @@ def py_math_module(v):
         math.copysign(abs(v) ** (1 / 3), v), math.erf(v), math.erfc(v), math.gamma(p),
         math.lgamma(p), math.pow(p, v), math.atan2(v, 0.7), math.hypot(v, 3.0),
         math.fmod(v * 3.0, 0.7), math.floor(v), math.ceil(v), math.trunc(v), round(v),
-        math.pi + math.e, 0.0, 0.0, 1.0, math.floor(v) // 2, math.tau,
+        math.pi + math.e, 0.0, 0.0, 1.0, math.floor(v) // 2, math.tau + math.log(p, 2.0),
     ]
 
 
