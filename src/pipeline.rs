@@ -57,7 +57,7 @@ pub fn build(req: &Request) -> PkResult<Kernel> {
     let lib = loader::open(&so)?;
     let view_writes = if req.space == codegen::Space::Cuda && !req.is_method {
         let def = req.wu.def()?;
-        let acc = crate::lazy::access::view_access(&def, &req.args);
+        let acc = crate::lazy::access::view_access(&def, &req.args, None);
         generated
             .abi
             .view_slots

@@ -10,6 +10,9 @@ use std::collections::BTreeMap;
 pub struct Access {
     pub read: bool,
     pub write: bool,
+    /// Every access is `v[i]` with `i` the work index (a rank-1 view): the
+    /// condition under which work items of fused kernels cannot interfere.
+    pub at_work_index: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -22,10 +25,21 @@ enum Mode {
 struct Walk<'a> {
     ranks: &'a BTreeMap<String, u8>,
     out: BTreeMap<String, Access>,
+    /// The work index parameter (None for multi-dimensional policies).
+    index: Option<&'a str>,
 }
 
-/// Access of each view argument (by name) of one launch.
-pub fn view_access(def: &FunctionDef, args: &[(String, ArgTy)]) -> BTreeMap<String, Access> {
+/// The work index parameter of a one-dimensional launch.
+pub fn work_index(def: &FunctionDef, is_method: bool, rank: usize) -> Option<&str> {
+    if rank != 1 {
+        return None;
+    }
+    def.params.get(is_method as usize).map(|p| p.name.as_str())
+}
+
+/// Access of each view argument (by name) of one launch; `index` names the
+/// work index parameter of a one-dimensional launch.
+pub fn view_access(def: &FunctionDef, args: &[(String, ArgTy)], index: Option<&str>) -> BTreeMap<String, Access> {
     let ranks: BTreeMap<String, u8> = args
         .iter()
         .filter_map(|(n, t)| match t {
@@ -36,6 +50,7 @@ pub fn view_access(def: &FunctionDef, args: &[(String, ArgTy)]) -> BTreeMap<Stri
     let mut w = Walk {
         ranks: &ranks,
         out: BTreeMap::new(),
+        index,
     };
     w.block(&def.body);
     w.out
@@ -60,12 +75,29 @@ fn depth(e: &Expr) -> usize {
 
 impl Walk<'_> {
     fn mark(&mut self, name: &str, m: Mode) {
+        self.mark_at(name, m, false);
+    }
+
+    fn mark_at(&mut self, name: &str, m: Mode, at_work_index: bool) {
         if !self.ranks.contains_key(name) {
             return;
         }
+        let first = !self.out.contains_key(name);
         let a = self.out.entry(name.to_string()).or_default();
         a.read |= m != Mode::Write;
         a.write |= m != Mode::Read;
+        a.at_work_index = (first || a.at_work_index) && at_work_index;
+    }
+
+    /// `v[i]` (or `self.v[i]`) with `i` the work index and `v` of rank 1.
+    fn is_work_index_access(&self, e: &Expr) -> bool {
+        let (ExprKind::Index(base, items), Some(idx)) = (&e.kind, self.index) else {
+            return false;
+        };
+        let direct = matches!(&base.kind, ExprKind::Name(_))
+            || matches!(&base.kind, ExprKind::Attr(b, _) if matches!(&b.kind, ExprKind::Name(s) if s == "self"));
+        let at_i = matches!(items.as_slice(), [Index::At(x)] if matches!(&x.kind, ExprKind::Name(n) if n == idx));
+        direct && at_i && root(e).is_some_and(|n| self.ranks.get(n) == Some(&1))
     }
 
     fn block(&mut self, stmts: &[Stmt]) {
@@ -128,7 +160,8 @@ impl Walk<'_> {
     fn target(&mut self, t: &Expr, m: Mode) {
         if let ExprKind::Index(..) = &t.kind {
             if let Some(n) = root(t) {
-                self.mark(n, m);
+                let wi = self.is_work_index_access(t);
+                self.mark_at(n, m, wi);
             }
             self.indices(t);
         }
@@ -164,7 +197,8 @@ impl Walk<'_> {
                 if let Some(n) = root(e) {
                     // A partial index is a subview: it may be written through.
                     let partial = self.ranks.get(n).is_some_and(|r| depth(e) < *r as usize);
-                    self.mark(n, if partial { Mode::Both } else { m });
+                    let wi = self.is_work_index_access(e);
+                    self.mark_at(n, if partial { Mode::Both } else { m }, wi);
                 }
                 self.indices(e);
             }
@@ -240,12 +274,13 @@ mod tests {
     #[test]
     fn read_then_store_same_element_is_a_write() {
         let f = parse_function("def k(i, a):\n    x = a[i]\n    a[i] = x + 1\n").unwrap();
-        let acc = view_access(&f, &[v("a", 1)]);
+        let acc = view_access(&f, &[v("a", 1)], Some("i"));
         assert_eq!(
             acc["a"],
             Access {
                 read: true,
-                write: true
+                write: true,
+                at_work_index: true,
             }
         );
     }
@@ -253,19 +288,21 @@ mod tests {
     #[test]
     fn copy_reads_src_writes_dst_and_ignores_unused() {
         let f = parse_function("def k(i, dst, src, unused):\n    dst[i] = src[i]\n").unwrap();
-        let acc = view_access(&f, &[v("dst", 1), v("src", 1), v("unused", 1)]);
+        let acc = view_access(&f, &[v("dst", 1), v("src", 1), v("unused", 1)], Some("i"));
         assert_eq!(
             acc["dst"],
             Access {
                 read: false,
-                write: true
+                write: true,
+                at_work_index: true,
             }
         );
         assert_eq!(
             acc["src"],
             Access {
                 read: true,
-                write: false
+                write: false,
+                at_work_index: true,
             }
         );
         assert!(!acc.contains_key("unused"));
@@ -277,7 +314,27 @@ mod tests {
             "def k(i, a, b, c):\n    f(a)\n    pk.atomic_add(b, [0], 1)\n    r = c[i]\n",
         )
         .unwrap();
-        let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 2)]);
+        let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 2)], Some("i"));
         assert!(acc["a"].write && acc["b"].write && acc["c"].write);
+    }
+}
+
+#[cfg(test)]
+mod work_index_tests {
+    use super::*;
+    use crate::frontend::parse::parse_function;
+    use crate::types::{DType, Layout, ViewTy};
+
+    fn v(n: &str, rank: u8) -> (String, ArgTy) {
+        (n.into(), ArgTy::View(ViewTy { dtype: DType::F64, rank, layout: Layout::Right }))
+    }
+
+    #[test]
+    fn only_plain_work_index_accesses_qualify() {
+        let src = "def k(i, a, b, c, d, e):\n    a[i] = b[i + 1]\n    c[0] = 1\n    for j in range(i):\n        d[j] = 0\n    e[i] = e[i] * 2\n";
+        let f = parse_function(src).unwrap();
+        let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 1), v("d", 1), v("e", 1)], Some("i"));
+        assert!(acc["a"].at_work_index && acc["e"].at_work_index);
+        assert!(!acc["b"].at_work_index && !acc["c"].at_work_index && !acc["d"].at_work_index);
     }
 }

@@ -130,7 +130,8 @@ fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
                 .cloned()
                 .zip(l.key.args.iter().cloned())
                 .collect();
-            let m = Arc::new(access::view_access(&def, &args));
+            let index = access::work_index(&def, l.is_method, l.key.rank as usize);
+            let m = Arc::new(access::view_access(&def, &args, index));
             ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
             m
         }
