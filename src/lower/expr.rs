@@ -328,7 +328,7 @@ impl FnCx<'_> {
                         self.coerce(x, DType::F64),
                         self.coerce(y, DType::F64)
                     )
-                } else if ints {
+                } else if ints && !r.dt.is_float() {
                     format!("pk::ipow<{}>({cx}, {cy})", r.dt.cpp())
                 } else {
                     format!("pk::km::pow({cx}, {cy})")
@@ -339,6 +339,17 @@ impl FnCx<'_> {
                     return type_error(
                         a.span.join(b.span),
                         "bitwise operators need integer (or bool) operands",
+                    );
+                }
+                if r.dt.is_float() {
+                    // uint64 with a signed integer: NumPy has no common integer type.
+                    return type_error(
+                        a.span.join(b.span),
+                        format!(
+                            "bitwise operators on {} and {} have no common integer type (NumPy refuses them too); convert one operand with int(...)",
+                            xs.dt.name(),
+                            ys.dt.name()
+                        ),
                     );
                 }
                 let sym = match op {

@@ -297,6 +297,12 @@ def bitwise_on_float(i, v, m, x, n):
 
 
 @pk.workunit
+def bitwise_uint64_int64(i, v, m, x, n):
+    u = pk.uint64(n)
+    v[i] = u & i  # ERR
+
+
+@pk.workunit
 def invert_float(i, v, m, x, n):
     v[i] = ~x  # ERR
 

@@ -61,6 +61,7 @@ CASES = [
     ("keyword_argument", SYN, "keyword argument 'y=' is not supported"),
     ("star_call", SYN, "'*' argument unpacking is not supported"),
     ("bitwise_on_float", TYP, "bitwise operators need integer"),
+    ("bitwise_uint64_int64", TYP, "bitwise operators on uint64 and int64 have no common integer type"),
     ("invert_float", TYP, "'~' needs an integer operand"),
     ("return_value", SYN, "a workunit cannot return a value"),
     ("view_rebinds_number", TYP, "a kernel local keeps one kind of value"),

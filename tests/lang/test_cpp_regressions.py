@@ -157,3 +157,22 @@ def test_workunit_and_parameter_names_clear_of_generated_ones():
     v = pk.array(np.arange(3, dtype=np.float64))
     pk.parallel_for(3, run, v=v)
     assert list(np.asarray(v)) == [1.0, 2.0, 3.0]
+
+
+@pk.workunit
+def mixed_sign_64bit(i, u, e, out):
+    # uint64 with int64 promotes to float64 (NumPy): `**` became pk::ipow<double>,
+    # which does not compile.
+    out[i][0] = u[i] ** e[i]
+    out[i][1] = u[i] // e[i] + u[i] % e[i]
+    out[i][2] = u[i] ** 2 + (u[i] | 1)
+
+
+def test_uint64_mixed_with_int64():
+    u = np.array([3, 4], dtype=np.uint64)
+    e = np.array([2, -3], dtype=np.int64)
+    out = np.zeros((2, 3))
+    pk.parallel_for(2, mixed_sign_64bit, u=u, e=e, out=out)
+    expect = [[float(u[k] ** e[k]) if e[k] >= 0 else float(u[k]) ** float(e[k]),
+               float(u[k] // e[k] + u[k] % e[k]), float(u[k] ** 2 + (u[k] | 1))] for k in range(2)]
+    np.testing.assert_allclose(out, expect)
