@@ -413,7 +413,12 @@ pub fn launch<'py>(
 }
 
 fn read_result(r: &[u64; 1], d: DType) -> Total {
-    let p = r.as_ptr() as *const u8;
+    read_total(&r[0], d)
+}
+
+/// The total in one 8-byte result slot, typed as the accumulator.
+pub fn read_total(r: &u64, d: DType) -> Total {
+    let p = r as *const u64 as *const u8;
     unsafe {
         match d {
             DType::F64 => Total::F(*(p as *const f64)),

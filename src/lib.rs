@@ -6,6 +6,7 @@ pub mod codegen;
 pub mod device;
 pub mod errors;
 pub mod frontend;
+pub mod fusion;
 pub mod launch;
 pub mod lazy;
 pub mod lower;
@@ -155,6 +156,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::py_flush, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::explain_last, m)?)?;
     m.add_function(wrap_pyfunction!(fence, m)?)?;
     m.add_function(wrap_pyfunction!(finalize, m)?)?;
     m.add_function(wrap_pyfunction!(initialize, m)?)?;

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import atexit
 import math as _math
+import os as _os
 
 from . import _native
 from ._kernels import classtype, function, functor, main, workunit
@@ -55,6 +56,26 @@ atexit.register(_native.flush)
 def explain_graph() -> str:
     """The pending launch DAG as JSON (nodes, buffers, edges)."""
     return _native.graph_json()
+
+
+def explain(dot: str | None = None, show: bool = True) -> str:
+    """The last flush's fusion report: regions, the launches in each (workunit and
+    call site) with the rule that fused them, refusals with rule, buffer and reason,
+    dead temporaries. `dot="dag.dot"` also writes the DAG with its regions as
+    Graphviz DOT (and an SVG beside it when `dot` is installed)."""
+    last = _native.explain_last()
+    text, graph = last if last else ("no flush has run yet (set PK_FUSE=1)\n", "digraph flush {}\n")
+    if dot is not None:
+        import shutil
+        import subprocess
+
+        with open(dot, "w") as f:
+            f.write(graph)
+        if shutil.which("dot"):
+            subprocess.run(["dot", "-Tsvg", dot, "-o", _os.path.splitext(dot)[0] + ".svg"], check=False)
+    if show:
+        print(text, end="")
+    return text
 
 
 def pending() -> int:

@@ -321,7 +321,7 @@ pub fn lower_workunit(
 }
 
 /// Classtypes and `@pk.function`s of a unit, ahead of the functor.
-fn unit_header(unit: &Unit) -> String {
+pub fn unit_header(unit: &Unit) -> String {
     let mut s = String::new();
     // Classtypes in completion order, their methods declared inside ...
     for name in &unit.class_order {
@@ -349,7 +349,7 @@ fn unit_header(unit: &Unit) -> String {
 }
 
 /// Functor methods (`@pk.function` methods of a functor class).
-fn unit_methods(unit: &Unit) -> String {
+pub fn unit_methods(unit: &Unit) -> String {
     let mut s = String::new();
     for key in &unit.order {
         if unit.instances[key].method {

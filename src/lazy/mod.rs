@@ -88,6 +88,8 @@ struct Node {
     seq: u64,
     launch: Launch,
     accesses: Vec<BufAccess>,
+    /// Read/write/work-index facts per view argument name (for fusion).
+    access_map: AccessMap,
     result: Option<Arc<Slot>>,
 }
 
@@ -115,7 +117,7 @@ type AccessMap = Arc<BTreeMap<String, Access>>;
 static ACCESS: LazyLock<DashMap<KernelKey, (Arc<[String]>, AccessMap)>> =
     LazyLock::new(DashMap::new);
 
-fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
+fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<(Vec<BufAccess>, AccessMap)> {
     let cached = ACCESS
         .get(&l.key)
         .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
@@ -150,7 +152,7 @@ fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<Vec<BufAccess>> {
             }
         }
     }
-    Ok(out)
+    Ok((out, map))
 }
 
 /// A pending reduction/scan total; `value()` forces exactly what it needs.
@@ -190,7 +192,7 @@ impl Pending {
 /// Adds a launch to the DAG with an edge from every pending launch it conflicts with.
 pub fn record<'py>(py: Python<'py>, launch: Launch) -> PyResult<Bound<'py, PyAny>> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
-    let accesses = accesses_of(py, &launch)?;
+    let (accesses, access_map) = accesses_of(py, &launch)?;
     let wants_result = launch.key.pattern != crate::codegen::Pattern::For;
     let slot = wants_result.then(|| Arc::new(Slot::default()));
     let mut g = GRAPH.lock().unwrap();
@@ -200,6 +202,7 @@ pub fn record<'py>(py: Python<'py>, launch: Launch) -> PyResult<Bound<'py, PyAny
         seq,
         launch,
         accesses: accesses.clone(),
+        access_map,
         result: slot.clone(),
     });
     let mut preds = BTreeSet::new();
@@ -291,54 +294,147 @@ pub fn flush_nodes(py: Python<'_>, targets: Vec<NodeIndex>) -> PkResult<()> {
         return Ok(());
     }
     let _span = tracing::info_span!("flush", launches = order.len()).entered();
-    for n in order {
-        let node = match remove(&mut GRAPH.lock().unwrap(), n) {
-            Some(node) => node,
-            None => continue,
-        };
-        if let Err(e) = run_node(py, &node) {
+    // Partition by the fusion rules (one kernel per region), or one per launch.
+    let regions = if crate::fusion::enabled() {
+        plan_regions(py, &order)?
+    } else {
+        order.iter().map(|n| (vec![*n], BTreeSet::new())).collect()
+    };
+    for (region, dead) in regions {
+        let nodes: Vec<Node> = {
             let mut g = GRAPH.lock().unwrap();
-            let dropped: Vec<String> = descendants(&g, n)
-                .into_iter()
-                .filter_map(|d| remove(&mut g, d))
-                .map(|d| {
-                    fail_slot(&d, "an earlier launch it depends on failed");
-                    format!("'{}' at {}", d.launch.label, d.launch.site(py))
-                })
-                .collect();
-            drop(g);
-            fail_slot(&node, &e.to_string());
-            let mut msg = format!(
-                "pending launch of workunit '{}' at {} failed: {e}",
-                node.launch.label,
-                node.launch.site(py)
-            );
-            if !dropped.is_empty() {
-                msg.push_str(&format!(
-                    "\nlaunches that depended on it were dropped: {}",
-                    dropped.join(", ")
-                ));
+            region.iter().filter_map(|n| remove(&mut g, *n)).collect()
+        };
+        if nodes.is_empty() {
+            continue;
+        }
+        let fused = nodes.len() > 1 && run_fused(py, &nodes, &dead).is_ok();
+        if fused {
+            continue;
+        }
+        // One kernel per launch: alone, or after a fused kernel failed to build
+        // (its launches then report their own errors, if they have any).
+        for (j, node) in nodes.iter().enumerate() {
+            if let Err(e) = run_node(py, node) {
+                return Err(fail(py, &region, &nodes[j..], e));
             }
-            return Err(match e {
-                PkError::Kernel(le) => {
-                    let mut le = le;
-                    le.message = format!("{} (launched at {})", le.message, node.launch.site(py));
-                    PkError::Kernel(le)
-                }
-                PkError::Compile {
-                    kernel,
-                    cpp_path,
-                    excerpt,
-                } => PkError::Compile {
-                    kernel: format!("{kernel}' launched at '{}", node.launch.site(py)),
-                    cpp_path,
-                    excerpt,
-                },
-                _ => PkError::Runtime(msg),
-            });
         }
     }
     Ok(())
+}
+
+/// Regions (and their dead temporaries) of a flush, in dependency order.
+fn plan_regions(
+    py: Python<'_>,
+    order: &[NodeIndex],
+) -> PkResult<Vec<(Vec<NodeIndex>, BTreeSet<usize>)>> {
+    let g = GRAPH.lock().unwrap();
+    let cands: Vec<crate::fusion::plan::Cand> = order
+        .iter()
+        .map(|n| crate::fusion::candidate(py, &g.dag[*n].launch, &g.dag[*n].access_map))
+        .collect();
+    let rules = crate::fusion::rules::active()?;
+    let plan = crate::fusion::plan::partition(rules, &cands);
+    let pos: BTreeMap<NodeIndex, usize> = order.iter().enumerate().map(|(k, n)| (*n, k)).collect();
+    let mut out = Vec::new();
+    let mut dead_report = Vec::new();
+    for region in &plan.regions {
+        let nodes: Vec<NodeIndex> = region.iter().map(|k| order[*k]).collect();
+        let dead = if nodes.len() > 1 {
+            let inside: BTreeSet<NodeIndex> = nodes.iter().copied().collect();
+            let touched_elsewhere = |alloc: usize| {
+                g.dag.node_indices().any(|m| {
+                    !inside.contains(&m) && g.dag[m].accesses.iter().any(|a| a.alloc == alloc)
+                })
+            };
+            let launches: Vec<&Launch> = nodes.iter().map(|n| &g.dag[*n].launch).collect();
+            let rc: Vec<&crate::fusion::plan::Cand> = region.iter().map(|k| &cands[*k]).collect();
+            crate::fusion::dead_temporaries(&launches, &rc, &touched_elsewhere)
+        } else {
+            BTreeSet::new()
+        };
+        dead_report.push(dead.iter().copied().collect::<Vec<_>>());
+        out.push((nodes, dead));
+    }
+    let mut edges = Vec::new();
+    for n in order {
+        for m in g.dag.neighbors_directed(*n, Direction::Incoming) {
+            if let (Some(a), Some(b)) = (pos.get(&m), pos.get(n)) {
+                edges.push((*a, *b));
+            }
+        }
+    }
+    edges.sort();
+    crate::fusion::explain::record(&cands, &plan, &dead_report, &edges);
+    Ok(out)
+}
+
+fn run_fused(py: Python<'_>, nodes: &[Node], dead: &BTreeSet<usize>) -> PkResult<()> {
+    let launches: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
+    match crate::fusion::run_region(py, &launches, dead) {
+        Ok(totals) => {
+            for (node, t) in nodes.iter().zip(totals) {
+                if let (Some(slot), Some(t)) = (&node.result, t) {
+                    *slot.value.lock().unwrap() = Some(Ok(t));
+                }
+            }
+            Ok(())
+        }
+        Err(e) => {
+            // Running the launches one by one is always correct (dead temporaries
+            // then simply get memory), and attributes any error to its launch.
+            tracing::warn!(region = %crate::fusion::region_label(&launches), error = %e, "fused kernel failed; running its launches one by one");
+            Err(e)
+        }
+    }
+}
+
+/// Error of a failed launch: drops what depended on it and names the launch site.
+fn fail(py: Python<'_>, region: &[NodeIndex], rest: &[Node], e: PkError) -> PkError {
+    let node = &rest[0];
+    let mut g = GRAPH.lock().unwrap();
+    let mut dropped: Vec<String> = Vec::new();
+    for n in region {
+        for d in descendants(&g, *n) {
+            if let Some(d) = remove(&mut g, d) {
+                fail_slot(&d, "an earlier launch it depends on failed");
+                dropped.push(format!("'{}' at {}", d.launch.label, d.launch.site(py)));
+            }
+        }
+    }
+    drop(g);
+    for d in &rest[1..] {
+        fail_slot(d, "an earlier launch of its fused region failed");
+        dropped.push(format!("'{}' at {}", d.launch.label, d.launch.site(py)));
+    }
+    fail_slot(node, &e.to_string());
+    let site = node.launch.site(py);
+    let mut msg = format!(
+        "pending launch of workunit '{}' at {site} failed: {e}",
+        node.launch.label
+    );
+    if !dropped.is_empty() {
+        msg.push_str(&format!(
+            "\nlaunches that depended on it were dropped: {}",
+            dropped.join(", ")
+        ));
+    }
+    match e {
+        PkError::Kernel(mut le) => {
+            le.message = format!("{} (launched at {site})", le.message);
+            PkError::Kernel(le)
+        }
+        PkError::Compile {
+            kernel,
+            cpp_path,
+            excerpt,
+        } => PkError::Compile {
+            kernel: format!("{kernel}' launched at '{site}"),
+            cpp_path,
+            excerpt,
+        },
+        _ => PkError::Runtime(msg),
+    }
 }
 
 fn fail_slot(node: &Node, why: &str) {
@@ -438,6 +534,12 @@ pub fn flush_all(py: Python<'_>) -> PkResult<()> {
 #[pyo3(name = "flush")]
 pub fn py_flush(py: Python<'_>) -> PyResult<()> {
     flush_all(py).map_err(crate::py_err)
+}
+
+/// The last flush's fusion report and its DOT graph.
+#[pyfunction]
+pub fn explain_last() -> Option<(String, String)> {
+    crate::fusion::explain::last()
 }
 
 /// Number of launches waiting.

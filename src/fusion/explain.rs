@@ -1,0 +1,119 @@
+//! Explain reports: per flush, the regions, the launches in each (workunit,
+//! call site) and the rule that fused them, the refusals with their reasons,
+//! the dead temporaries; and the same as a Graphviz DOT graph.
+use super::plan::{Cand, Plan};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::Mutex;
+
+pub struct Report {
+    pub text: String,
+    pub dot: String,
+}
+
+static LAST: Mutex<Option<Report>> = Mutex::new(None);
+
+/// Records (and with PK_FUSE_EXPLAIN=1 prints) the report of one flush.
+pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize, usize)]) {
+    let mut ids: BTreeMap<usize, usize> = BTreeMap::new();
+    for c in cands {
+        for v in &c.views {
+            let n = ids.len();
+            ids.entry(v.alloc).or_insert(n);
+        }
+    }
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "flush: {} launch(es) -> {} kernel(s)",
+        cands.len(),
+        plan.regions.len()
+    );
+    for (r, region) in plan.regions.iter().enumerate() {
+        let names: Vec<&str> = region.iter().map(|&k| cands[k].label.as_str()).collect();
+        let title = if region.len() > 1 {
+            format!("fused({})", names.join("+"))
+        } else {
+            names[0].to_string()
+        };
+        let _ = writeln!(t, "  region {r}: {title}");
+        for &k in region {
+            let how = plan.joined_by[k]
+                .as_deref()
+                .map(|x| format!("  [{x}]"))
+                .unwrap_or_default();
+            let _ = writeln!(t, "    {} at {}{how}", cands[k].label, cands[k].site);
+        }
+        if let Some(d) = dead.get(r).filter(|d| !d.is_empty()) {
+            let list: Vec<String> = d
+                .iter()
+                .map(|a| format!("#{}", ids.get(a).copied().unwrap_or(usize::MAX)))
+                .collect();
+            let _ = writeln!(
+                t,
+                "    dead temporaries kept in registers (never allocated): {}",
+                list.join(", ")
+            );
+        }
+    }
+    for f in &plan.refusals {
+        let (a, b) = (&cands[f.with], &cands[f.launch]);
+        let _ = writeln!(
+            t,
+            "  not fused: {} at {} after {} at {}: rule '{}': {}",
+            b.label,
+            b.site,
+            a.label,
+            a.site,
+            f.rule,
+            renumber(&f.reason, &ids)
+        );
+    }
+    let mut d = String::from(
+        "digraph flush {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
+    );
+    for (r, region) in plan.regions.iter().enumerate() {
+        let _ = writeln!(d, "  subgraph cluster_{r} {{\n    label=\"region {r}\";");
+        for &k in region {
+            let _ = writeln!(
+                d,
+                "    n{k} [label=\"{}\\n{}\"];",
+                cands[k].label.replace('"', "'"),
+                cands[k].site.replace('"', "'")
+            );
+        }
+        d.push_str("  }\n");
+    }
+    for (a, b) in edges {
+        let _ = writeln!(d, "  n{a} -> n{b};");
+    }
+    for f in &plan.refusals {
+        let _ = writeln!(
+            d,
+            "  n{} -> n{} [style=dashed, color=red, label=\"{}\"];",
+            f.with, f.launch, f.rule
+        );
+    }
+    d.push_str("}\n");
+    if std::env::var("PK_FUSE_EXPLAIN").is_ok_and(|v| v == "1") {
+        eprint!("{t}");
+    }
+    *LAST.lock().unwrap() = Some(Report { text: t, dot: d });
+}
+
+/// Buffer numbers in reasons are allocation addresses until here.
+fn renumber(reason: &str, ids: &BTreeMap<usize, usize>) -> String {
+    let mut out = reason.to_string();
+    for (addr, n) in ids {
+        out = out.replace(&format!("#{addr}"), &format!("#{n}"));
+    }
+    out
+}
+
+/// The last flush's report and DOT graph.
+pub fn last() -> Option<(String, String)> {
+    LAST.lock()
+        .unwrap()
+        .as_ref()
+        .map(|r| (r.text.clone(), r.dot.clone()))
+}

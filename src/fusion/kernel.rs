@@ -1,0 +1,218 @@
+//! Code generation of one fused region: every workunit body becomes a member
+//! function of one functor (so a `return` ends only its own body and locals
+//! never collide), `operator()` calls them in program order for each work
+//! item, buffers passed under several names become one member, dead
+//! temporaries become locals, and several reductions one multi-value reduction.
+use crate::codegen::{self, lower_workunit, KernelSpec, Pattern, Plan, Space};
+use crate::errors::KResult;
+use crate::lower::Unit;
+use crate::types::{DType, Layout, ViewTy};
+
+pub struct Body<'a> {
+    pub spec: KernelSpec<'a>,
+    pub plans: Vec<Plan>,
+}
+
+/// How the runtime fills the fused entry point's arguments.
+#[derive(Clone, Debug)]
+pub struct FusedAbi {
+    /// Per view member (`pk_b{g}`): the (body, argument) whose view supplies it.
+    pub groups: Vec<(usize, usize)>,
+    /// Per scalar slot: (body, argument, dtype).
+    pub scalars: Vec<(usize, usize, DType)>,
+    /// Accumulator dtype of each reduce body, in body order.
+    pub accs: Vec<(usize, DType)>,
+}
+
+fn view_cpp(v: &ViewTy, space: Space) -> String {
+    format!(
+        "Kokkos::View<{}{}, {}, {}, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
+        v.dtype.cpp(),
+        "*".repeat(v.rank as usize),
+        v.layout.cpp(),
+        space.mem()
+    )
+}
+
+fn layout_args(k: usize, v: &ViewTy) -> String {
+    let r = v.rank as usize;
+    match v.layout {
+        Layout::Stride => {
+            let parts: Vec<String> = (0..r)
+                .map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]"))
+                .collect();
+            format!("Kokkos::LayoutStride({})", parts.join(", "))
+        }
+        _ => (0..r)
+            .map(|d| format!("views[{k}].extent[{d}]"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// `groups[g]`: the view type of member `pk_b{g}`; `locals[t]`: dtype of `pk_t{t}`.
+pub fn generate(
+    bodies: &[Body],
+    groups: &[(usize, usize, ViewTy)],
+    locals: &[(usize, DType)],
+    space: Space,
+    label: &str,
+) -> KResult<(String, FusedAbi)> {
+    let mut unit = Unit::default();
+    let mut lowered = Vec::new();
+    for b in bodies {
+        let plans = b.plans.clone();
+        let plan = move |k: usize, _: &str| plans[k].clone();
+        lowered.push(lower_workunit(&b.spec, &mut unit, Some(&plan))?);
+    }
+    let mut abi = FusedAbi {
+        groups: groups.iter().map(|(b, a, _)| (*b, *a)).collect(),
+        scalars: vec![],
+        accs: vec![],
+    };
+    let fname = format!(
+        "pk_fused_{}",
+        codegen::sanitize(&label.replace(['(', ')'], "").replace('+', "_"))
+    );
+    let mut s = format!("// {label}\n#include \"pk_prelude.hpp\"\n\nnamespace {{\n");
+    s.push_str(&codegen::unit_header(&unit));
+    let reduces: Vec<usize> = bodies
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.spec.pattern == Pattern::Reduce)
+        .map(|(i, _)| i)
+        .collect();
+    if reduces.len() > 1 {
+        s.push_str("struct pk_vals {\n");
+        for (r, &b) in reduces.iter().enumerate() {
+            s.push_str(&format!(
+                "  {} r{r};\n",
+                lowered[b].acc.as_ref().unwrap().1.cpp()
+            ));
+        }
+        s.push_str("};\n\n");
+    }
+    s.push_str(&format!("struct {fname} {{\n"));
+    if reduces.len() > 1 {
+        s.push_str("  using value_type = pk_vals;\n");
+    }
+    for (g, (_, _, vt)) in groups.iter().enumerate() {
+        s.push_str(&format!("  {} pk_b{g};\n", view_cpp(vt, space)));
+    }
+    for (b, lw) in lowered.iter().enumerate() {
+        for (k, dt) in &lw.abi.scalar_slots {
+            s.push_str(&format!("  {} pk_s{b}_{k};\n", dt.cpp()));
+            abi.scalars.push((b, *k, *dt));
+        }
+    }
+    s.push_str(&codegen::unit_methods(&unit));
+    for (b, lw) in lowered.iter().enumerate() {
+        let mut sig = format!("const int64_t {}", lw.index[0]);
+        if let Some((p, d)) = &lw.acc {
+            sig.push_str(&format!(", {}& {p}", d.cpp()));
+            abi.accs.push((b, *d));
+        }
+        for (t, (_, d)) in locals.iter().enumerate() {
+            sig.push_str(&format!(", {}& pk_t{t}", d.cpp()));
+        }
+        s.push_str(&format!(
+            "  // {} ({}:{})\n  KOKKOS_INLINE_FUNCTION void pk_body{b}({sig}) const {{\n{}{}  }}\n",
+            bodies[b].spec.def.name,
+            bodies[b].spec.src.filename,
+            bodies[b].spec.src.first_line,
+            lw.decls,
+            lw.body
+        ));
+    }
+    let acc_param = match reduces.len() {
+        0 => String::new(),
+        1 => format!(
+            ", {}& pk_acc",
+            lowered[reduces[0]].acc.as_ref().unwrap().1.cpp()
+        ),
+        _ => ", value_type& pk_acc".to_string(),
+    };
+    s.push_str(&format!(
+        "  KOKKOS_INLINE_FUNCTION void operator()(const int64_t pk_i{acc_param}) const {{\n"
+    ));
+    for (t, (_, d)) in locals.iter().enumerate() {
+        s.push_str(&format!("    {0} pk_t{t} = {0}();\n", d.cpp()));
+    }
+    for (b, lw) in lowered.iter().enumerate() {
+        let mut args = vec!["pk_i".to_string()];
+        if lw.acc.is_some() {
+            args.push(if reduces.len() > 1 {
+                format!("pk_acc.r{}", reduces.iter().position(|x| *x == b).unwrap())
+            } else {
+                "pk_acc".into()
+            });
+        }
+        args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
+        s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
+    }
+    s.push_str("  }\n");
+    if reduces.len() > 1 {
+        let fields: Vec<String> = (0..reduces.len()).map(|r| format!("r{r}")).collect();
+        s.push_str("  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {\n");
+        for (r, &b) in reduces.iter().enumerate() {
+            s.push_str(&format!(
+                "    v.r{r} = {}();\n",
+                lowered[b].acc.as_ref().unwrap().1.cpp()
+            ));
+        }
+        s.push_str("  }\n  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const {\n");
+        for f in &fields {
+            s.push_str(&format!("    a.{f} += b.{f};\n"));
+        }
+        s.push_str("  }\n");
+    }
+    s.push_str("};\n}  // namespace\n\n");
+    s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
+    s.push_str(&format!("    {fname} f;\n"));
+    for (g, (_, _, vt)) in groups.iter().enumerate() {
+        s.push_str(&format!(
+            "    f.pk_b{g} = decltype(f.pk_b{g})(({}*)views[{g}].data, {});\n",
+            vt.dtype.cpp(),
+            layout_args(g, vt)
+        ));
+    }
+    for (j, (b, k, d)) in abi.scalars.iter().enumerate() {
+        let field = if d.is_float() { "d" } else { "i" };
+        s.push_str(&format!(
+            "    f.pk_s{b}_{k} = ({})scalars[{j}].{field};\n",
+            d.cpp()
+        ));
+    }
+    let policy = format!(
+        "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",
+        space.cpp()
+    );
+    let clabel = label.replace('"', "'");
+    match reduces.len() {
+        0 => s.push_str(&format!(
+            "    Kokkos::parallel_for(\"{clabel}\", {policy}, f);\n"
+        )),
+        1 => {
+            let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
+            s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));
+        }
+        _ => {
+            s.push_str(&format!(
+                "    pk_vals r;\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n"
+            ));
+            for (r, &b) in reduces.iter().enumerate() {
+                let d = lowered[b].acc.as_ref().unwrap().1.cpp();
+                s.push_str(&format!(
+                    "    *({d}*)((char*)result + {}) = r.r{r};\n",
+                    8 * r
+                ));
+            }
+        }
+    }
+    if space == Space::Cuda {
+        s.push_str("    Kokkos::fence();\n");
+    }
+    s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
+    s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
+    Ok((s, abi))
+}

@@ -1,0 +1,68 @@
+//! Legality predicates between an earlier and a later launch. Each returns
+//! Ok(()) or the reason it fails, naming the buffer and workunit involved.
+use super::plan::Cand;
+use crate::codegen::{Pattern, Space};
+
+/// A buffer one launch writes and the other touches (overlapping bytes).
+pub struct Conflict {
+    pub first_arg: usize,
+    pub second_arg: usize,
+    pub buffer: usize,
+}
+
+pub fn conflicts(a: &Cand, b: &Cand) -> Vec<Conflict> {
+    let mut out = Vec::new();
+    for (i, u) in a.views.iter().enumerate() {
+        for (j, w) in b.views.iter().enumerate() {
+            let overlap = u.alloc == w.alloc && u.range.0 < w.range.1 && w.range.0 < u.range.1;
+            if overlap && (u.access.write || w.access.write) {
+                out.push(Conflict {
+                    first_arg: i,
+                    second_arg: j,
+                    buffer: u.alloc,
+                });
+            }
+        }
+    }
+    out
+}
+
+pub fn check(pred: &str, a: &Cand, b: &Cand, conflicts: &[Conflict]) -> Result<(), String> {
+    match pred {
+        "same_space" if a.space != b.space => Err(format!(
+            "execution spaces differ ({:?} vs {:?})",
+            a.space, b.space
+        )),
+        "host_space" if a.space == Space::Cuda || b.space == Space::Cuda => {
+            Err("fused kernels run on host spaces only for now".into())
+        }
+        "one_dimensional" if a.lo.len() != 1 || b.lo.len() != 1 => {
+            Err("multi-dimensional policies are not fused".into())
+        }
+        "same_range" if a.lo != b.lo || a.hi != b.hi => Err(format!(
+            "iteration spaces differ ({:?}..{:?} vs {:?}..{:?})",
+            a.lo, a.hi, b.lo, b.hi
+        )),
+        "no_scan" if a.pattern == Pattern::Scan || b.pattern == Pattern::Scan => {
+            Err("scans are never fused".into())
+        }
+        "work_index_access" => {
+            for c in conflicts {
+                let (u, w) = (&a.views[c.first_arg], &b.views[c.second_arg]);
+                for (v, who) in [(u, a), (w, b)] {
+                    if !v.access.at_work_index {
+                        return Err(format!(
+                            "'{}' touches shared buffer #{} ('{}') other than as {}[i] at the work index",
+                            who.label, c.buffer, v.name, v.name
+                        ));
+                    }
+                }
+                if u.geometry != w.geometry {
+                    return Err(format!("shared buffer #{} is seen through views of different offset, extent or stride", c.buffer));
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}

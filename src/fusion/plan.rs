@@ -1,0 +1,166 @@
+//! Partitioning a flush into regions: launches in dependency order are taken
+//! greedily into the current region while some rule fuses the newcomer with
+//! every member; otherwise a new region starts and the refusal is recorded.
+use super::legality::{check, conflicts};
+use super::rules::Rule;
+use crate::codegen::{Pattern, Space};
+use crate::lazy::access::Access;
+
+/// One view argument of a launch, as fusion sees it.
+#[derive(Clone, Debug)]
+pub struct ViewUse {
+    pub name: String,
+    pub arg: usize,
+    /// Allocation identity and byte range touched.
+    pub alloc: usize,
+    pub range: (isize, isize),
+    /// Offset, extents and strides: equal geometry means `v[i]` is the same element.
+    pub geometry: (isize, Vec<i64>, Vec<i64>),
+    pub access: Access,
+}
+
+/// A launch as the planner sees it.
+#[derive(Clone, Debug)]
+pub struct Cand {
+    pub label: String,
+    pub site: String,
+    pub pattern: Pattern,
+    pub space: Space,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+    pub views: Vec<ViewUse>,
+    pub statements: usize,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Refusal {
+    /// Positions (in the flush order) of the later and the earlier launch.
+    pub launch: usize,
+    pub with: usize,
+    pub rule: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Plan {
+    /// Positions in the flush order, per region.
+    pub regions: Vec<Vec<usize>>,
+    /// For each position, the rule that put it into its region (None: first of it).
+    pub joined_by: Vec<Option<String>>,
+    pub refusals: Vec<Refusal>,
+}
+
+fn kind(p: Pattern) -> &'static str {
+    match p {
+        Pattern::For => "for",
+        Pattern::Reduce => "reduce",
+        Pattern::Scan => "scan",
+    }
+}
+
+/// Which rule fuses `b` after `a`, or why none does.
+fn pair(rules: &[Rule], a: &Cand, b: &Cand) -> Result<String, (String, String)> {
+    let cs = conflicts(a, b);
+    let relation = if cs.is_empty() {
+        "independent"
+    } else {
+        "dependent"
+    };
+    let mut first_failure: Option<(String, String)> = None;
+    for r in rules {
+        if r.relation != relation
+            || !r.first.iter().any(|k| k == kind(a.pattern))
+            || !r.second.iter().any(|k| k == kind(b.pattern))
+        {
+            continue;
+        }
+        match r.requires.iter().try_for_each(|p| check(p, a, b, &cs)) {
+            Ok(()) => return Ok(r.name.clone()),
+            Err(why) => {
+                first_failure.get_or_insert((r.name.clone(), why));
+            }
+        }
+    }
+    Err(first_failure.unwrap_or_else(|| {
+        (
+            "none".into(),
+            format!(
+                "no active rule fuses a {relation} {} -> {} pair",
+                kind(a.pattern),
+                kind(b.pattern)
+            ),
+        )
+    }))
+}
+
+pub fn partition(rules: &[Rule], cands: &[Cand]) -> Plan {
+    let mut plan = Plan {
+        joined_by: vec![None; cands.len()],
+        ..Default::default()
+    };
+    let mut current: Vec<usize> = Vec::new();
+    let mut used_rules: Vec<&Rule> = Vec::new();
+    for (k, c) in cands.iter().enumerate() {
+        if current.is_empty() {
+            current.push(k);
+            continue;
+        }
+        let mut joined: Option<String> = None;
+        let mut refusal = None;
+        for &m in &current {
+            match pair(rules, &cands[m], c) {
+                Ok(rule) => {
+                    // The first dependent rule names the join; else the last independent one.
+                    if joined.as_deref().is_none_or(|j| j == "horizontal") {
+                        joined = Some(rule);
+                    }
+                }
+                Err((rule, reason)) => {
+                    refusal = Some(Refusal {
+                        launch: k,
+                        with: m,
+                        rule,
+                        reason,
+                    });
+                    break;
+                }
+            }
+        }
+        if refusal.is_none() {
+            let rule = rules
+                .iter()
+                .find(|r| Some(&r.name) == joined.as_ref())
+                .expect("joined by an active rule");
+            let stmts: usize =
+                current.iter().map(|m| cands[*m].statements).sum::<usize>() + c.statements;
+            let limits = used_rules.iter().copied().chain(std::iter::once(rule));
+            let (max_l, max_s) = limits.fold((usize::MAX, usize::MAX), |(l, s), r| {
+                (l.min(r.limits.max_launches), s.min(r.limits.max_statements))
+            });
+            if current.len() + 1 > max_l || stmts > max_s {
+                refusal = Some(Refusal {
+                    launch: k,
+                    with: *current.last().unwrap(),
+                    rule: rule.name.clone(),
+                    reason: format!(
+                        "profitability: the region would hold {} launches and {stmts} statements (limits {max_l} and {max_s})",
+                        current.len() + 1
+                    ),
+                });
+            } else {
+                used_rules.push(rule);
+                plan.joined_by[k] = joined;
+                current.push(k);
+                continue;
+            }
+        }
+        plan.refusals.extend(refusal);
+        plan.regions.push(std::mem::take(&mut current));
+        used_rules.clear();
+        current.push(k);
+    }
+    if !current.is_empty() {
+        plan.regions.push(current);
+    }
+    plan
+}
