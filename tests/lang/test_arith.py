@@ -4,7 +4,10 @@ conditional expressions, bitwise operators and every augmented assignment."""
 import math
 
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 A_INT = [7, -7, 7, -7, 0, 13, -13, 1, -1, 100, -100, 5]
 B_INT = [2, 2, -2, -2, 3, 5, 5, 7, -7, 9, 9, -3]

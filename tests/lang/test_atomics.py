@@ -1,6 +1,9 @@
 """Atomics: many work items hit one element; the result must be the exact count."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 N = 4000
 

@@ -3,7 +3,10 @@ functions, closing over constants; module-level constants."""
 import math
 
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 SCALE = 3
 OFFSET = 0.25

@@ -2,7 +2,10 @@
 (negative and variable steps), while, break, continue, pass, and an early
 `return` that ends one work item."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 N = 12
 K = 15

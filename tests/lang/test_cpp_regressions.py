@@ -4,7 +4,10 @@ several fixes share a kernel to keep the compile count down."""
 import math
 
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 
 @pk.workunit

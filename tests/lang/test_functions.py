@@ -5,7 +5,10 @@ import builtins
 import math
 
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 OFFSET = 0.25
 

@@ -2,7 +2,10 @@
 as bound methods (for and reduce), members changed between launches, and
 @pk.function methods called as self.f(...) that read members too."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 
 @pk.functor
@@ -28,7 +31,7 @@ class Saxpy:
         self.y[i] = self.axpy(self.x[i], self.y[i])
 
     @pk.workunit
-    def total(self, i: int, acc: pk.Acc[pk.double]):
+    def sum(self, i: int, acc: pk.Acc[pk.double]):
         a = self.a * 0 + i          # a local named like a member is its own variable
         n = 1
         acc += self.y[i] * n + self.weight(i) + a - i
@@ -48,7 +51,7 @@ def test_functor_for_and_reduce():
     pk.parallel_for(n, s.work)
     np.testing.assert_allclose(np.asarray(y), 2.0 * np.arange(n) + 1)
     expect = (2.0 * np.arange(n) + 1).sum() + 2.0 * 3
-    assert pk.parallel_reduce(n, s.total) == expect
+    assert pk.parallel_reduce(n, s.sum) == expect
     assert pk.parallel_reduce("named", pk.RangePolicy(0, n), s.count_big) == 5
 
 

@@ -2,7 +2,10 @@
 arguments, and in-kernel subviews (A[j, :]) indexed directly, bound to locals
 and passed to @pk.function helpers."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 
 @pk.function

@@ -2,7 +2,10 @@
 import math
 
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 XS = [0.3, 0.75, 1.5, 2.5, 3.5, -0.5, -2.5, 0.999]
 

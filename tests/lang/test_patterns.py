@@ -1,6 +1,9 @@
 """MDRangePolicy, parallel_scan, and kokkos-tutorials style programs."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 
 @pk.workunit

@@ -3,6 +3,10 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -2,7 +2,10 @@
 and widen like Python; annotations win; one workunit compiles once per set of
 argument types; NumPy's promotion rules (NEP 50) for views and Python numbers."""
 import numpy as np
+import pytest
 import pykokkos as pk
+
+pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 
 @pk.workunit
