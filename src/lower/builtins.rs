@@ -166,10 +166,10 @@ impl FnCx<'_> {
                 },
             },
             ExprKind::Attr(base, attr) => {
+                // Module functions: pk.sqrt(x), math.floor(x), np.float32(x).
                 if let ExprKind::Name(m) = &base.kind {
-                    if !self.vars.contains_key(m.as_str()) || m == "self" {
-                        if m == "self" {
-                        } else if is_pk_module(self.globals, m) {
+                    if !self.vars.contains_key(m.as_str()) && m != "self" {
+                        if is_pk_module(self.globals, m) {
                             return self.pk_call(attr, args, e);
                         } else if is_math_module(self.globals, m) {
                             return self.math_call(attr, args, e, true);

@@ -1,6 +1,6 @@
 //! Expressions: typing by NumPy's rules and C++ text with Python semantics.
 use super::names::{is_math_module, is_pk_module, Global};
-use super::{FnCx, Lit, VTy, Val, VarKind};
+use super::{FnCx, Lit, VTy, Val};
 use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{BinOp, CmpOp, Expr, ExprKind, Index, UnOp};
 use crate::types::{promote_weak, DType, Layout, STy, Ty, ViewTy};
@@ -558,10 +558,6 @@ impl FnCx<'_> {
             }),
             lit: None,
         })
-    }
-
-    pub fn is_readonly_target(&self, name: &str) -> Option<VarKind> {
-        self.vars.get(name).map(|v| v.kind)
     }
 }
 

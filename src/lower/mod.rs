@@ -14,7 +14,7 @@ mod stmt;
 pub use names::{Global, Globals};
 
 use crate::errors::{type_error, KResult};
-use crate::frontend::ast::{Expr, ExprKind, Span};
+use crate::frontend::ast::{Expr, ExprKind};
 use crate::frontend::source::SourceInfo;
 use crate::types::{DType, STy, Ty, ViewTy};
 use std::collections::BTreeMap;
@@ -374,7 +374,6 @@ impl<'a> FnCx<'a> {
 
     /// Runs `body` to a fixed point of local types, then once more to emit code.
     pub fn lower_body(&mut self, body: &[crate::frontend::ast::Stmt]) -> KResult<String> {
-        let params = self.vars.clone();
         for _round in 0..8 {
             self.infer = true;
             self.changed = false;
@@ -388,7 +387,6 @@ impl<'a> FnCx<'a> {
         // operator() sits inside the functor struct; functions at namespace scope.
         self.indent = if self.is_workunit { 2 } else { 1 };
         self.lower_block(body)?;
-        let _ = params;
         Ok(std::mem::take(&mut self.out))
     }
 
@@ -470,8 +468,4 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
         ExprKind::Str(_) => bad(),
         _ => bad(),
     }
-}
-
-pub fn no_span() -> Span {
-    Span::default()
 }

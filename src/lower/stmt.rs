@@ -333,13 +333,34 @@ impl FnCx<'_> {
                         VTy::S(st) => Ty::Scalar(default_dtype(*st)),
                         VTy::View(vt) => Ty::View(*vt),
                         VTy::Class(c) => Ty::Class(c.clone()),
-                        VTy::Str(_) => return unsupported(value.unwrap().span, "strings are only allowed as the format of pk.printf"),
-                        VTy::Void => return type_error(value.unwrap().span, "this call returns nothing, so it cannot be assigned"),
+                        VTy::Str(_) => {
+                            return unsupported(
+                                value.unwrap().span,
+                                "strings are only allowed as the format of pk.printf",
+                            )
+                        }
+                        VTy::Void => {
+                            return type_error(
+                                value.unwrap().span,
+                                "this call returns nothing, so it cannot be assigned",
+                            )
+                        }
                     },
-                    (None, None) => return unsupported(s.span, "an annotation without a value needs a value"),
+                    (None, None) => {
+                        return unsupported(s.span, "an annotation without a value needs a value")
+                    }
                 };
-                if let (Ty::Scalar(_), Some(Val { ty: VTy::View(_), .. })) = (&ty, &val) {
-                    return type_error(value.unwrap().span, format!("'{n}' is declared as a number but is assigned a view"));
+                if let (
+                    Ty::Scalar(_),
+                    Some(Val {
+                        ty: VTy::View(_), ..
+                    }),
+                ) = (&ty, &val)
+                {
+                    return type_error(
+                        value.unwrap().span,
+                        format!("'{n}' is declared as a number but is assigned a view"),
+                    );
                 }
                 if let Ty::View(_) = ty {
                     return self.view_local(n, val, value, target, s);
@@ -350,7 +371,13 @@ impl FnCx<'_> {
                     let code = match &var.ty {
                         Ty::Scalar(d) => {
                             if !matches!(v.ty, VTy::S(_)) {
-                                return type_error(value.unwrap().span, format!("'{n}' holds numbers but is assigned {}", v.ty.describe()));
+                                return type_error(
+                                    value.unwrap().span,
+                                    format!(
+                                        "'{n}' holds numbers but is assigned {}",
+                                        v.ty.describe()
+                                    ),
+                                );
                             }
                             self.coerce(&v, *d)
                         }
@@ -363,10 +390,14 @@ impl FnCx<'_> {
             }
             ExprKind::Index(..) => {
                 let dest = self.expr(target)?;
-                let vt = match dest.ty {
-                    VTy::S(st) => st.dt,
-                    _ => return type_error(target.span, "assign to view elements (v[i] = x), not to a whole view or subview"),
-                };
+                let vt =
+                    match dest.ty {
+                        VTy::S(st) => st.dt,
+                        _ => return type_error(
+                            target.span,
+                            "assign to view elements (v[i] = x), not to a whole view or subview",
+                        ),
+                    };
                 let v = match value {
                     Some(v) => v,
                     None => return unsupported(s.span, "an annotated view element needs a value"),
@@ -377,11 +408,8 @@ impl FnCx<'_> {
                 self.line(&format!("{} = {code};", dest.code));
                 Ok(())
             }
-            ExprKind::Attr(b, a)
-                if matches!(&b.kind, ExprKind::Name(n) if n == "self")
-                    && !self.vars.contains_key("self") =>
-            {
-                type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"))
+            ExprKind::Attr(..) if self.is_functor_member(target) => {
+                self.member_is_read_only(target)
             }
             ExprKind::Attr(..) => {
                 // A field of a @pk.classtype value: `p.x = 1.0`.
@@ -489,6 +517,23 @@ impl FnCx<'_> {
         Ok(())
     }
 
+    /// `self.x` of a functor (not of a classtype, whose methods bind `self`).
+    fn is_functor_member(&self, target: &Expr) -> bool {
+        matches!(&target.kind, ExprKind::Attr(b, _)
+            if matches!(&b.kind, ExprKind::Name(n) if n == "self") && !self.vars.contains_key("self"))
+    }
+
+    fn member_is_read_only(&self, target: &Expr) -> KResult<()> {
+        let name = match &target.kind {
+            ExprKind::Attr(_, a) => a.as_str(),
+            _ => "?",
+        };
+        type_error(
+            target.span,
+            format!("functor member 'self.{name}' is read-only inside a workunit; write into a view member instead"),
+        )
+    }
+
     /// The C++ name of the view a (sub)view expression starts from.
     fn root_view(&self, e: &Expr) -> Option<String> {
         let mut cur = e;
@@ -509,12 +554,8 @@ impl FnCx<'_> {
     }
 
     fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {
-        if let ExprKind::Attr(b, a) = &target.kind {
-            if matches!(&b.kind, ExprKind::Name(n) if n == "self")
-                && !self.vars.contains_key("self")
-            {
-                return type_error(target.span, format!("functor member 'self.{a}' is read-only inside a workunit; write into a view member instead"));
-            }
+        if self.is_functor_member(target) {
+            return self.member_is_read_only(target);
         }
         let cur = self.expr(target)?;
         let rhs = self.expr(value)?;
