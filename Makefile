@@ -14,6 +14,7 @@ help:
 	@echo "make test    build everything that is missing, then run Rust and Python tests"
 	@echo "make bench   benchmarks (figures and ratios from one run)"
 	@echo "make lint    rustfmt + clippy"
+	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
 	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
 
@@ -69,3 +70,6 @@ test-gpu:
 # Only the Cuda-space view checks (after test-gpu built Kokkos and installed the wheel).
 test-gpu-views:
 	PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PK_CACHE_DIR=$${PK_CACHE_DIR:-/tmp/pkc} python3 scripts/gpu/cuda_views.py
+
+fuzz: setup
+	PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-400} $(PY) -m pytest -q tests/test_fusion.py -k random_programs

@@ -157,6 +157,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_last, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::explain_history, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::fused_kernel_count, m)?)?;
     m.add_function(wrap_pyfunction!(fence, m)?)?;
     m.add_function(wrap_pyfunction!(finalize, m)?)?;
     m.add_function(wrap_pyfunction!(initialize, m)?)?;

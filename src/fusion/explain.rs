@@ -12,6 +12,8 @@ pub struct Report {
 }
 
 static LAST: Mutex<Option<Report>> = Mutex::new(None);
+/// Reports since the last `take_history` (bounded), for tests and tools.
+static HISTORY: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Records (and with PK_FUSE_EXPLAIN=1 prints) the report of one flush.
 pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize, usize)]) {
@@ -98,6 +100,13 @@ pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize,
     if std::env::var("PK_FUSE_EXPLAIN").is_ok_and(|v| v == "1") {
         eprint!("{t}");
     }
+    {
+        let mut h = HISTORY.lock().unwrap();
+        if h.len() >= 256 {
+            h.remove(0);
+        }
+        h.push(t.clone());
+    }
     *LAST.lock().unwrap() = Some(Report { text: t, dot: d });
 }
 
@@ -116,4 +125,9 @@ pub fn last() -> Option<(String, String)> {
         .unwrap()
         .as_ref()
         .map(|r| (r.text.clone(), r.dot.clone()))
+}
+
+/// All reports recorded since the previous call.
+pub fn take_history() -> Vec<String> {
+    std::mem::take(&mut *HISTORY.lock().unwrap())
 }

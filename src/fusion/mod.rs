@@ -143,6 +143,10 @@ pub struct FusedKernel {
 
 static FUSED: LazyLock<DashMap<String, Arc<FusedKernel>>> = LazyLock::new(DashMap::new);
 
+pub fn fused_kernel_count() -> usize {
+    FUSED.len()
+}
+
 /// Argument plans of every body: shared buffers become one member, dead
 /// temporaries locals. Returns (plans per body, view groups, locals).
 #[allow(clippy::type_complexity)]

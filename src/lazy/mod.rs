@@ -542,6 +542,19 @@ pub fn explain_last() -> Option<(String, String)> {
     crate::fusion::explain::last()
 }
 
+/// Every fusion report since the previous call (oldest first).
+#[pyfunction]
+pub fn explain_history() -> Vec<String> {
+    crate::fusion::explain::take_history()
+}
+
+/// Number of fused kernels built in this process (structurally identical
+/// regions share one).
+#[pyfunction]
+pub fn fused_kernel_count() -> usize {
+    crate::fusion::fused_kernel_count()
+}
+
 /// Number of launches waiting.
 #[pyfunction]
 pub fn pending_count() -> usize {

@@ -1,0 +1,453 @@
+"""The fusion engine: every known PyFuser wrong-result case, the fixtures of each
+rule in fusion-rules/, explain reports, kernel reuse, rule configuration, and a
+differential property test (eager == fused == NumPy) over random programs."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+pytestmark = pytest.mark.eager_only  # each test runs its program both ways itself
+
+RULES = Path(__file__).resolve().parents[1] / "fusion-rules"
+FIXTURES = sorted(RULES.glob("*/*fuse_*.py"))
+
+
+@pytest.fixture
+def fused():
+    pk._native.set_lazy(True)
+    pk._native.explain_history()
+    yield
+    pk.flush()
+    pk._native.set_lazy(False)
+
+
+def both(program):
+    """(eager results, fused results, fusion reports of the fused run)."""
+    pk._native.set_lazy(False)
+    eager = program()
+    pk._native.set_lazy(True)
+    pk._native.explain_history()
+    try:
+        lazy = program()
+        pk.flush()
+        reports = "".join(pk._native.explain_history())
+    finally:
+        pk._native.set_lazy(False)
+    return eager, lazy, reports
+
+
+def assert_same(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        x, y = np.asarray(a[k], dtype=float), np.asarray(b[k], dtype=float)
+        assert np.allclose(x, y, rtol=1e-12, atol=1e-12), (k, x, y)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.stem}" for p in FIXTURES])
+def test_rule_fixture(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    eager, lazy, reports = both(lambda: mod.run(pk))
+    assert_same(eager, lazy)
+    rule = path.parent.name
+    if path.stem.startswith("fuse_"):
+        assert f"[{rule}]" in reports, reports
+    else:
+        assert f"[{rule}]" not in reports, reports
+
+
+# --- the PyFuser wrong-result cases (fusion.md), each eager == fused == NumPy ---
+
+@pk.workunit
+def copy(i, dst, src):
+    dst[i] = src[i]
+
+
+@pk.workunit
+def fill(i, v, x):
+    v[i] = x
+
+
+@pk.workunit
+def inc(i, a):
+    x = a[i]
+    a[i] = x + 1.0
+
+
+@pk.workunit
+def set_first(i, v, x):
+    if i == 0:
+        v[0] = x
+
+
+@pk.workunit
+def read_first(i, v, out):
+    out[i] = v[0]
+
+
+@pk.workunit
+def prefix_fill(i, v):
+    # Writes only v[i], but through a loop bounded by the index: not work-index access.
+    for j in range(i, i + 1):
+        v[j] = i
+
+
+@pk.workunit
+def double(i, v, w):
+    w[i] = 2.0 * v[i]
+
+
+@pk.workunit
+def ignores_w(i, v, w):
+    v[i] = v[i] + 1.0
+
+
+@pk.workunit
+def early_return(i, v):
+    if i % 2 == 0:
+        return
+    v[i] = 1.0
+
+
+@pk.workunit
+def add_one(i, v):
+    v[i] = v[i] + 1.0
+
+
+@pk.workunit
+def total(i, acc, v):
+    acc += v[i]
+
+
+N = 40
+
+
+def fresh(*values):
+    out = []
+    for val in values:
+        v = pk.View([N], pk.double)
+        np.asarray(v)[:] = val
+        out.append(v)
+    return out
+
+
+def test_write_after_read_copy_then_fill():
+    def prog():
+        v, w = fresh(np.arange(N), 0.0)
+        pk.parallel_for(N, copy, dst=w, src=v)
+        pk.parallel_for(N, fill, v=v, x=-1.0)
+        return {"w": np.asarray(w).copy(), "v": np.asarray(v).copy()}
+
+    eager, lazy, _ = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["w"], np.arange(N)) and np.all(lazy["v"] == -1.0)
+
+
+def test_read_then_store_is_a_write():
+    def prog():
+        a, b = fresh(np.arange(N), 0.0)
+        pk.parallel_for(N, inc, a=a)
+        pk.parallel_for(N, copy, dst=b, src=a)
+        return {"b": np.asarray(b).copy()}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["b"], np.arange(N) + 1.0)
+    assert "[vertical]" in reports  # legal: both at the work index
+
+
+def test_constant_index_write_is_not_fused_with_a_reader():
+    def prog():
+        v, out = fresh(0.0, 0.0)
+        pk.parallel_for(N, set_first, v=v, x=5.0)
+        pk.parallel_for(N, read_first, v=v, out=out)
+        return {"out": np.asarray(out).copy()}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert np.all(lazy["out"] == 5.0)
+    assert "not fused: read_first" in reports and "work index" in reports
+
+
+def test_loop_bounded_by_the_index_is_not_work_index_access():
+    def prog():
+        v, w = fresh(0.0, 0.0)
+        pk.parallel_for(N, prefix_fill, v=v)
+        pk.parallel_for(N, double, v=v, w=w)
+        return {"w": np.asarray(w).copy()}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert "not fused: double" in reports
+
+
+def test_view_passed_but_unused_creates_no_false_dependency():
+    def prog():
+        v, w = fresh(1.0, 7.0)
+        pk.parallel_for(N, ignores_w, v=v, w=w)
+        pk.parallel_for(N, fill, v=w, x=3.0)
+        return {"v": np.asarray(v).copy(), "w": np.asarray(w).copy()}
+
+    eager, lazy, _ = both(prog)
+    assert_same(eager, lazy)
+    assert np.all(lazy["v"] == 2.0) and np.all(lazy["w"] == 3.0)
+
+
+def test_early_return_ends_only_its_own_body():
+    def prog():
+        v, u = fresh(0.0, 0.0)
+        pk.parallel_for(N, early_return, v=v)
+        pk.parallel_for(N, add_one, v=u)
+        pk.flush()  # both at once: independent launches fuse horizontally
+        return {"v": np.asarray(v).copy(), "u": np.asarray(u).copy()}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert np.all(lazy["u"] == 1.0)  # the second body ran for even i too
+    assert "fused(early_return+add_one)" in reports
+
+
+def test_for_over_another_range_then_reduce():
+    def prog():
+        (v,) = fresh(1.0)
+        pk.parallel_for(pk.RangePolicy(0, N // 2), fill, v=v, x=3.0)
+        r = pk.parallel_reduce(N, total, v=v)
+        return {"r": float(r)}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert lazy["r"] == 3.0 * (N // 2) + 1.0 * (N - N // 2)
+    assert "iteration spaces differ" in reports
+
+
+def test_host_write_waits_for_pending_reader(fused):
+    v, w = fresh(4.0, 0.0)
+    pk.parallel_for(N, copy, dst=w, src=v)
+    v[3] = 1.0
+    assert np.all(np.asarray(w) == 4.0) and v[3] == 1.0
+
+
+# --- regions, dead temporaries, reuse ---------------------------------------
+
+@pk.workunit
+def mul2(i, x, y):
+    y[i] = 2.0 * x[i]
+
+
+@pk.workunit
+def plus(i, x, y, z):
+    z[i] = x[i] + y[i]
+
+
+@pk.workunit
+def dot(i, acc, x, y):
+    acc += x[i] * y[i]
+
+
+def chain(x):
+    t = pk.View([N], pk.double)
+    z = pk.View([N], pk.double)
+    pk.parallel_for(N, mul2, x=x, y=t)
+    pk.parallel_for(N, plus, x=x, y=t, z=z)
+    del t
+    return pk.parallel_reduce(N, dot, x=z, y=z)
+
+
+def test_chain_into_reduce_is_one_kernel_with_a_dead_temporary(fused):
+    (x,) = fresh(np.arange(N) * 0.25)
+    r = chain(x)
+    want = float(np.sum((3 * np.arange(N) * 0.25) ** 2))
+    assert float(r) == pytest.approx(want, rel=1e-12)
+    text = pk.explain(show=False)
+    assert "flush: 3 launch(es) -> 1 kernel(s)" in text
+    assert "[vertical]" in text and "[reduction_epilogue]" in text
+    assert "dead temporaries kept in registers" in text
+
+
+def test_structurally_identical_regions_reuse_one_kernel(fused):
+    (x,) = fresh(1.0)
+    float(chain(x))
+    before = pk._native.fused_kernel_count()
+    for k in range(3):
+        (y,) = fresh(float(k))
+        assert float(chain(y)) == pytest.approx(N * (3.0 * k) ** 2)
+    assert pk._native.fused_kernel_count() == before
+
+
+def test_explain_writes_dot(fused, tmp_path):
+    (x,) = fresh(1.0)
+    float(chain(x))
+    dot_file = tmp_path / "dag.dot"
+    pk.explain(dot=str(dot_file), show=False)
+    text = dot_file.read_text()
+    assert text.startswith("digraph flush") and "cluster_0" in text and "mul2" in text
+
+
+def _run(code, env):
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, "PK_FUSE": "1", **env}, timeout=300)
+
+
+PROGRAM = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import numpy as np, pykokkos as pk
+from test_fusion import chain, fresh, N
+(x,) = fresh(1.0)
+r = float(chain(x))
+assert r == N * 9.0, r
+print(pk.explain(show=False))
+"""
+
+
+def test_disabling_a_rule_by_name():
+    r = _run(PROGRAM, {"PK_FUSION_DISABLE": "vertical"})
+    assert r.returncode == 0, r.stderr
+    assert "[vertical]" not in r.stdout and "rule 'none'" in r.stdout or "not fused" in r.stdout
+
+
+def test_rules_directory_replaces_defaults_and_limits_cut_regions(tmp_path):
+    for name in ("vertical", "reduction_epilogue", "horizontal"):
+        text = (RULES / name / "rule.toml").read_text().replace("max_launches = 32", "max_launches = 2")
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "rule.toml").write_text(text)
+    r = _run(PROGRAM, {"PK_FUSION_RULES": str(tmp_path)})
+    assert r.returncode == 0, r.stderr
+    assert "3 launch(es) -> 2 kernel(s)" in r.stdout and "profitability" in r.stdout
+
+
+def test_explain_env_prints_each_flush():
+    r = _run(PROGRAM, {"PK_FUSE_EXPLAIN": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "fused(mul2+plus+dot)" in r.stderr
+
+
+# --- differential property test: random programs, eager == fused == NumPy ------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@pk.workunit
+def op_axpy(i, a, x, y):
+    y[i] = a * x[i] + y[i]
+
+
+@pk.workunit
+def op_mul(i, x, y, z):
+    z[i] = x[i] * y[i]
+
+
+@pk.workunit
+def op_shift(i, n, x, y):
+    if i + 1 < n:
+        y[i] = x[i + 1]
+
+
+@pk.workunit
+def op_gather(i, n, x, y):
+    y[i] = x[(i * 7) % n]
+
+
+@pk.workunit
+def op_sum(i, acc, x):
+    acc += x[i]
+
+
+@pk.workunit
+def op_scan(i, acc, last_pass, x, y):
+    acc += x[i]
+    if last_pass:
+        y[i] = acc
+
+
+M = 24
+steps = st.lists(
+    st.tuples(st.sampled_from(["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read"]),
+              st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0.5, -2.0, 3.0])),
+    min_size=1, max_size=8)
+
+
+def interpret(program, use_pk):
+    """Runs the program on pk Views (use_pk) or NumPy arrays; returns all observations."""
+    rng = np.random.default_rng(1)
+    init = [rng.integers(-4, 5, M).astype(np.float64) for _ in range(4)]
+    if use_pk:
+        vs = []
+        for a in init:
+            v = pk.View([M], pk.double)
+            np.asarray(v)[:] = a
+            vs.append(v)
+    else:
+        vs = [a.copy() for a in init]
+    seen = []
+    for op, a, b, c, s in program:
+        x, y, z = vs[a], vs[b], vs[c]
+        if op == "new":
+            vs[a] = pk.View([M], pk.double) if use_pk else np.zeros(M)
+        elif op == "drop":
+            vs[a] = pk.View([M], pk.double) if use_pk else np.zeros(M)  # the old one dies
+        elif op == "read":
+            seen.append(float(np.asarray(x)[b]))
+        elif use_pk:
+            if op == "axpy":
+                pk.parallel_for(M, op_axpy, a=s, x=x, y=y)
+            elif op == "mul":
+                pk.parallel_for(M, op_mul, x=x, y=y, z=z)
+            elif op == "shift":
+                pk.parallel_for(M, op_shift, n=M, x=x, y=y)
+            elif op == "gather":
+                pk.parallel_for(M, op_gather, n=M, x=x, y=y)
+            elif op == "sum":
+                seen.append(pk.parallel_reduce(M, op_sum, x=x))
+            elif op == "scan":
+                seen.append(pk.parallel_scan(M, op_scan, x=x, y=y))
+        else:
+            if op == "axpy":
+                y[:] = s * x + y
+            elif op == "mul":
+                z[:] = x * y
+            elif op == "shift":
+                y[:-1] = x[1:].copy()
+            elif op == "gather":
+                y[:] = x[(np.arange(M) * 7) % M].copy()
+            elif op == "sum":
+                seen.append(float(x.sum()))
+            elif op == "scan":
+                total = np.cumsum(x)
+                y[:] = total
+                seen.append(float(total[-1]))
+    finals = [np.asarray(v).copy() for v in vs]
+    return [float(o) for o in seen], finals
+
+
+EXAMPLES = int(os.environ.get("PK_FUZZ_EXAMPLES", "25"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(steps)
+def test_random_programs_eager_fused_numpy(program):
+    # Operands in one op must differ where NumPy's semantics would alias.
+    program = [(op, a, b if b != a else (a + 1) % 4, c if c not in (a, b) else (max(a, b) + 1) % 4, s)
+               for op, a, b, c, s in program]
+    want_seen, want = interpret(program, use_pk=False)
+    pk._native.set_lazy(False)
+    eager_seen, eager = interpret(program, use_pk=True)
+    pk._native.set_lazy(True)
+    try:
+        fused_seen, fused_final = interpret(program, use_pk=True)
+        pk.flush()
+    finally:
+        pk._native.set_lazy(False)
+    assert np.allclose(eager_seen, want_seen) and np.allclose(fused_seen, want_seen)
+    for w, e, f in zip(want, eager, fused_final):
+        assert np.array_equal(e, w) and np.array_equal(f, w)
