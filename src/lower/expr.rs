@@ -509,6 +509,7 @@ impl FnCx<'_> {
         for it in items {
             match it {
                 Index::At(x) => {
+                    let d = args.len();
                     let v = self.expr(x)?;
                     let s = self.want_scalar(&v, x, "a view index")?;
                     if s.dt.is_float() {
@@ -517,7 +518,7 @@ impl FnCx<'_> {
                             "a view index must be an integer; convert with int(...)",
                         );
                     }
-                    args.push(v.code);
+                    args.push(self.index_code(&v, &base.code, d));
                 }
                 Index::Slice(lo, hi) => {
                     kept += 1;
@@ -526,11 +527,17 @@ impl FnCx<'_> {
                     } else {
                         let d = args.len();
                         let lo = match lo {
-                            Some(x) => self.expr(x)?.code,
+                            Some(x) => {
+                                let v = self.expr(x)?;
+                                self.index_code(&v, &base.code, d)
+                            }
                             None => "0".into(),
                         };
                         let hi = match hi {
-                            Some(x) => self.expr(x)?.code,
+                            Some(x) => {
+                                let v = self.expr(x)?;
+                                self.index_code(&v, &base.code, d)
+                            }
                             None => format!("{}.extent({d})", base.code),
                         };
                         args.push(format!("std::make_pair((int64_t)({lo}), (int64_t)({hi}))"));
@@ -558,6 +565,17 @@ impl FnCx<'_> {
             }),
             lit: None,
         })
+    }
+}
+
+impl FnCx<'_> {
+    /// An index into dimension `d` of `view`: a negative literal counts from
+    /// the end, as in Python (`v[-1]`). Other indices are used as they are.
+    fn index_code(&self, v: &Val, view: &str, d: usize) -> String {
+        match v.lit {
+            Some(Lit::I(k)) if k < 0 => format!("((int64_t){view}.extent({d}) - {})", -k),
+            _ => v.code.clone(),
+        }
     }
 }
 

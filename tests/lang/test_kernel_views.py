@@ -42,7 +42,7 @@ def index_forms(i, A, B, out):
         for k in range(B.extent(2)):
             t += B[i][j][k] - B[i, j, k] + B[i, j][k]
     out[i, 2] = t
-    out[i, 3] = B.extent(2) + len(A)
+    out[i, 3] = B.extent(2) + len(A) + A[-1][-2] * 1000 + len(A[i, 1:-1]) * 10000
 
 
 @pk.workunit
@@ -70,7 +70,7 @@ def test_index_forms_and_extents():
     expect[:, 0] = a.sum(axis=1) * 11
     expect[:, 1] = 3 * 100 + 4
     expect[:, 2] = b.sum(axis=(1, 2))
-    expect[:, 3] = 5 + 3
+    expect[:, 3] = 5 + 3 + a[-1][-2] * 1000 + len(a[0, 1:-1]) * 10000
     np.testing.assert_allclose(np.asarray(out), expect)
 
 
