@@ -13,6 +13,8 @@ use std::sync::Arc;
 /// is allocated on first use (a flush or a host access), so a view that no
 /// kernel or host access ever needs costs nothing.
 pub struct Alloc {
+    /// Bytes between the allocation's start and the data (see `owned`).
+    color: usize,
     ptr: AtomicPtr<u8>,
     bytes: usize,
     /// Some for memory we only borrow (a NumPy array): released on drop.
@@ -43,7 +45,18 @@ const ALIGN: usize = 16;
 
 impl Alloc {
     fn owned(bytes: usize, uvm: bool) -> Arc<Alloc> {
+        // Big arrays come page-aligned from mmap, so element i of every array
+        // shares its address bits below 4 KiB: loads then falsely wait on stores
+        // to other arrays ("4K aliasing"), which cripples kernels touching
+        // several arrays at once. Start each at one of 16 offsets instead.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let color = if bytes >= 1 << 16 && !uvm {
+            (NEXT.fetch_add(1, Ordering::Relaxed) % 16) * 256
+        } else {
+            0
+        };
         Arc::new(Alloc {
+            color,
             ptr: AtomicPtr::new(std::ptr::null_mut()),
             bytes,
             foreign: None,
@@ -58,6 +71,7 @@ impl Alloc {
 
     fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
         Arc::new(Alloc {
+            color: 0,
             ptr: AtomicPtr::new(ptr),
             bytes: 0,
             foreign,
@@ -82,12 +96,13 @@ impl Alloc {
         if self.uvm {
             return self.ptr_managed();
         }
-        let layout = alloc::Layout::from_size_align(self.bytes, ALIGN)
+        let layout = alloc::Layout::from_size_align(self.bytes + self.color, ALIGN)
             .expect("view size checked at creation");
-        let fresh = unsafe { alloc::alloc_zeroed(layout) };
-        if fresh.is_null() {
+        let base = unsafe { alloc::alloc_zeroed(layout) };
+        if base.is_null() {
             alloc::handle_alloc_error(layout);
         }
+        let fresh = unsafe { base.add(self.color) };
         match self.ptr.compare_exchange(
             std::ptr::null_mut(),
             fresh,
@@ -96,7 +111,7 @@ impl Alloc {
         ) {
             Ok(_) => fresh,
             Err(winner) => {
-                unsafe { alloc::dealloc(fresh, layout) };
+                unsafe { alloc::dealloc(base, layout) };
                 winner
             }
         }
@@ -173,8 +188,8 @@ impl Drop for Alloc {
             if !p.is_null() {
                 unsafe {
                     alloc::dealloc(
-                        p,
-                        alloc::Layout::from_size_align_unchecked(self.bytes, ALIGN),
+                        p.sub(self.color),
+                        alloc::Layout::from_size_align_unchecked(self.bytes + self.color, ALIGN),
                     )
                 };
             }

@@ -138,17 +138,30 @@ pub fn generate(
     for (t, (_, d)) in locals.iter().enumerate() {
         s.push_str(&format!("    {0} pk_t{t} = {0}();\n", d.cpp()));
     }
+    // Each reduction adds into a register of its own, folded into the
+    // accumulator once per work item: the accumulator is a reference the
+    // compiler must assume the bodies' stores may alias.
+    for (r, &b) in reduces.iter().enumerate() {
+        let d = lowered[b].acc.as_ref().unwrap().1.cpp();
+        s.push_str(&format!("    {d} pk_r{r} = {d}();\n"));
+    }
     for (b, lw) in lowered.iter().enumerate() {
         let mut args = vec!["pk_i".to_string()];
         if lw.acc.is_some() {
-            args.push(if reduces.len() > 1 {
-                format!("pk_acc.r{}", reduces.iter().position(|x| *x == b).unwrap())
-            } else {
-                "pk_acc".into()
-            });
+            args.push(format!(
+                "pk_r{}",
+                reduces.iter().position(|x| *x == b).unwrap()
+            ));
         }
         args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
         s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
+    }
+    for r in 0..reduces.len() {
+        if reduces.len() > 1 {
+            s.push_str(&format!("    pk_acc.r{r} += pk_r{r};\n"));
+        } else {
+            s.push_str("    pk_acc += pk_r0;\n");
+        }
     }
     s.push_str("  }\n");
     if reduces.len() > 1 {
