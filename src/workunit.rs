@@ -23,6 +23,7 @@ pub struct Workunit {
     /// Keyword parameters per (pattern, index count): computed once, so a
     /// launch looks arguments up with ready-made Python strings.
     launch_params: Mutex<Vec<((Pattern, usize), Arc<LaunchParams>)>>,
+    statements: OnceLock<usize>,
 }
 
 /// The keyword arguments a launch of one kind must pass.
@@ -54,6 +55,7 @@ impl Workunit {
             func,
             parsed: OnceLock::new(),
             launch_params: Mutex::new(Vec::new()),
+            statements: OnceLock::new(),
         }
     }
     #[getter]
@@ -81,6 +83,15 @@ impl Workunit {
 }
 
 impl Workunit {
+    /// Size of the body in statements (unparsable bodies count as huge).
+    pub fn statement_count(&self) -> usize {
+        *self.statements.get_or_init(|| {
+            self.def()
+                .map(|d| crate::frontend::ast::count_statements(&d.body))
+                .unwrap_or(usize::MAX / 64)
+        })
+    }
+
     /// Parameters after the work indices and accumulator(s) of this launch kind.
     pub fn launch_params(
         &self,

@@ -246,3 +246,19 @@ impl Span {
         }
     }
 }
+
+/// Statements in a body, nested ones included (a fused region's size measure).
+pub fn count_statements(stmts: &[Stmt]) -> usize {
+    stmts
+        .iter()
+        .map(|s| {
+            1 + match &s.kind {
+                StmtKind::If { body, orelse, .. } => {
+                    count_statements(body) + count_statements(orelse)
+                }
+                StmtKind::For { body, .. } | StmtKind::While { body, .. } => count_statements(body),
+                _ => 0,
+            }
+        })
+        .sum()
+}

@@ -2,7 +2,13 @@
 //! call site) and the rule that fused them, the refusals with their reasons,
 //! the dead temporaries; and the same as a Graphviz DOT graph.
 use super::plan::{Cand, Plan};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Launches listed per region, refusals listed, regions drawn: reports of
+/// flushes with thousands of launches stay readable (and cheap to build).
+const SHOWN: usize = 8;
+const SHOWN_REFUSALS: usize = 12;
+const MAX_DOT_REGIONS: usize = 64;
 use std::fmt::Write;
 use std::sync::Mutex;
 
@@ -16,7 +22,13 @@ static LAST: Mutex<Option<Report>> = Mutex::new(None);
 static HISTORY: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Records (and with PK_FUSE_EXPLAIN=1 prints) the report of one flush.
-pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize, usize)]) {
+pub fn record(
+    py: pyo3::Python<'_>,
+    cands: &[Cand<'_>],
+    plan: &Plan,
+    dead: &[Vec<usize>],
+    edges: &[(usize, usize)],
+) {
     let mut ids: BTreeMap<usize, usize> = BTreeMap::new();
     for c in cands {
         for v in &c.views {
@@ -32,19 +44,40 @@ pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize,
         plan.regions.len()
     );
     for (r, region) in plan.regions.iter().enumerate() {
-        let names: Vec<&str> = region.iter().map(|&k| cands[k].label.as_str()).collect();
+        let names: Vec<&str> = region.iter().map(|&k| cands[k].label).collect();
         let title = if region.len() > 1 {
             format!("fused({})", names.join("+"))
         } else {
             names[0].to_string()
         };
+        let title = if region.len() > SHOWN {
+            format!(
+                "fused({} launches: {}+...)",
+                region.len(),
+                names[..SHOWN].join("+")
+            )
+        } else {
+            title
+        };
         let _ = writeln!(t, "  region {r}: {title}");
-        for &k in region {
+        if region.len() > SHOWN {
+            let _ = writeln!(
+                t,
+                "    ({} launches; the first {SHOWN} follow)",
+                region.len()
+            );
+        }
+        for &k in region.iter().take(SHOWN) {
             let how = plan.joined_by[k]
                 .as_deref()
                 .map(|x| format!("  [{x}]"))
                 .unwrap_or_default();
-            let _ = writeln!(t, "    {} at {}{how}", cands[k].label, cands[k].site);
+            let _ = writeln!(
+                t,
+                "    {} at {}{how}",
+                cands[k].label,
+                cands[k].site.site(py)
+            );
         }
         if let Some(d) = dead.get(r).filter(|d| !d.is_empty()) {
             let list: Vec<String> = d
@@ -58,15 +91,22 @@ pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize,
             );
         }
     }
-    for f in &plan.refusals {
+    if plan.refusals.len() > SHOWN_REFUSALS {
+        let _ = writeln!(
+            t,
+            "  ({} refusals; the first {SHOWN_REFUSALS} follow)",
+            plan.refusals.len()
+        );
+    }
+    for f in plan.refusals.iter().take(SHOWN_REFUSALS) {
         let (a, b) = (&cands[f.with], &cands[f.launch]);
         let _ = writeln!(
             t,
             "  not fused: {} at {} after {} at {}: rule '{}': {}",
             b.label,
-            b.site,
+            b.site.site(py),
             a.label,
-            a.site,
+            a.site.site(py),
             f.rule,
             renumber(&f.reason, &ids)
         );
@@ -74,22 +114,39 @@ pub fn record(cands: &[Cand], plan: &Plan, dead: &[Vec<usize>], edges: &[(usize,
     let mut d = String::from(
         "digraph flush {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
     );
-    for (r, region) in plan.regions.iter().enumerate() {
-        let _ = writeln!(d, "  subgraph cluster_{r} {{\n    label=\"region {r}\";");
-        for &k in region {
+    let shown: BTreeSet<usize> = plan
+        .regions
+        .iter()
+        .take(MAX_DOT_REGIONS)
+        .flat_map(|r| r.iter().take(SHOWN).copied())
+        .collect();
+    for (r, region) in plan.regions.iter().enumerate().take(MAX_DOT_REGIONS) {
+        let _ = writeln!(
+            d,
+            "  subgraph cluster_{r} {{\n    label=\"region {r} ({} launches)\";",
+            region.len()
+        );
+        for &k in region.iter().take(SHOWN) {
             let _ = writeln!(
                 d,
                 "    n{k} [label=\"{}\\n{}\"];",
                 cands[k].label.replace('"', "'"),
-                cands[k].site.replace('"', "'")
+                cands[k].site.site(py).replace('"', "'")
             );
         }
         d.push_str("  }\n");
     }
-    for (a, b) in edges {
+    for (a, b) in edges
+        .iter()
+        .filter(|(a, b)| shown.contains(a) && shown.contains(b))
+    {
         let _ = writeln!(d, "  n{a} -> n{b};");
     }
-    for f in &plan.refusals {
+    for f in plan
+        .refusals
+        .iter()
+        .filter(|f| shown.contains(&f.launch) && shown.contains(&f.with))
+    {
         let _ = writeln!(
             d,
             "  n{} -> n{} [style=dashed, color=red, label=\"{}\"];",

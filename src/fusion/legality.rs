@@ -1,6 +1,7 @@
 //! Legality predicates between an earlier and a later launch. Each returns
 //! Ok(()) or the reason it fails, naming the buffer and workunit involved.
 use super::plan::Cand;
+use super::rules::Pred;
 use crate::codegen::{Pattern, Space};
 
 /// A buffer one launch writes and the other touches (overlapping bytes).
@@ -10,7 +11,7 @@ pub struct Conflict {
     pub buffer: usize,
 }
 
-pub fn conflicts(a: &Cand, b: &Cand) -> Vec<Conflict> {
+pub fn conflicts(a: &Cand<'_>, b: &Cand<'_>) -> Vec<Conflict> {
     let mut out = Vec::new();
     for (i, u) in a.views.iter().enumerate() {
         for (j, w) in b.views.iter().enumerate() {
@@ -27,26 +28,26 @@ pub fn conflicts(a: &Cand, b: &Cand) -> Vec<Conflict> {
     out
 }
 
-pub fn check(pred: &str, a: &Cand, b: &Cand, conflicts: &[Conflict]) -> Result<(), String> {
+pub fn check(pred: Pred, a: &Cand<'_>, b: &Cand<'_>, conflicts: &[Conflict]) -> Result<(), String> {
     match pred {
-        "same_space" if a.space != b.space => Err(format!(
+        Pred::SameSpace if a.space != b.space => Err(format!(
             "execution spaces differ ({:?} vs {:?})",
             a.space, b.space
         )),
-        "host_space" if a.space == Space::Cuda || b.space == Space::Cuda => {
+        Pred::HostSpace if a.space == Space::Cuda || b.space == Space::Cuda => {
             Err("fused kernels run on host spaces only for now".into())
         }
-        "one_dimensional" if a.lo.len() != 1 || b.lo.len() != 1 => {
+        Pred::OneDimensional if a.lo.len() != 1 || b.lo.len() != 1 => {
             Err("multi-dimensional policies are not fused".into())
         }
-        "same_range" if a.lo != b.lo || a.hi != b.hi => Err(format!(
+        Pred::SameRange if a.lo != b.lo || a.hi != b.hi => Err(format!(
             "iteration spaces differ ({:?}..{:?} vs {:?}..{:?})",
             a.lo, a.hi, b.lo, b.hi
         )),
-        "no_scan" if a.pattern == Pattern::Scan || b.pattern == Pattern::Scan => {
+        Pred::NoScan if a.pattern == Pattern::Scan || b.pattern == Pattern::Scan => {
             Err("scans are never fused".into())
         }
-        "work_index_access" => {
+        Pred::WorkIndexAccess => {
             for c in conflicts {
                 let (u, w) = (&a.views[c.first_arg], &b.views[c.second_arg]);
                 for (v, who) in [(u, a), (w, b)] {

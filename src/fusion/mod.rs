@@ -15,7 +15,6 @@ use crate::args::{ArgVal, PkScalarArg, PkViewArg};
 use crate::build::{cache, loader, toolchain};
 use crate::codegen::{ArgTy, KernelSpec, Plan};
 use crate::errors::{LocatedError, PkError, PkResult};
-use crate::frontend::ast::{Stmt, StmtKind};
 use crate::launch::Total;
 use crate::lazy::access::Access;
 use crate::lazy::Launch;
@@ -33,58 +32,40 @@ pub fn enabled() -> bool {
         .unwrap_or(true)
 }
 
-fn count_statements(stmts: &[Stmt]) -> usize {
-    stmts
-        .iter()
-        .map(|s| {
-            1 + match &s.kind {
-                StmtKind::If { body, orelse, .. } => {
-                    count_statements(body) + count_statements(orelse)
-                }
-                StmtKind::For { body, .. } | StmtKind::While { body, .. } => count_statements(body),
-                _ => 0,
-            }
-        })
-        .sum()
-}
-
 /// A launch as the planner sees it.
-pub fn candidate(py: Python<'_>, l: &Launch, access: &BTreeMap<String, Access>) -> Cand {
-    let wu = l.wu.bind(py).get();
-    let statements = wu
-        .def()
-        .map(|d| count_statements(&d.body))
-        .unwrap_or(usize::MAX / 64);
+pub fn candidate<'a>(
+    py: Python<'_>,
+    l: &'a Launch,
+    access: &'a BTreeMap<String, Access>,
+) -> Cand<'a> {
+    let statements = l.wu.bind(py).get().statement_count();
     let mut views = Vec::new();
     for (k, (name, v)) in l.names.iter().zip(&l.vals).enumerate() {
         if let (ArgVal::View(vv), Some(a), ArgTy::View(vt)) = (v, access.get(name), &l.key.args[k])
         {
-            let r = vt.rank as usize;
             views.push(ViewUse {
-                name: name.clone(),
+                name,
                 arg: k,
                 alloc: vv.alloc.id(),
                 range: vv.range,
-                geometry: (
-                    vv.offset,
-                    vv.raw.extent[..r].to_vec(),
-                    vv.raw.stride[..r]
-                        .iter()
-                        .copied()
-                        .chain([vt.dtype as i64])
-                        .collect(),
-                ),
+                geometry: plan::Geometry {
+                    offset: vv.offset,
+                    rank: vt.rank,
+                    extent: vv.raw.extent,
+                    stride: vv.raw.stride,
+                    dtype: vt.dtype as u8,
+                },
                 access: *a,
             });
         }
     }
     Cand {
-        label: l.label.clone(),
-        site: l.site(py),
+        label: &l.label,
+        site: l,
         pattern: l.key.pattern,
         space: l.key.space,
-        lo: l.lo.clone(),
-        hi: l.hi.clone(),
+        lo: &l.lo,
+        hi: &l.hi,
         views,
         statements,
     }
@@ -116,7 +97,7 @@ pub fn dead_temporaries(
             {
                 continue;
             }
-            let uses: Vec<&ViewUse> = cands
+            let uses: Vec<&ViewUse<'_>> = cands
                 .iter()
                 .flat_map(|c| c.views.iter().filter(|w| w.alloc == u.alloc))
                 .collect();

@@ -6,29 +6,40 @@ use super::rules::Rule;
 use crate::codegen::{Pattern, Space};
 use crate::lazy::access::Access;
 
+/// Offset, extents, strides and dtype of a view: equal geometry on one
+/// allocation means `v[i]` is the same element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub offset: isize,
+    pub rank: u8,
+    pub extent: [i64; 8],
+    pub stride: [i64; 8],
+    pub dtype: u8,
+}
+
 /// One view argument of a launch, as fusion sees it.
 #[derive(Clone, Debug)]
-pub struct ViewUse {
-    pub name: String,
+pub struct ViewUse<'a> {
+    pub name: &'a str,
     pub arg: usize,
     /// Allocation identity and byte range touched.
     pub alloc: usize,
     pub range: (isize, isize),
-    /// Offset, extents and strides: equal geometry means `v[i]` is the same element.
-    pub geometry: (isize, Vec<i64>, Vec<i64>),
+    pub geometry: Geometry,
     pub access: Access,
 }
 
-/// A launch as the planner sees it.
-#[derive(Clone, Debug)]
-pub struct Cand {
-    pub label: String,
-    pub site: String,
+/// A launch as the planner sees it (borrowing from the pending launch).
+#[derive(Clone)]
+pub struct Cand<'a> {
+    pub label: &'a str,
+    /// Formatted only for what a report shows.
+    pub site: &'a crate::lazy::Launch,
     pub pattern: Pattern,
     pub space: Space,
-    pub lo: Vec<i64>,
-    pub hi: Vec<i64>,
-    pub views: Vec<ViewUse>,
+    pub lo: &'a [i64],
+    pub hi: &'a [i64],
+    pub views: Vec<ViewUse<'a>>,
     pub statements: usize,
 }
 
@@ -59,7 +70,7 @@ fn kind(p: Pattern) -> &'static str {
 }
 
 /// Which rule fuses `b` after `a`, or why none does.
-fn pair(rules: &[Rule], a: &Cand, b: &Cand) -> Result<String, (String, String)> {
+fn pair(rules: &[Rule], a: &Cand<'_>, b: &Cand<'_>) -> Result<String, (String, String)> {
     let cs = conflicts(a, b);
     let relation = if cs.is_empty() {
         "independent"
@@ -74,7 +85,7 @@ fn pair(rules: &[Rule], a: &Cand, b: &Cand) -> Result<String, (String, String)> 
         {
             continue;
         }
-        match r.requires.iter().try_for_each(|p| check(p, a, b, &cs)) {
+        match r.preds.iter().try_for_each(|p| check(*p, a, b, &cs)) {
             Ok(()) => return Ok(r.name.clone()),
             Err(why) => {
                 first_failure.get_or_insert((r.name.clone(), why));
@@ -93,7 +104,7 @@ fn pair(rules: &[Rule], a: &Cand, b: &Cand) -> Result<String, (String, String)> 
     }))
 }
 
-pub fn partition(rules: &[Rule], cands: &[Cand]) -> Plan {
+pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
     let mut plan = Plan {
         joined_by: vec![None; cands.len()],
         ..Default::default()

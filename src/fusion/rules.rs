@@ -20,6 +20,32 @@ pub struct Rule {
     pub second: Vec<String>,
     pub requires: Vec<String>,
     pub limits: Limits,
+    /// `requires`, resolved once when the rule is loaded.
+    #[serde(skip)]
+    pub preds: Vec<Pred>,
+}
+
+/// The legality predicates (see `legality.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pred {
+    SameSpace,
+    HostSpace,
+    OneDimensional,
+    SameRange,
+    NoScan,
+    WorkIndexAccess,
+}
+
+fn pred(name: &str) -> Option<Pred> {
+    Some(match name {
+        "same_space" => Pred::SameSpace,
+        "host_space" => Pred::HostSpace,
+        "one_dimensional" => Pred::OneDimensional,
+        "same_range" => Pred::SameRange,
+        "no_scan" => Pred::NoScan,
+        "work_index_access" => Pred::WorkIndexAccess,
+        _ => return None,
+    })
 }
 
 /// The predicates a rule may require (implemented in `legality.rs`).
@@ -48,7 +74,7 @@ const DEFAULTS: &[(&str, &str)] = &[
 ];
 
 pub fn parse(origin: &str, text: &str) -> PkResult<Rule> {
-    let rule: Rule = toml::from_str(text)
+    let mut rule: Rule = toml::from_str(text)
         .map_err(|e| PkError::Environment(format!("fusion rule {origin}: {e}")))?;
     if !["dependent", "independent"].contains(&rule.relation.as_str()) {
         return Err(PkError::Environment(format!(
@@ -56,7 +82,9 @@ pub fn parse(origin: &str, text: &str) -> PkResult<Rule> {
         )));
     }
     for p in &rule.requires {
-        if !PREDICATES.contains(&p.as_str()) {
+        if let Some(x) = pred(p) {
+            rule.preds.push(x);
+        } else {
             return Err(PkError::Environment(format!(
                 "fusion rule {origin}: unknown predicate '{p}' (known: {})",
                 PREDICATES.join(", ")

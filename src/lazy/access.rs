@@ -39,7 +39,11 @@ pub fn work_index(def: &FunctionDef, is_method: bool, rank: usize) -> Option<&st
 
 /// Access of each view argument (by name) of one launch; `index` names the
 /// work index parameter of a one-dimensional launch.
-pub fn view_access(def: &FunctionDef, args: &[(String, ArgTy)], index: Option<&str>) -> BTreeMap<String, Access> {
+pub fn view_access(
+    def: &FunctionDef,
+    args: &[(String, ArgTy)],
+    index: Option<&str>,
+) -> BTreeMap<String, Access> {
     let ranks: BTreeMap<String, u8> = args
         .iter()
         .filter_map(|(n, t)| match t {
@@ -326,14 +330,25 @@ mod work_index_tests {
     use crate::types::{DType, Layout, ViewTy};
 
     fn v(n: &str, rank: u8) -> (String, ArgTy) {
-        (n.into(), ArgTy::View(ViewTy { dtype: DType::F64, rank, layout: Layout::Right }))
+        (
+            n.into(),
+            ArgTy::View(ViewTy {
+                dtype: DType::F64,
+                rank,
+                layout: Layout::Right,
+            }),
+        )
     }
 
     #[test]
     fn only_plain_work_index_accesses_qualify() {
         let src = "def k(i, a, b, c, d, e):\n    a[i] = b[i + 1]\n    c[0] = 1\n    for j in range(i):\n        d[j] = 0\n    e[i] = e[i] * 2\n";
         let f = parse_function(src).unwrap();
-        let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 1), v("d", 1), v("e", 1)], Some("i"));
+        let acc = view_access(
+            &f,
+            &[v("a", 1), v("b", 1), v("c", 1), v("d", 1), v("e", 1)],
+            Some("i"),
+        );
         assert!(acc["a"].at_work_index && acc["e"].at_work_index);
         assert!(!acc["b"].at_work_index && !acc["c"].at_work_index && !acc["d"].at_work_index);
     }

@@ -328,6 +328,7 @@ fn plan_regions(
     py: Python<'_>,
     order: &[NodeIndex],
 ) -> PkResult<Vec<(Vec<NodeIndex>, BTreeSet<usize>)>> {
+    let _span = tracing::info_span!("plan", launches = order.len()).entered();
     let g = GRAPH.lock().unwrap();
     let cands: Vec<crate::fusion::plan::Cand> = order
         .iter()
@@ -365,7 +366,7 @@ fn plan_regions(
         }
     }
     edges.sort();
-    crate::fusion::explain::record(&cands, &plan, &dead_report, &edges);
+    crate::fusion::explain::record(py, &cands, &plan, &dead_report, &edges);
     Ok(out)
 }
 
