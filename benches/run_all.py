@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bench_compile  # noqa: E402
+import bench_fusion  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_lazy  # noqa: E402
 import bench_translate  # noqa: E402
@@ -32,6 +33,7 @@ BENCHES = [
     ("launch", bench_launch),
     ("lazy", bench_lazy),
     ("triad", bench_triad),
+    ("fusion", bench_fusion),
 ]
 
 # (bench, key, label, unit, target) with target = ("<=", x) | (">=", x) | None
@@ -77,6 +79,20 @@ ROWS = [
     ("lazy", "flush1000_indep_ms", "flush of 1,000 independent pending launches", "ms", None),
     ("lazy", "eager1000_indep_ms", "the same 1,000 launches run eagerly", "ms", None),
     ("lazy", "flush_overhead_indep_us", "flush minus eager, per launch (independent)", "us", None),
+    ("fusion", None, "(f) fusion (PK_FUSE=1) vs eager, 2^24 doubles unless stated", None, None),
+    ("fusion", "chain2_speedup", "k=2 map chain, temporaries die: speedup (ideal 2)", "x", None),
+    ("fusion", "chain4_speedup", "k=4 map chain: speedup (ideal 4)", "x", None),
+    ("fusion", "chain8_eager_ms", "k=8 map chain, eager", "ms", None),
+    ("fusion", "chain8_fused_ms", "k=8 map chain, fused", "ms", None),
+    ("fusion", "chain8_speedup", "k=8 map chain: speedup (ideal 8)", "x", (">=", 4.0)),
+    ("fusion", "babel_eager_ms", "BabelStream copy,mul,add,triad,dot: eager", "ms", None),
+    ("fusion", "babel_fused_ms", "BabelStream sequence: fused", "ms", None),
+    ("fusion", "babel_speedup", "BabelStream sequence: speedup (ideal 2)", "x", None),
+    ("fusion", "babel_fused_kernels", "kernels the BabelStream sequence became", "", None),
+    ("fusion", "many_eager_s", "100,000 launches of a 10-element kernel + 1 read: eager", "s", None),
+    ("fusion", "many_fused_s", "same, fused (record + flush)", "s", ("<=", 1.0)),
+    ("fusion", "compile_single_s", "compile of one new single-launch kernel", "s", None),
+    ("fusion", "compile_region_s", "compile of one new 2-launch fused region", "s", None),
     ("translate", None, "(d) parse + translate, 30-line workunit", None, None),
     ("translate", "generate_source_us", "generate_source (parse cached; incl. name resolution)", "us", ("<=", 1000.0)),
     ("translate", "generate_source_fresh_us", "generate_source on a fresh workunit (parse+resolve+translate)", "us", ("<=", 1000.0)),
