@@ -81,8 +81,6 @@ fn pattern_of(code: u8) -> Pattern {
     }
 }
 
-/// The names a launch must pass: parameters after index/accumulator(s).
-
 /// A keyword argument that names an index or accumulator position means the
 /// workunit lacks a parameter the launch kind needs: say which one.
 fn check_leading_params(

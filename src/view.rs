@@ -592,12 +592,8 @@ impl View {
         }
         let contiguous_c = me.kernel_layout == Layout::Right;
         if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES {
-            let ok = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
-                contiguous_c
-            } else {
-                contiguous_c
-            };
-            if !ok {
+            // Without PyBUF_STRIDES the consumer assumes C order.
+            if !contiguous_c {
                 return Err(PyBufferError::new_err(
                     "this View is not C-contiguous; ask for a strided buffer",
                 ));

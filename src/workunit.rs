@@ -22,9 +22,11 @@ pub struct Workunit {
     parsed: OnceLock<Result<Arc<FunctionDef>, LocatedError>>,
     /// Keyword parameters per (pattern, index count): computed once, so a
     /// launch looks arguments up with ready-made Python strings.
-    launch_params: Mutex<Vec<((Pattern, usize), Arc<LaunchParams>)>>,
+    launch_params: Mutex<Vec<LaunchParamsEntry>>,
     statements: OnceLock<usize>,
 }
+
+type LaunchParamsEntry = ((Pattern, usize), Arc<LaunchParams>);
 
 /// The keyword arguments a launch of one kind must pass.
 pub struct LaunchParams {

@@ -105,6 +105,9 @@ pub enum Plan {
     Local(String, DType),
 }
 
+/// (C++ name, C++ type, view slot) of one functor member.
+pub type Member = (String, String, Option<(usize, ViewTy)>);
+
 /// One workunit lowered into a functor body, before assembly.
 pub struct Lowered {
     pub index: Vec<String>,
@@ -113,9 +116,12 @@ pub struct Lowered {
     pub decls: String,
     pub body: String,
     /// (C++ name, C++ type, view slot) of members this body declares.
-    pub members: Vec<(String, String, Option<(usize, ViewTy)>)>,
+    pub members: Vec<Member>,
     pub abi: KernelAbi,
 }
+
+/// Decides, per argument index and name, how an argument is represented.
+pub type PlanFn<'a> = dyn Fn(usize, &str) -> Plan + 'a;
 
 /// Lowers one workunit's body against `unit` (shared by all bodies of a
 /// translation unit). `plan(k, name)` says how argument k is represented;
@@ -123,7 +129,7 @@ pub struct Lowered {
 pub fn lower_workunit(
     spec: &KernelSpec,
     unit: &mut Unit,
-    plan: Option<&dyn Fn(usize, &str) -> Plan>,
+    plan: Option<&PlanFn>,
 ) -> KResult<Lowered> {
     let def = spec.def;
     let mut params = def.params.iter();

@@ -80,7 +80,10 @@ pub fn record(
             );
         }
         if let Some(d) = dead.get(r).filter(|d| !d.is_empty()) {
-            let mut nums: Vec<usize> = d.iter().map(|a| ids.get(a).copied().unwrap_or(usize::MAX)).collect();
+            let mut nums: Vec<usize> = d
+                .iter()
+                .map(|a| ids.get(a).copied().unwrap_or(usize::MAX))
+                .collect();
             nums.sort_unstable();
             let list: Vec<String> = nums.iter().map(|n| format!("#{n}")).collect();
             let _ = writeln!(

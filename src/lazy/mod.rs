@@ -114,8 +114,8 @@ static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::defaul
 
 /// Per-signature read/write sets, so recording does no AST work after the first.
 type AccessMap = Arc<BTreeMap<String, Access>>;
-static ACCESS: LazyLock<DashMap<KernelKey, (Arc<[String]>, AccessMap)>> =
-    LazyLock::new(DashMap::new);
+type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
+static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
 
 fn accesses_of(py: Python<'_>, l: &Launch) -> PyResult<(Vec<BufAccess>, AccessMap)> {
     let cached = ACCESS
