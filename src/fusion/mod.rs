@@ -222,15 +222,34 @@ pub fn run_region(
         }
     };
     crate::runtime::kokkos()?;
-    let views: Vec<PkViewArg> = fk
+    let group_vals: Vec<&crate::args::ViewVal> = fk
         .abi
         .groups
         .iter()
         .map(|&(b, k)| match &region[b].vals[k] {
-            ArgVal::View(v) => v.materialize(),
+            ArgVal::View(v) => v,
             _ => unreachable!("a view group comes from a view argument"),
         })
         .collect();
+    // Device regions get device pointers (host copies moved over when newer);
+    // host regions first take back anything a GPU kernel left newer.
+    let mut device_launch = None;
+    let views: Vec<PkViewArg> = if space == crate::codegen::Space::Cuda {
+        let (l, args) = crate::device::Launch::prepare(&group_vals, &[])?;
+        device_launch = Some(l);
+        args
+    } else {
+        let mirrors = crate::device::USED.load(std::sync::atomic::Ordering::Relaxed);
+        group_vals
+            .iter()
+            .map(|v| {
+                if mirrors {
+                    v.alloc.host_sync()?;
+                }
+                Ok(v.materialize())
+            })
+            .collect::<PkResult<_>>()?
+    };
     let scalars: Vec<PkScalarArg> = fk
         .abi
         .scalars
@@ -282,6 +301,9 @@ pub fn run_region(
             "{label} failed in Kokkos: {}",
             loader::error_text(fk.error)
         )));
+    }
+    if let Some(l) = device_launch {
+        l.finish()?;
     }
     let mut totals = vec![None; region.len()];
     for (slot, (b, dt)) in fk.abi.accs.iter().enumerate() {
