@@ -139,8 +139,10 @@ def main() -> int:
     for mode in (False, True):
         lazy(mode)
         v = pk.View([10], pk.double)
-        pk.parallel_for(10, tiny, v=v)
+        for _ in range(64):  # compiles the kernels a full region needs
+            pk.parallel_for(10, tiny, v=v)
         pk.flush()
+        v[0] = 1.0
         t0 = time.perf_counter()
         for _ in range(launches):
             pk.parallel_for(10, tiny, v=v)
