@@ -57,7 +57,7 @@ clean:
 # CUDA on the lent GPU machine (device tool, no network there): `make gpu-carry` here puts the
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); run there, carrying .carry:
 # `bash scripts/gpu/device_check.sh` (what `make test-gpu` runs). See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu test-gpu-views
+.PHONY: gpu-carry test-gpu test-gpu-views test-gpu-fusion
 gpu-carry: $(STAMPS)/venv
 	@mkdir -p .carry/wheels
 	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
@@ -70,6 +70,10 @@ test-gpu:
 # Only the Cuda-space view checks (after test-gpu built Kokkos and installed the wheel).
 test-gpu-views:
 	PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PK_CACHE_DIR=$${PK_CACHE_DIR:-/tmp/pkc} python3 scripts/gpu/cuda_views.py
+
+# Eager vs fused on the Cuda space, with figures (builds CUDA Kokkos, installs the carried wheel).
+test-gpu-fusion:
+	bash scripts/gpu/fusion_check.sh
 
 fuzz: setup
 	PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-400} $(PY) -m pytest -q tests/test_fusion.py -k random_programs
