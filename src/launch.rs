@@ -374,18 +374,6 @@ pub fn launch<'py>(
     };
     let label = label.unwrap_or(&wu.name);
     if crate::lazy::enabled() {
-        let rec = crate::lazy::Launch {
-            key: key.clone(),
-            wu: wu_ref.clone().unbind(),
-            names: g.names.clone(),
-            vals: g.vals.clone(),
-            lo: lo.clone(),
-            hi: hi.clone(),
-            is_method,
-            methods: methods.map(|m| m.clone().unbind()),
-            label: label.to_string(),
-            site: site.map(|(f, l)| (f.unbind(), l)),
-        };
         // Foreign memory (NumPy arrays, exported views) can change behind our
         // back: such a launch runs now, after the pending work it depends on.
         let foreign = !g.held.is_empty()
@@ -393,9 +381,21 @@ pub fn launch<'py>(
                 .iter()
                 .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
         if !foreign {
+            let rec = crate::lazy::Launch {
+                key,
+                wu: wu_ref.clone().unbind(),
+                names: g.names,
+                vals: g.vals,
+                lo,
+                hi,
+                is_method,
+                methods: methods.map(|m| m.clone().unbind()),
+                label: label.to_string(),
+                site: site.map(|(f, l)| (f.unbind(), l)),
+            };
             return crate::lazy::record(py, rec).map(Some);
         }
-        crate::lazy::flush_for(py, &rec).map_err(py_err)?;
+        crate::lazy::flush_for(py, &g.vals).map_err(py_err)?;
     }
     let kernel = kernel_for(py, wu, &key, &g.names, is_method, methods, label).map_err(py_err)?;
     let total = execute(py, &kernel, &g.vals, &lo, &hi, &wu.name).map_err(py_err)?;

@@ -70,10 +70,8 @@ pub fn generate(
         scalars: vec![],
         accs: vec![],
     };
-    let fname = format!(
-        "pk_fused_{}",
-        codegen::sanitize(&label.replace(['(', ')'], "").replace('+', "_"))
-    );
+    let inner = label.trim_start_matches("fused(").trim_end_matches(')');
+    let fname = format!("pk_fused_{}", codegen::sanitize(&inner.replace('+', "_")));
     let mut s = format!("// {label}\n#include \"pk_prelude.hpp\"\n\nnamespace {{\n");
     s.push_str(&codegen::unit_header(&unit));
     let reduces: Vec<usize> = bodies

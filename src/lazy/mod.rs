@@ -507,9 +507,8 @@ fn nodes_touching(g: &Graph, alloc: usize) -> Vec<NodeIndex> {
 }
 
 /// Before a launch that runs at once: flush the pending work it depends on.
-pub fn flush_for(py: Python<'_>, l: &Launch) -> PkResult<()> {
-    let allocs: BTreeSet<usize> = l
-        .vals
+pub fn flush_for(py: Python<'_>, vals: &[ArgVal]) -> PkResult<()> {
+    let allocs: BTreeSet<usize> = vals
         .iter()
         .filter_map(|v| {
             if let ArgVal::View(x) = v {
