@@ -358,7 +358,7 @@ pub fn launch<'py>(
     is_method: bool,
     methods: Option<&Bound<'py, PyDict>>,
     initial: Option<&Bound<'py, PyAny>>,
-    site: Option<(Bound<'py, pyo3::types::PyString>, u32)>,
+    site: Option<(Bound<'py, PyAny>, i64)>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();

@@ -52,9 +52,27 @@ pub fn check(pred: Pred, a: &Cand<'_>, b: &Cand<'_>, conflicts: &[Conflict]) -> 
                 let (u, w) = (&a.views[c.first_arg], &b.views[c.second_arg]);
                 for (v, who) in [(u, a), (w, b)] {
                     if !v.access.at_work_index {
+                        let quote = v.access.off_index.map(|sp| {
+                            let loc = who.src.locate(sp);
+                            let text = who
+                                .src
+                                .text
+                                .get(sp.start as usize..sp.end as usize)
+                                .unwrap_or("")
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                                .trim()
+                                .to_string();
+                            format!(" (`{text}` at {}:{})", loc.filename, loc.line)
+                        });
                         return Err(format!(
-                            "'{}' touches shared buffer #{} ('{}') other than as {}[i] at the work index",
-                            who.label, c.buffer, v.name, v.name
+                            "'{}' touches shared buffer #{} ('{}') other than as {}[i] at the work index{}",
+                            who.label,
+                            c.buffer,
+                            v.name,
+                            v.name,
+                            quote.unwrap_or_default()
                         ));
                     }
                 }

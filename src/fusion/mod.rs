@@ -38,7 +38,8 @@ pub fn candidate<'a>(
     l: &'a Launch,
     access: &'a BTreeMap<String, Access>,
 ) -> Cand<'a> {
-    let statements = l.wu.bind(py).get().statement_count();
+    let wu = l.wu.bind(py).get();
+    let statements = wu.statement_count();
     let mut views = Vec::new();
     for (k, (name, v)) in l.names.iter().zip(&l.vals).enumerate() {
         if let (ArgVal::View(vv), Some(a), ArgTy::View(vt)) = (v, access.get(name), &l.key.args[k])
@@ -68,6 +69,7 @@ pub fn candidate<'a>(
         hi: &l.hi,
         views,
         statements,
+        src: wu.src.clone(),
     }
 }
 

@@ -41,6 +41,8 @@ pub struct Cand<'a> {
     pub hi: &'a [i64],
     pub views: Vec<ViewUse<'a>>,
     pub statements: usize,
+    /// The workunit's source, to quote the access that refuses a fusion.
+    pub src: std::sync::Arc<crate::frontend::source::SourceInfo>,
 }
 
 #[derive(Clone, Debug, serde::Serialize)]

@@ -3,7 +3,7 @@
 //! `@pk.function`, aliased into a local, or touched by an atomic counts as both
 //! read and written. A store after a load of the same element is a write.
 use crate::codegen::ArgTy;
-use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Index, Stmt, StmtKind};
+use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Index, Span, Stmt, StmtKind};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -13,6 +13,8 @@ pub struct Access {
     /// Every access is `v[i]` with `i` the work index (a rank-1 view): the
     /// condition under which work items of fused kernels cannot interfere.
     pub at_work_index: bool,
+    /// Where the first access other than `v[i]` is (for explain reports).
+    pub off_index: Option<Span>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -78,11 +80,11 @@ fn depth(e: &Expr) -> usize {
 }
 
 impl Walk<'_> {
-    fn mark(&mut self, name: &str, m: Mode) {
-        self.mark_at(name, m, false);
+    fn mark(&mut self, name: &str, m: Mode, at: Span) {
+        self.mark_at(name, m, false, at);
     }
 
-    fn mark_at(&mut self, name: &str, m: Mode, at_work_index: bool) {
+    fn mark_at(&mut self, name: &str, m: Mode, at_work_index: bool, at: Span) {
         if !self.ranks.contains_key(name) {
             return;
         }
@@ -91,6 +93,9 @@ impl Walk<'_> {
         a.read |= m != Mode::Write;
         a.write |= m != Mode::Read;
         a.at_work_index = (first || a.at_work_index) && at_work_index;
+        if !at_work_index && a.off_index.is_none() {
+            a.off_index = Some(at);
+        }
     }
 
     /// `v[i]` (or `self.v[i]`) with `i` the work index and `v` of rank 1.
@@ -165,7 +170,7 @@ impl Walk<'_> {
         if let ExprKind::Index(..) = &t.kind {
             if let Some(n) = root(t) {
                 let wi = self.is_work_index_access(t);
-                self.mark_at(n, m, wi);
+                self.mark_at(n, m, wi, t.span);
             }
             self.indices(t);
         }
@@ -189,10 +194,10 @@ impl Walk<'_> {
 
     fn expr(&mut self, e: &Expr, m: Mode) {
         match &e.kind {
-            ExprKind::Name(n) => self.mark(n, m),
+            ExprKind::Name(n) => self.mark(n, m, e.span),
             ExprKind::Attr(b, a) => {
                 if matches!(&b.kind, ExprKind::Name(s) if s == "self") {
-                    self.mark(a, m);
+                    self.mark(a, m, e.span);
                 } else {
                     self.expr(b, Mode::Read);
                 }
@@ -202,7 +207,7 @@ impl Walk<'_> {
                     // A partial index is a subview: it may be written through.
                     let partial = self.ranks.get(n).is_some_and(|r| depth(e) < *r as usize);
                     let wi = self.is_work_index_access(e);
-                    self.mark_at(n, if partial { Mode::Both } else { m }, wi);
+                    self.mark_at(n, if partial { Mode::Both } else { m }, wi, e.span);
                 }
                 self.indices(e);
             }
@@ -285,6 +290,7 @@ mod tests {
                 read: true,
                 write: true,
                 at_work_index: true,
+                off_index: None,
             }
         );
     }
@@ -299,6 +305,7 @@ mod tests {
                 read: false,
                 write: true,
                 at_work_index: true,
+                off_index: None,
             }
         );
         assert_eq!(
@@ -307,6 +314,7 @@ mod tests {
                 read: true,
                 write: false,
                 at_work_index: true,
+                off_index: None,
             }
         );
         assert!(!acc.contains_key("unused"));

@@ -56,16 +56,34 @@ pub struct Launch {
     pub methods: Option<Py<PyDict>>,
     pub label: String,
     /// File and line of the launch call, for errors raised at flush time.
-    pub site: Option<(Py<pyo3::types::PyString>, u32)>,
+    /// The caller's code object and instruction offset: turned into
+    /// "file:line" only when a report or an error needs it.
+    pub site: Option<(Py<PyAny>, i64)>,
 }
 
 impl Launch {
     /// "file:line" of the launch call.
     pub fn site(&self, py: Python<'_>) -> String {
-        match &self.site {
-            Some((f, l)) => format!("{}:{l}", f.bind(py)),
-            None => "<unknown>".into(),
+        let Some((code, lasti)) = &self.site else {
+            return "<unknown>".into();
+        };
+        let code = code.bind(py);
+        let file: String = code
+            .getattr("co_filename")
+            .and_then(|f| f.extract())
+            .unwrap_or_else(|_| "<unknown>".into());
+        let mut line: i64 = 0;
+        if let Ok(lines) = code.call_method0("co_lines").and_then(|l| l.try_iter()) {
+            for item in lines.flatten() {
+                if let Ok((start, end, ln)) = item.extract::<(i64, i64, Option<i64>)>() {
+                    if start <= *lasti && *lasti < end {
+                        line = ln.unwrap_or(0);
+                        break;
+                    }
+                }
+            }
         }
+        format!("{file}:{line}")
     }
 }
 
