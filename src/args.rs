@@ -185,7 +185,16 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
             ));
         }
     }
-    let (buf, dtype) = get_buffer(obj)?;
+    let (buf, dtype) = match get_buffer(obj) {
+        Ok(b) => b,
+        // Device arrays (CuPy, anything with the CUDA array interface) have no
+        // host buffer; kernels in the Cuda space use them in place. Checked
+        // last: a failed attribute lookup costs more than a buffer request.
+        Err(e) => match obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
+            Ok(cai) => return cuda_array(obj, &cai),
+            Err(_) => return Err(e),
+        },
+    };
     let rank = buf.ndim as usize;
     if rank == 0 || rank > 8 {
         return Err(PyTypeError::new_err(format!(
@@ -196,4 +205,95 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
     let r = view_arg(&wrapped);
     held.push(HeldBuffer(buf, dtype));
     Ok(r)
+}
+
+/// A view over device memory described by `__cuda_array_interface__` (v3).
+fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy, ArgVal)> {
+    let get = |k: &str| cai.get_item(k);
+    let shape: Vec<i64> = get("shape")?.extract()?;
+    let typestr: String = get("typestr")?.extract()?;
+    let (addr, _readonly): (usize, bool) = get("data")?.extract()?;
+    let strides: Option<Vec<i64>> = get("strides")
+        .ok()
+        .filter(|s| !s.is_none())
+        .map(|s| s.extract())
+        .transpose()?;
+    let kind = typestr.chars().nth(1).unwrap_or('?');
+    let size: usize = typestr.get(2..).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let dtype = match (kind, size) {
+        ('b', 1) => DType::Bool,
+        ('i', 1) => DType::I8,
+        ('i', 2) => DType::I16,
+        ('i', 4) => DType::I32,
+        ('i', 8) => DType::I64,
+        ('u', 1) => DType::U8,
+        ('u', 2) => DType::U16,
+        ('u', 4) => DType::U32,
+        ('u', 8) => DType::U64,
+        ('f', 4) => DType::F32,
+        ('f', 8) => DType::F64,
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "unsupported CUDA array element type '{typestr}'"
+            )))
+        }
+    };
+    let rank = shape.len();
+    if rank == 0 || rank > 8 {
+        return Err(PyTypeError::new_err(format!(
+            "arrays passed to kernels have 1 to 8 dimensions, not {rank}"
+        )));
+    }
+    let item = dtype.size() as i64;
+    let mut stride = match &strides {
+        None => crate::view::contiguous_strides(&shape, false),
+        Some(s) => {
+            let mut out = [0i64; 8];
+            for (d, b) in s.iter().enumerate() {
+                if b % item != 0 {
+                    return Err(PyTypeError::new_err(
+                        "CUDA array strides are not a multiple of the item size",
+                    ));
+                }
+                out[d] = b / item;
+            }
+            out
+        }
+    };
+    for d in rank..8 {
+        stride[d] = 0;
+    }
+    let mut extent = [0i64; 8];
+    extent[..rank].copy_from_slice(&shape);
+    let (mut lo, mut hi) = (0isize, item as isize);
+    for d in 0..rank {
+        let span = (extent[d] - 1).max(0) as isize * stride[d] as isize * item as isize;
+        if span < 0 {
+            lo += span;
+        } else {
+            hi += span;
+        }
+    }
+    if shape.contains(&0) {
+        hi = lo;
+    }
+    let layout = crate::view::classify(&extent[..rank], &stride, crate::types::Layout::Right);
+    let alloc = Alloc::device_borrowed(addr as *mut u8, obj.clone().unbind());
+    Ok((
+        ArgTy::View(ViewTy {
+            dtype,
+            rank: rank as u8,
+            layout,
+        }),
+        ArgVal::View(ViewVal {
+            raw: PkViewArg {
+                data: std::ptr::null_mut(),
+                extent,
+                stride,
+            },
+            alloc,
+            offset: 0,
+            range: (lo, hi),
+        }),
+    ))
 }

@@ -51,6 +51,11 @@ impl Alloc {
         if d.is_null() {
             return Ok(());
         }
+        if self.is_device_only() {
+            return Err(PkError::Value(
+                "a CUDA array (passed through __cuda_array_interface__) can only be used by kernels in the Cuda space".into(),
+            ));
+        }
         if self.dev_state.swap(STALE, Ordering::AcqRel) == NEWER {
             let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
             let rc =
@@ -66,6 +71,9 @@ impl Alloc {
     /// The device address of the allocation's start, current for a kernel;
     /// `write` marks the device copy newer. Not for borrowed memory.
     pub fn device_ptr(&self, write: bool) -> PkResult<*mut u8> {
+        if self.is_device_only() {
+            return Ok(self.dev.load(Ordering::Acquire));
+        }
         if self.uvm || self.bytes() == 0 {
             return Ok(self.ptr());
         }
@@ -136,7 +144,7 @@ impl Launch {
         };
         // Borrowed memory: one buffer per allocation over the union of ranges.
         for (i, v) in vals.iter().enumerate() {
-            if !v.alloc.is_borrowed() || v.range.0 == v.range.1 {
+            if !v.alloc.is_borrowed() || v.alloc.is_device_only() || v.range.0 == v.range.1 {
                 continue;
             }
             match l.temps.iter_mut().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
@@ -174,7 +182,7 @@ impl Launch {
         let mut args = Vec::with_capacity(vals.len());
         for (i, v) in vals.iter().enumerate() {
             let mut a = v.raw;
-            let p = if v.alloc.is_borrowed() {
+            let p = if v.alloc.is_borrowed() && !v.alloc.is_device_only() {
                 match l.temps.iter().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
                     Some(t) => t.dev.wrapping_offset(v.offset - t.lo),
                     None => std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8,

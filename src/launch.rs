@@ -365,6 +365,17 @@ pub fn launch<'py>(
     let pattern = pattern_of(pattern);
     let (lo, hi, space) = policy_of(policy)?;
     let g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
+    if space != Space::Cuda
+        && g.vals
+            .iter()
+            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.is_device_only()))
+    {
+        return Err(PyTypeError::new_err(format!(
+            "workunit '{}': a CUDA array (it has __cuda_array_interface__) was passed to a kernel on the host; \
+             launch it in the Cuda space (pk.set_default_space(pk.Cuda) or pk.RangePolicy(pk.Cuda, ...))",
+            wu.name
+        )));
+    }
     let key = KernelKey {
         workunit: wu.id,
         pattern,

@@ -32,6 +32,10 @@ pub struct Alloc {
     pub(crate) dev: AtomicPtr<u8>,
     /// Which copy is current: see `crate::device`.
     pub(crate) dev_state: AtomicU8,
+    /// Device memory we only borrow (a CuPy array, through
+    /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
+    /// and the owner object is kept alive while a launch uses it.
+    pub(crate) device_owner: Option<Py<PyAny>>,
 }
 
 struct ForeignBuf(Box<ffi::Py_buffer>);
@@ -66,6 +70,7 @@ impl Alloc {
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            device_owner: None,
         })
     }
 
@@ -81,6 +86,7 @@ impl Alloc {
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            device_owner: None,
         })
     }
 
@@ -147,6 +153,22 @@ impl Alloc {
         self.borrowed
     }
 
+    /// Borrowed device memory (a CUDA array interface): kernels on the Cuda
+    /// space use it in place; there is nothing on the host.
+    pub fn is_device_only(&self) -> bool {
+        self.device_owner.is_some()
+    }
+
+    /// Wraps device memory owned by `owner` (e.g. a CuPy array).
+    pub fn device_borrowed(dev: *mut u8, owner: Py<PyAny>) -> Arc<Alloc> {
+        let a = Alloc::borrowed(std::ptr::null_mut(), None);
+        let mut a = Arc::try_unwrap(a).ok().expect("fresh allocation");
+        a.dev = AtomicPtr::new(dev);
+        a.dev_state = AtomicU8::new(crate::device::SYNC);
+        a.device_owner = Some(owner);
+        Arc::new(a)
+    }
+
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -168,7 +190,7 @@ impl Alloc {
 impl Drop for Alloc {
     fn drop(&mut self) {
         let d = self.dev.load(Ordering::Acquire);
-        if !d.is_null() {
+        if !d.is_null() && self.device_owner.is_none() {
             if let Some(c) = crate::runtime::cuda_loaded() {
                 unsafe { (c.free)(d as *mut c_void) };
             }
@@ -213,7 +235,7 @@ pub struct View {
     pub kernel_layout: Layout,
 }
 
-fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
+pub(crate) fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
     let mut s = [0i64; 8];
     let r = ext.len();
     let mut acc = 1i64;
@@ -231,7 +253,7 @@ fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
     s
 }
 
-fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
+pub(crate) fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
     let r = ext.len();
     let right = contiguous_strides(ext, false);
     let left = contiguous_strides(ext, true);

@@ -26,3 +26,19 @@ def test_uvm_needs_cuda():
         pytest.skip("CUDA build")
     with pytest.raises(Exception, match="CUDA"):
         pk.View([4], pk.double, space=pk.CudaUVMSpace)
+
+
+class _FakeDeviceArray:
+    """Looks like a CuPy array (CUDA array interface v3) without a GPU."""
+
+    __cuda_array_interface__ = {"shape": (4,), "typestr": "<f8", "data": (0x1000, False), "strides": None, "version": 3}
+
+
+@pk.workunit
+def _touch(i, v):
+    v[i] = 1.0
+
+
+def test_cuda_array_on_a_host_kernel_is_a_clear_error():
+    with pytest.raises(TypeError, match="CUDA array .* host"):
+        pk.parallel_for(4, _touch, v=_FakeDeviceArray())

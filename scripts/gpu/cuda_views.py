@@ -140,6 +140,27 @@ def main() -> None:
             print(f"__cuda_array_interface__ with CuPy (read and write): OK {cai['typestr']} {cai['shape']}")
         except Exception as e:  # noqa: BLE001
             print(f"__cuda_array_interface__: FAILED {e!r}")
+        try:
+            ca = cp.arange(n, dtype=cp.float64)
+            cb = cp.ones(n, dtype=cp.float64)
+            ptr = cb.data.ptr
+            pk.parallel_for(n, axpy, a=2.0, x=ca, y=cb)  # in place on CuPy's memory
+            cp.cuda.runtime.deviceSynchronize()
+            np.testing.assert_allclose(cp.asnumpy(cb), 2.0 * np.arange(n) + 1.0)
+            assert cb.data.ptr == ptr
+            cs = cp.zeros(2 * n, dtype=cp.float64)[::2]  # strided device view
+            pk.parallel_for(n, axpy, a=1.0, x=ca, y=cs)
+            cp.cuda.runtime.deviceSynchronize()
+            np.testing.assert_allclose(cp.asnumpy(cs), np.arange(n))
+            pk._native.set_lazy(True)
+            pk.parallel_for(n, axpy, a=1.0, x=ca, y=cb)  # foreign memory: runs before the call returns
+            cp.cuda.runtime.deviceSynchronize()
+            np.testing.assert_allclose(cp.asnumpy(cb), 3.0 * np.arange(n) + 1.0)
+            pk._native.set_lazy(False)
+            print("CuPy arrays as kernel arguments (in place, strided, lazy): OK")
+        except Exception as e:  # noqa: BLE001
+            pk._native.set_lazy(False)
+            print(f"CuPy arrays as kernel arguments: FAILED {e!r}")
 
     # Launch overhead: a cached 1-element kernel on device-resident views.
     one_x, one_y = pk.View([1], pk.double), pk.View([1], pk.double)
