@@ -57,6 +57,19 @@ impl ViewVal {
     }
 }
 
+impl ArgVal {
+    /// The C ABI scalar for a number argument, converted to the kernel's dtype.
+    pub fn scalar(&self, dt: DType) -> PkScalarArg {
+        match (self, dt.is_float()) {
+            (ArgVal::Int(i), false) => PkScalarArg { i: *i },
+            (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
+            (ArgVal::Float(f), true) => PkScalarArg { d: *f },
+            (ArgVal::Float(f), false) => PkScalarArg { i: *f as i64 },
+            (ArgVal::View(_), _) => unreachable!("a scalar slot holds a number"),
+        }
+    }
+}
+
 /// A buffer borrowed from a Python object for the duration of one launch.
 pub struct HeldBuffer(pub Box<ffi::Py_buffer>, pub DType);
 
@@ -260,9 +273,7 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
             out
         }
     };
-    for d in rank..8 {
-        stride[d] = 0;
-    }
+    stride[rank..].fill(0);
     let mut extent = [0i64; 8];
     extent[..rank].copy_from_slice(&shape);
     let (mut lo, mut hi) = (0isize, item as isize);

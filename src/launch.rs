@@ -305,13 +305,7 @@ pub fn execute(
         .abi
         .scalar_slots
         .iter()
-        .map(|&(k, dt)| match (&vals[k], dt.is_float()) {
-            (ArgVal::Int(i), false) => PkScalarArg { i: *i },
-            (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
-            (ArgVal::Float(f), true) => PkScalarArg { d: *f },
-            (ArgVal::Float(f), false) => PkScalarArg { i: *f as i64 },
-            _ => unreachable!("scalar slot holds a number"),
-        })
+        .map(|&(k, dt)| vals[k].scalar(dt))
         .collect();
     let hi: Vec<i64> = hi.iter().zip(lo).map(|(h, l)| (*h).max(*l)).collect();
     let mut result = [0u64; 1];

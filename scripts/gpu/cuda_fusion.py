@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -15,39 +16,9 @@ import pykokkos as pk
 N = 1 << 27
 
 
-@pk.workunit
-def step(i, a, x, y):
-    y[i] = a * x[i] + 1.0
-
-
-@pk.workunit
-def copy(i, a, c):
-    c[i] = a[i]
-
-
-@pk.workunit
-def mul(i, s, b, c):
-    b[i] = s * c[i]
-
-
-@pk.workunit
-def add(i, a, b, c):
-    c[i] = a[i] + b[i]
-
-
-@pk.workunit
-def triad(i, s, a, b, c):
-    a[i] = b[i] + s * c[i]
-
-
-@pk.workunit
-def dot(i, acc, a, b):
-    acc += a[i] * b[i]
-
-
-@pk.workunit
-def tiny(i, v):
-    v[i] = v[i] + 1.0
+# The same workunits as the CPU benchmark (benches/bench_fusion.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benches"))
+from bench_fusion import add, copy, dot, mul, step, tiny, triad  # noqa: E402
 
 
 def lazy(on):

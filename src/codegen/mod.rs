@@ -84,7 +84,7 @@ pub struct Generated {
     pub abi: KernelAbi,
 }
 
-fn view_cpp(v: &ViewTy, space: Space) -> String {
+pub fn view_cpp(v: &ViewTy, space: Space) -> String {
     format!(
         "Kokkos::View<{}{}, {}, {}, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
         v.dtype.cpp(),
@@ -461,7 +461,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     Ok(Generated { source: s, abi })
 }
 
-fn layout_args(k: usize, v: &ViewTy) -> String {
+pub fn layout_args(k: usize, v: &ViewTy) -> String {
     let r = v.rank as usize;
     match v.layout {
         Layout::Stride => {

@@ -6,7 +6,7 @@
 use crate::codegen::{self, lower_workunit, KernelSpec, Pattern, Plan, Space};
 use crate::errors::KResult;
 use crate::lower::Unit;
-use crate::types::{DType, Layout, ViewTy};
+use crate::types::{DType, ViewTy};
 
 pub struct Body<'a> {
     pub spec: KernelSpec<'a>,
@@ -22,32 +22,6 @@ pub struct FusedAbi {
     pub scalars: Vec<(usize, usize, DType)>,
     /// Accumulator dtype of each reduce body, in body order.
     pub accs: Vec<(usize, DType)>,
-}
-
-fn view_cpp(v: &ViewTy, space: Space) -> String {
-    format!(
-        "Kokkos::View<{}{}, {}, {}, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
-        v.dtype.cpp(),
-        "*".repeat(v.rank as usize),
-        v.layout.cpp(),
-        space.mem()
-    )
-}
-
-fn layout_args(k: usize, v: &ViewTy) -> String {
-    let r = v.rank as usize;
-    match v.layout {
-        Layout::Stride => {
-            let parts: Vec<String> = (0..r)
-                .map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]"))
-                .collect();
-            format!("Kokkos::LayoutStride({})", parts.join(", "))
-        }
-        _ => (0..r)
-            .map(|d| format!("views[{k}].extent[{d}]"))
-            .collect::<Vec<_>>()
-            .join(", "),
-    }
 }
 
 /// `groups[g]`: the view type of member `pk_b{g}`; `locals[t]`: dtype of `pk_t{t}`.
@@ -95,7 +69,7 @@ pub fn generate(
         s.push_str("  using value_type = pk_vals;\n");
     }
     for (g, (_, _, vt)) in groups.iter().enumerate() {
-        s.push_str(&format!("  {} pk_b{g};\n", view_cpp(vt, space)));
+        s.push_str(&format!("  {} pk_b{g};\n", codegen::view_cpp(vt, space)));
     }
     for (b, lw) in lowered.iter().enumerate() {
         for (k, dt) in &lw.abi.scalar_slots {
@@ -184,7 +158,7 @@ pub fn generate(
         s.push_str(&format!(
             "    f.pk_b{g} = decltype(f.pk_b{g})(({}*)views[{g}].data, {});\n",
             vt.dtype.cpp(),
-            layout_args(g, vt)
+            codegen::layout_args(g, vt)
         ));
     }
     for (j, (b, k, d)) in abi.scalars.iter().enumerate() {

@@ -256,13 +256,7 @@ pub fn run_region(
         .abi
         .scalars
         .iter()
-        .map(|&(b, k, dt)| match (&region[b].vals[k], dt.is_float()) {
-            (ArgVal::Int(i), false) => PkScalarArg { i: *i },
-            (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
-            (ArgVal::Float(f), true) => PkScalarArg { d: *f },
-            (ArgVal::Float(f), false) => PkScalarArg { i: *f as i64 },
-            _ => unreachable!("a scalar slot comes from a number"),
-        })
+        .map(|&(b, k, dt)| region[b].vals[k].scalar(dt))
         .collect();
     let (lo, hi) = (
         region[0].lo.clone(),
