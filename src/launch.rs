@@ -358,7 +358,7 @@ pub fn launch<'py>(
     let wu = wu.get();
     let pattern = pattern_of(pattern);
     let (lo, hi, space) = policy_of(policy)?;
-    let g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
+    let mut g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
     if space != Space::Cuda
         && g.vals
             .iter()
@@ -375,7 +375,7 @@ pub fn launch<'py>(
         pattern,
         space,
         rank: lo.len() as u8,
-        args: g.tys.clone(),
+        args: std::mem::take(&mut g.tys),
     };
     let label = label.unwrap_or(&wu.name);
     if crate::lazy::enabled() {
