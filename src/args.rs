@@ -205,6 +205,13 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
         // last: a failed attribute lookup costs more than a buffer request.
         Err(e) => match obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
             Ok(cai) => return cuda_array(obj, &cai),
+            Err(_)
+                if obj
+                    .hasattr(pyo3::intern!(obj.py(), "__dlpack__"))
+                    .unwrap_or(false) =>
+            {
+                return crate::dlpack::import(obj)
+            }
             Err(_) => return Err(e),
         },
     };

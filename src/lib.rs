@@ -4,6 +4,7 @@ pub mod args;
 pub mod build;
 pub mod codegen;
 pub mod device;
+pub mod dlpack;
 pub mod errors;
 pub mod frontend;
 pub mod fusion;

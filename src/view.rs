@@ -529,6 +529,52 @@ impl View {
         Ok(d)
     }
 
+    /// DLPack export: a capsule over the device copy when a CUDA kernel used
+    /// this view (it becomes current and counts as newer), else over host memory
+    /// (pending work on it runs first).
+    #[pyo3(signature = (stream=None, **_kwargs))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<Py<PyAny>>,
+        _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = stream;
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
+        let (base, device) = if on_device {
+            (
+                self.alloc.device_ptr(true).map_err(crate::py_err)?,
+                crate::dlpack::CUDA,
+            )
+        } else {
+            self.alloc.host_sync().map_err(crate::py_err)?;
+            (self.alloc.ptr(), crate::dlpack::CPU)
+        };
+        let strides: Vec<i64> = self.strides[..self.rank].to_vec();
+        crate::dlpack::export(
+            py,
+            self.alloc.clone(),
+            base.wrapping_offset(self.offset),
+            device,
+            self.dtype,
+            self.shape(),
+            &strides,
+        )
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
+        (
+            if on_device {
+                crate::dlpack::CUDA
+            } else {
+                crate::dlpack::CPU
+            },
+            0,
+        )
+    }
+
     #[getter]
     fn shape_tuple(&self) -> Vec<i64> {
         self.shape().to_vec()

@@ -317,3 +317,19 @@ def test_2d_subviews(layout):
     expected[1, 2] = -7
     np.testing.assert_array_equal(a, expected)
     assert v[2, 4] == row[4] == 14
+
+
+def test_dlpack_export_shares_memory_and_counts_as_an_export():
+    v = pk.View([6], pk.double)
+    np.asarray(v)[:] = np.arange(6)
+    a = np.from_dlpack(v)
+    assert np.array_equal(a, np.arange(6)) and v._exports == 1 and v._is_foreign
+    np.asarray(v)[2] = 9.0  # same memory
+    assert a[2] == 9.0
+    del a
+    assert v._exports == 0
+    w = pk.View([4, 6], pk.int32)
+    np.asarray(w)[:] = np.arange(24).reshape(4, 6)
+    b = np.from_dlpack(w[1:3, ::2])
+    assert np.array_equal(b, np.arange(24).reshape(4, 6)[1:3, ::2])
+    assert v.__dlpack_device__() == (1, 0)

@@ -158,6 +158,24 @@ def main() -> None:
             np.testing.assert_allclose(cp.asnumpy(cb), 3.0 * np.arange(n) + 1.0)
             pk._native.set_lazy(False)
             print("CuPy arrays as kernel arguments (in place, strided, lazy): OK")
+
+            class OnlyDLPack:  # a producer with DLPack alone (no CUDA array interface)
+                def __init__(self, a):
+                    self.a = a
+
+                def __dlpack__(self, stream=None, **kw):
+                    return self.a.__dlpack__()
+
+                def __dlpack_device__(self):
+                    return self.a.__dlpack_device__()
+
+            dz = cp.zeros(n, dtype=cp.float64)
+            pk.parallel_for(n, axpy, a=1.0, x=OnlyDLPack(ca), y=OnlyDLPack(dz))
+            cp.cuda.runtime.deviceSynchronize()
+            np.testing.assert_allclose(cp.asnumpy(dz), np.arange(n))
+            out = cp.from_dlpack(y)  # a device view exported through DLPack
+            np.testing.assert_allclose(cp.asnumpy(out), np.asarray(y))
+            print("DLPack: CUDA tensors as kernel arguments, device views exported: OK")
         except Exception as e:  # noqa: BLE001
             pk._native.set_lazy(False)
             print(f"CuPy arrays as kernel arguments: FAILED {e!r}")
