@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 const SHOWN: usize = 8;
 const SHOWN_REFUSALS: usize = 12;
 const MAX_DOT_REGIONS: usize = 64;
+const MAX_TEXT_REGIONS: usize = 24;
 use std::fmt::Write;
 use std::sync::Mutex;
 
@@ -43,7 +44,15 @@ pub fn record(
         cands.len(),
         plan.regions.len()
     );
-    for (r, region) in plan.regions.iter().enumerate() {
+    // Formatting a call site asks Python for the line: list few regions.
+    if plan.regions.len() > MAX_TEXT_REGIONS {
+        let _ = writeln!(
+            t,
+            "  ({} regions; the first {MAX_TEXT_REGIONS} follow)",
+            plan.regions.len()
+        );
+    }
+    for (r, region) in plan.regions.iter().enumerate().take(MAX_TEXT_REGIONS) {
         let names: Vec<&str> = region.iter().map(|&k| cands[k].label).collect();
         let title = if region.len() > 1 {
             format!("fused({})", names.join("+"))
