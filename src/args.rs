@@ -283,35 +283,57 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
     stride[rank..].fill(0);
     let mut extent = [0i64; 8];
     extent[..rank].copy_from_slice(&shape);
-    let (mut lo, mut hi) = (0isize, item as isize);
+    Ok(device_view(
+        obj,
+        addr as *mut u8,
+        dtype,
+        rank,
+        extent,
+        stride,
+    ))
+}
+
+/// A kernel argument over borrowed device memory (CUDA array interface or
+/// DLPack); `owner` is kept alive with it, which keeps the memory valid.
+pub fn device_view(
+    owner: &Bound<'_, PyAny>,
+    data: *mut u8,
+    dtype: DType,
+    rank: usize,
+    extent: [i64; 8],
+    stride: [i64; 8],
+) -> (ArgTy, ArgVal) {
+    let item = dtype.size() as isize;
+    let (mut lo, mut hi) = (0isize, item);
     for d in 0..rank {
-        let span = (extent[d] - 1).max(0) as isize * stride[d] as isize * item as isize;
+        let span = (extent[d] - 1).max(0) as isize * stride[d] as isize * item;
         if span < 0 {
             lo += span;
         } else {
             hi += span;
         }
     }
-    if shape.contains(&0) {
+    if extent[..rank].contains(&0) {
         hi = lo;
     }
     let layout = crate::view::classify(&extent[..rank], &stride, crate::types::Layout::Right);
-    let alloc = Alloc::device_borrowed(addr as *mut u8, obj.clone().unbind());
-    Ok((
+    let alloc = Alloc::device_borrowed(data, owner.clone().unbind());
+    let raw = PkViewArg {
+        data: std::ptr::null_mut(),
+        extent,
+        stride,
+    };
+    (
         ArgTy::View(ViewTy {
             dtype,
             rank: rank as u8,
             layout,
         }),
         ArgVal::View(ViewVal {
-            raw: PkViewArg {
-                data: std::ptr::null_mut(),
-                extent,
-                stride,
-            },
+            raw,
             alloc,
             offset: 0,
             range: (lo, hi),
         }),
-    ))
+    )
 }

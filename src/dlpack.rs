@@ -1,9 +1,9 @@
 //! DLPack (the `__dlpack__` protocol): views export themselves as DLPack
 //! capsules (host memory, or their device mirror), and CUDA DLPack tensors
 //! (JAX, PyTorch, CuPy) are accepted as kernel arguments in place.
-use crate::args::{ArgVal, PkViewArg, ViewVal};
+use crate::args::ArgVal;
 use crate::codegen::ArgTy;
-use crate::types::{DType, Layout, ViewTy};
+use crate::types::DType;
 use crate::view::Alloc;
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
@@ -208,38 +208,9 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ArgTy, ArgVal)> {
         } else {
             stride[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, rank) });
         }
-        let item = dtype.size() as isize;
-        let (mut lo, mut hi) = (0isize, item);
-        for d in 0..rank {
-            let span = (extent[d] - 1).max(0) as isize * stride[d] as isize * item;
-            if span < 0 {
-                lo += span;
-            } else {
-                hi += span;
-            }
-        }
-        if extent[..rank].contains(&0) {
-            hi = lo;
-        }
         let data = unsafe { (t.data as *mut u8).add(t.byte_offset as usize) };
-        let layout = crate::view::classify(&extent[..rank], &stride, Layout::Right);
-        let alloc = Alloc::device_borrowed(data, obj.clone().unbind());
-        Ok((
-            ArgTy::View(ViewTy {
-                dtype,
-                rank: rank as u8,
-                layout,
-            }),
-            ArgVal::View(ViewVal {
-                raw: PkViewArg {
-                    data: std::ptr::null_mut(),
-                    extent,
-                    stride,
-                },
-                alloc,
-                offset: 0,
-                range: (lo, hi),
-            }),
+        Ok(crate::args::device_view(
+            obj, data, dtype, rank, extent, stride,
         ))
     })();
     // We keep `obj` (the producer) alive instead of the managed tensor: mark the

@@ -251,14 +251,49 @@ impl Total {
     }
 }
 
-struct Call(
-    *const Kernel,
-    Vec<PkViewArg>,
-    Vec<PkScalarArg>,
-    Vec<i64>,
-    Vec<i64>,
-);
-unsafe impl Send for Call {}
+/// Calls a kernel entry point with the GIL released (kernels may run long).
+/// `result` receives one 8-byte slot per reduction.
+pub fn call_entry(
+    py: Python<'_>,
+    run: crate::build::loader::EntryFn,
+    views: &[PkViewArg],
+    scalars: &[PkScalarArg],
+    lo: &[i64],
+    hi: &[i64],
+    result: &mut [u64],
+) -> i32 {
+    struct Args(
+        crate::build::loader::EntryFn,
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+    );
+    // SAFETY: the pointers stay valid for the call: the caller owns the slices.
+    unsafe impl Send for Args {}
+    let a = Args(
+        run,
+        views.as_ptr() as usize,
+        scalars.as_ptr() as usize,
+        lo.as_ptr() as usize,
+        hi.as_ptr() as usize,
+        result.as_mut_ptr() as usize,
+    );
+    py.detach(move || {
+        let a = a;
+        let _span = tracing::debug_span!("launch").entered();
+        unsafe {
+            (a.0)(
+                a.1 as *const _,
+                a.2 as *const _,
+                a.3 as *const i64,
+                a.4 as *const i64,
+                a.5 as *mut _,
+            )
+        }
+    })
+}
 
 /// Runs one kernel now on the given arguments (eager launches and flushes).
 pub fn execute(
@@ -309,22 +344,7 @@ pub fn execute(
         .collect();
     let hi: Vec<i64> = hi.iter().zip(lo).map(|(h, l)| (*h).max(*l)).collect();
     let mut result = [0u64; 1];
-    let res_ptr = result.as_mut_ptr() as usize;
-    let call = Call(Arc::as_ptr(kernel), views, scalars, lo.to_vec(), hi);
-    let rc = py.detach(move || {
-        let c = call;
-        let k = unsafe { &*c.0 };
-        let _span = tracing::debug_span!("launch").entered();
-        unsafe {
-            (k.run)(
-                c.1.as_ptr() as *const _,
-                c.2.as_ptr() as *const _,
-                c.3.as_ptr(),
-                c.4.as_ptr(),
-                res_ptr as *mut _,
-            )
-        }
-    });
+    let rc = call_entry(py, kernel.run, &views, &scalars, lo, &hi, &mut result);
     if rc != 0 {
         let msg = crate::build::loader::error_text(kernel.error);
         return Err(PkError::Runtime(format!(

@@ -268,30 +268,7 @@ pub fn run_region(
             .collect::<Vec<_>>(),
     );
     let mut result = vec![0u64; fk.abi.accs.len().max(1)];
-    let res = result.as_mut_ptr() as usize;
-    struct Call(
-        *const FusedKernel,
-        Vec<PkViewArg>,
-        Vec<PkScalarArg>,
-        Vec<i64>,
-        Vec<i64>,
-    );
-    unsafe impl Send for Call {}
-    let call = Call(Arc::as_ptr(&fk), views, scalars, lo, hi);
-    let rc = py.detach(move || {
-        let c = call;
-        let k = unsafe { &*c.0 };
-        let _span = tracing::debug_span!("launch_fused").entered();
-        unsafe {
-            (k.run)(
-                c.1.as_ptr() as *const _,
-                c.2.as_ptr() as *const _,
-                c.3.as_ptr(),
-                c.4.as_ptr(),
-                res as *mut _,
-            )
-        }
-    });
+    let rc = crate::launch::call_entry(py, fk.run, &views, &scalars, &lo, &hi, &mut result);
     if rc != 0 {
         return Err(PkError::Runtime(format!(
             "{label} failed in Kokkos: {}",
