@@ -80,6 +80,11 @@ else
     echo "PK CUDA VIEWS FAILED"; status=1
     cp "$PK_CACHE_DIR"/failed/*.cpp "$OUT/" 2>/dev/null
   fi
+
+  step "eager vs fused on the Cuda space (cuda_fusion.py)"
+  if ! PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PYTHONUNBUFFERED=1 python3 scripts/gpu/cuda_fusion.py 2>&1 | tee "$OUT/cuda_fusion.log"; then
+    echo "PK CUDA FUSION FAILED"; status=1
+  fi
 fi
 
 step "result"
