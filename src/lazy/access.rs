@@ -329,24 +329,6 @@ mod tests {
         let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 2)], Some("i"));
         assert!(acc["a"].write && acc["b"].write && acc["c"].write);
     }
-}
-
-#[cfg(test)]
-mod work_index_tests {
-    use super::*;
-    use crate::frontend::parse::parse_function;
-    use crate::types::{DType, Layout, ViewTy};
-
-    fn v(n: &str, rank: u8) -> (String, ArgTy) {
-        (
-            n.into(),
-            ArgTy::View(ViewTy {
-                dtype: DType::F64,
-                rank,
-                layout: Layout::Right,
-            }),
-        )
-    }
 
     #[test]
     fn only_plain_work_index_accesses_qualify() {

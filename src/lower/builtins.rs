@@ -305,7 +305,9 @@ impl FnCx<'_> {
         Ok(scalar(code, r))
     }
 
-    fn rounding(&mut self, name: &str, args: &[Expr], e: &Expr, to_int: bool) -> KResult<Val> {
+    /// The single argument of a float function, converted to float32 when it
+    /// is float32 and to float64 otherwise (NumPy's choice for ints).
+    fn float_arg(&mut self, args: &[Expr], e: &Expr, name: &str) -> KResult<(String, DType)> {
         let v = self.one_arg(args, e, name)?;
         let s = self.want_scalar(&v, &args[0], name)?;
         let fdt = if s.dt == DType::F32 {
@@ -313,7 +315,11 @@ impl FnCx<'_> {
         } else {
             DType::F64
         };
-        let inner = self.coerce(&v, fdt);
+        Ok((self.coerce(&v, fdt), fdt))
+    }
+
+    fn rounding(&mut self, name: &str, args: &[Expr], e: &Expr, to_int: bool) -> KResult<Val> {
+        let (inner, fdt) = self.float_arg(args, e, name)?;
         let code = match (name, to_int) {
             // Python's round() sends halves to the even neighbour ...
             ("round", true) => format!("pk::km::nearbyint({inner})"),
@@ -411,14 +417,7 @@ impl FnCx<'_> {
             }
             // NumPy rounds halves to even and returns a float.
             "round" | "rint" | "around" => {
-                let v = self.one_arg(args, e, f)?;
-                let s = self.want_scalar(&v, &args[0], f)?;
-                let fdt = if s.dt == DType::F32 {
-                    DType::F32
-                } else {
-                    DType::F64
-                };
-                let inner = self.coerce(&v, fdt);
+                let (inner, fdt) = self.float_arg(args, e, f)?;
                 Ok(scalar(
                     format!("pk::km::nearbyint({inner})"),
                     STy::strong(fdt),

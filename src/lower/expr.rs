@@ -310,12 +310,15 @@ impl FnCx<'_> {
                     format!("({cx} / {cy})")
                 }
             }
-            BinOp::FloorDiv => format!("pk::floordiv<{}>({cx}, {cy})", r.dt.cpp())
-                .replace("<float>", "")
-                .replace("<double>", ""),
-            BinOp::Mod => format!("pk::mod<{}>({cx}, {cy})", r.dt.cpp())
-                .replace("<float>", "")
-                .replace("<double>", ""),
+            // Integer versions are templates; the float ones are overloads.
+            BinOp::FloorDiv | BinOp::Mod => {
+                let f = if op == BinOp::Mod { "mod" } else { "floordiv" };
+                if r.dt.is_float() {
+                    format!("pk::{f}({cx}, {cy})")
+                } else {
+                    format!("pk::{f}<{}>({cx}, {cy})", r.dt.cpp())
+                }
+            }
             BinOp::Pow => {
                 if ints && matches!(y.lit, Some(Lit::I(k)) if k < 0) {
                     // Python: an int to a negative power is a float (2 ** -1 == 0.5).
