@@ -295,7 +295,10 @@ fn remove(g: &mut Graph, n: NodeIndex) -> Option<Node> {
         if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
             list.retain(|(x, _)| *x != n);
             if list.is_empty() {
+                // Nothing pending touches it any more: forget it, so an address
+                // reused by a later allocation is not taken for this dead one.
                 g.by_alloc.remove(&a.alloc);
+                g.dead.remove(&a.alloc);
             }
         }
     }
