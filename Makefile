@@ -15,6 +15,7 @@ help:
 	@echo "make bench   benchmarks (figures and ratios from one run)"
 	@echo "make lint    rustfmt + clippy"
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
+	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu (scripts/gpu/README.md)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
 	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
 
@@ -55,9 +56,10 @@ clean:
 	rm -rf $(STAMPS) target
 
 # CUDA on the lent GPU machine (device tool, no network there): `make gpu-carry` here puts the
-# Kokkos sdist and an abi3 wheel in .carry/ (ignored); run there, carrying .carry:
-# `bash scripts/gpu/device_check.sh` (what `make test-gpu` runs). See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu test-gpu-views test-gpu-fusion
+# Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
+# repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
+# (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
+.PHONY: gpu-carry test-gpu bench-gpu
 gpu-carry: $(STAMPS)/venv
 	@mkdir -p .carry/wheels
 	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
@@ -67,13 +69,8 @@ gpu-carry: $(STAMPS)/venv
 test-gpu:
 	bash scripts/gpu/device_check.sh
 
-# Only the Cuda-space view checks (after test-gpu built Kokkos and installed the wheel).
-test-gpu-views:
-	PYTHONPATH=/tmp/site PK_KOKKOS_CUDA=1 PK_CACHE_DIR=$${PK_CACHE_DIR:-/tmp/pkc} python3 scripts/gpu/cuda_views.py
-
-# Eager vs fused on the Cuda space, with figures (builds CUDA Kokkos, installs the carried wheel).
-test-gpu-fusion:
-	bash scripts/gpu/fusion_check.sh
+bench-gpu:
+	bash scripts/gpu/bench_gpu.sh
 
 fuzz: setup
 	PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-400} $(PY) -m pytest -q tests/test_fusion.py -k random_programs

@@ -23,6 +23,21 @@ pub const NEWER: u8 = 2;
 /// Set once any device mirror exists: host launches check mirrors only then.
 pub static USED: AtomicBool = AtomicBool::new(false);
 
+/// Set when a CUDA kernel was launched and nobody has waited for it since.
+/// Kokkos launches are asynchronous; a launch does not fence, so back-to-back
+/// launches cost only their enqueue. Copies through `cudaMemcpy` on the legacy
+/// default stream (Kokkos 3.4's default instance) already wait for earlier
+/// kernels; what bypasses them (managed memory read by the host, memory shared
+/// with other CUDA libraries) calls `settle` first.
+pub static IN_FLIGHT: AtomicBool = AtomicBool::new(false);
+
+/// Waits for launched CUDA kernels, if any may still run.
+pub fn settle() {
+    if IN_FLIGHT.swap(false, Ordering::AcqRel) {
+        runtime::fence();
+    }
+}
+
 fn cuda_err(what: &str) -> PkError {
     PkError::Runtime(format!("{what}: {}", runtime::support_error()))
 }
@@ -47,6 +62,11 @@ impl Alloc {
     /// Host access is about to happen: a newer device copy comes back first;
     /// afterwards the host copy counts as newer (the host may write it).
     pub fn host_sync(&self) -> PkResult<()> {
+        if self.uvm {
+            // The host reads managed memory directly: kernels must be done.
+            settle();
+            return Ok(());
+        }
         let d = self.dev.load(Ordering::Acquire);
         if d.is_null() {
             return Ok(());
@@ -130,6 +150,9 @@ pub struct Launch {
     c: Option<&'static CudaFns>,
     temps: Vec<Temp>,
     exported: Vec<Arc<Alloc>>,
+    /// Memory owned by another CUDA library (CuPy, DLPack producers), which
+    /// may use its own stream: such launches complete before returning.
+    foreign: bool,
 }
 
 impl Launch {
@@ -141,9 +164,11 @@ impl Launch {
             c: None,
             temps: vec![],
             exported: vec![],
+            foreign: false,
         };
         // Borrowed memory: one buffer per allocation over the union of ranges.
         for (i, v) in vals.iter().enumerate() {
+            l.foreign |= v.alloc.is_device_only();
             if !v.alloc.is_borrowed() || v.alloc.is_device_only() || v.range.0 == v.range.1 {
                 continue;
             }
@@ -204,6 +229,10 @@ impl Launch {
     /// After the kernel: borrowed and exported memory get the results back now
     /// (exported memory only when written: `host_sync` copies only a newer copy).
     pub fn finish(mut self) -> PkResult<()> {
+        IN_FLIGHT.store(true, Ordering::Release);
+        if self.foreign {
+            settle();
+        }
         if let Some(c) = self.c {
             for t in self.temps.iter().filter(|t| t.written) {
                 let n = (t.hi - t.lo) as usize;

@@ -109,6 +109,7 @@ fn init() -> PkResult<Support> {
 }
 
 pub fn fence() {
+    crate::device::IN_FLIGHT.store(false, std::sync::atomic::Ordering::Release);
     if let Some(Ok(s)) = SUPPORT.get() {
         unsafe { (s.fence)() }
     }

@@ -509,14 +509,18 @@ impl View {
         &self,
         py: Python<'py>,
     ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        // Pending launches first: a recorded CUDA launch is what gives a view
+        // its device memory.
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
         let has = self.alloc.uvm || !self.alloc.dev.load(Ordering::Acquire).is_null();
         if !has {
             return Err(pyo3::exceptions::PyAttributeError::new_err(
                 "this View has no device memory (no CUDA kernel used it yet)",
             ));
         }
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
         let base = self.alloc.device_ptr(true).map_err(crate::py_err)?;
+        // The interface has no stream: the data must be ready when handed over.
+        crate::device::settle();
         let item = self.dtype.size() as i64;
         let d = pyo3::types::PyDict::new(py);
         let shape: Vec<i64> = self.shape().to_vec();
@@ -543,6 +547,8 @@ impl View {
         crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
         let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
         let (base, device) = if on_device {
+            // The capsule is consumed on the consumer's stream: finish ours.
+            crate::device::settle();
             (
                 self.alloc.device_ptr(true).map_err(crate::py_err)?,
                 crate::dlpack::CUDA,

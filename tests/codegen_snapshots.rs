@@ -53,6 +53,7 @@ struct Case<'a> {
     rank: usize,
     args: Vec<(&'a str, ArgTy)>,
     globals: Globals,
+    space: Space,
 }
 
 fn cpp(case: Case) -> String {
@@ -62,7 +63,7 @@ fn cpp(case: Case) -> String {
         src: src(case.text, 10),
         globals: &case.globals,
         pattern: case.pattern,
-        space: Space::OpenMP,
+        space: case.space,
         rank: case.rank,
         args: case
             .args
@@ -91,6 +92,7 @@ fn saxpy_with_numpy_promotion() {
             ("y32", view(DType::F32, 1)),
         ],
         globals: module_globals(),
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("saxpy", out);
 }
@@ -115,6 +117,7 @@ def semantics(i, a, out):
         rank: 1,
         args: vec![("a", view(DType::I32, 1)), ("out", view(DType::F64, 2))],
         globals: module_globals(),
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("python_semantics", out);
 }
@@ -132,6 +135,7 @@ fn tutorial_reduce_with_nested_loops() {
             ("A", view(DType::F64, 2)),
         ],
         globals: module_globals(),
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("yax_reduce", out);
 }
@@ -144,6 +148,7 @@ fn inclusive_scan() {
         rank: 1,
         args: vec![("v", view(DType::I64, 1)), ("out", view(DType::I64, 1))],
         globals: module_globals(),
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("inclusive_scan", out);
 }
@@ -180,6 +185,7 @@ def grid(i, j, A, hist, total):
             ("total", view(DType::F64, 1)),
         ],
         globals,
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("mdrange_functions_atomics", out);
 }
@@ -214,6 +220,29 @@ fn classtype_with_methods() {
         rank: 1,
         args: vec![("xs", view(DType::F64, 1)), ("out", view(DType::F32, 1))],
         globals,
+        space: Space::OpenMP,
     });
     insta::assert_snapshot!("classtype_methods", out);
+}
+
+/// The CUDA space: device views, and a 1-D parallel_for through `pk::cuda_for`
+/// (fixed-size teams) instead of Kokkos' RangePolicy block sizing.
+#[test]
+fn cuda_space_parallel_for() {
+    let text = "@pk.workunit\ndef triad(i, s, a, b, c):\n    a[i] = b[i] + s * c[i]\n";
+    let args = vec![
+        ("s", weak(DType::F64)),
+        ("a", view(DType::F64, 1)),
+        ("b", view(DType::F64, 1)),
+        ("c", view(DType::F64, 1)),
+    ];
+    let out = cpp(Case {
+        text,
+        pattern: Pattern::For,
+        rank: 1,
+        args,
+        globals: module_globals(),
+        space: Space::Cuda,
+    });
+    insta::assert_snapshot!("cuda_triad", out);
 }

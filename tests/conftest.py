@@ -142,6 +142,31 @@ def real_compiler(toolchain: dict) -> str:
     return found
 
 
+# --- the execution space under test ---------------------------------------------
+# PK_TEST_SPACE=cuda|openmp|serial makes that space the default for every in-process
+# test (CI runs the host default, OpenMP; `make test-gpu` runs the suite with cuda on
+# the GPU machine). Tests marked `host_only` check behaviour that belongs to host
+# memory or to the host toolchain; they are deselected (not run, not skipped) when
+# the space under test is not a host space, and the run says how many. Tests marked
+# `device_only` need a GPU and are collected only when the space under test is cuda.
+TEST_SPACES = {"openmp": pk.OpenMP, "serial": pk.Serial, "cuda": pk.Cuda}
+TEST_SPACE = os.environ.get("PK_TEST_SPACE", "openmp").strip().lower()
+if TEST_SPACE not in TEST_SPACES:
+    raise pytest.UsageError(f"PK_TEST_SPACE={TEST_SPACE!r}: use one of {', '.join(TEST_SPACES)}")
+pk.set_default_space(TEST_SPACES[TEST_SPACE])
+ON_DEVICE = TEST_SPACE == "cuda"
+
+
+def pytest_collection_modifyitems(config, items):
+    unwanted = "host_only" if ON_DEVICE else "device_only"
+    kept, dropped = [], []
+    for item in items:
+        (dropped if item.get_closest_marker(unwanted) else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 # --- eager and lazy (PK_FUSE=1) runs of the same tests -------------------------
 # Every test runs twice, once eagerly and once with the lazy runtime, unless its
 # module says `pytestmark = pytest.mark.eager_only` (tests of compile-time errors
@@ -149,6 +174,9 @@ def real_compiler(toolchain: dict) -> str:
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "eager_only: runs only in eager mode (errors raised at the launch call)")
+    config.addinivalue_line("markers", "host_only(why): checks host memory or the host toolchain; "
+                            "not collected when PK_TEST_SPACE is a device space")
+    config.addinivalue_line("markers", "device_only: needs a GPU; collected only when PK_TEST_SPACE=cuda")
 
 
 def pytest_generate_tests(metafunc):

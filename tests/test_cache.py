@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.eager_only
+# Host toolchain only: these tests seed the precompiled header and fake the host
+# compiler; CUDA builds use neither (the cache logic they check is the same code).
+pytestmark = [pytest.mark.eager_only, pytest.mark.host_only]
 
 from conftest import (child_env, closed_compile_spans, kernel_dir, kernel_files, kernel_sos, real_compiler,
                       run_script, seed_precompiled_header, start_script, strip_ansi, write_script)

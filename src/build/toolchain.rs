@@ -344,6 +344,11 @@ fn probe() -> PkResult<Toolchain> {
             &format!("-arch={}", cuda.arch),
             "--expt-extended-lambda",
             "--expt-relaxed-constexpr",
+            // No fused multiply-add contraction: host kernels (g++ in ISO C++
+            // mode) and NumPy round every product, and fusion puts a product
+            // and the sum that used it in one expression. Contracting them
+            // would make fused results differ from eager ones in the last bit.
+            "--fmad=false",
             "-Xcompiler",
             "-fPIC,-fopenmp",
         ] {

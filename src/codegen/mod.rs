@@ -442,6 +442,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     };
     let label = crate::codegen::sanitize(&spec.label);
     match (spec.pattern, acc_dt) {
+        (Pattern::For, _) if nidx == 1 && spec.space == Space::Cuda => s.push_str(&format!(
+            "    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n"
+        )),
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
         (Pattern::Reduce, Some(d)) => s.push_str(&format!(
             "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
@@ -452,9 +455,6 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             d.cpp()
         )),
         _ => unreachable!("reductions always have an accumulator type"),
-    }
-    if spec.space == Space::Cuda {
-        s.push_str("    Kokkos::fence();\n");
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");

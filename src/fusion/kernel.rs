@@ -174,6 +174,9 @@ pub fn generate(
     );
     let clabel = label.replace('"', "'");
     match reduces.len() {
+        0 if space == Space::Cuda => s.push_str(&format!(
+            "    pk::cuda_for(\"{clabel}\", f, lo[0], hi[0]);\n"
+        )),
         0 => s.push_str(&format!(
             "    Kokkos::parallel_for(\"{clabel}\", {policy}, f);\n"
         )),
@@ -193,9 +196,6 @@ pub fn generate(
                 ));
             }
         }
-    }
-    if space == Space::Cuda {
-        s.push_str("    Kokkos::fence();\n");
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");

@@ -1,0 +1,207 @@
+"""GPU benchmarks (Cuda space, device-resident Views), one run on the GPU machine.
+
+`make bench-gpu` there (see scripts/gpu/README.md) builds what is missing and runs:
+(a) launch overhead of a cached 1-element kernel: the cost of one launch as the
+    caller sees it (launches do not wait for the GPU), and a launch followed by
+    pk.fence() (the round trip);
+(b) a triad over 2^27 doubles as a fraction of the device's copy bandwidth,
+    measured in the same run with CuPy (device-to-device copy);
+(c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
+    k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, many small
+    launches. Eager and fused results are compared and a mismatch fails the run.
+Kernel times are wall-clock around pk.fence()d calls; nothing here is asserted
+except equal results.
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import pykokkos as pk  # noqa: E402
+from _util import per_call_us  # noqa: E402
+from bench_fusion import add, copy, dot, mul, step, tiny, triad  # noqa: E402
+
+N = 1 << 27
+
+
+def lazy(on: bool) -> None:
+    pk._native.set_lazy(on)
+
+
+def best(f, reps: int) -> float:
+    t = float("inf")
+    for _ in range(reps):
+        pk.fence()
+        t0 = time.perf_counter()
+        f()
+        pk.fence()
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def launch_overhead() -> dict:
+    x, y = pk.View([1], pk.double), pk.View([1], pk.double)
+    one = lambda: pk.parallel_for(1, step, a=1.0, x=x, y=y)  # noqa: E731
+    enqueue = per_call_us(one, calls=20000, warmup=500)
+    pk.fence()
+
+    def round_trip():
+        one()
+        pk.fence()
+
+    rt = per_call_us(round_trip, calls=5000, warmup=200)
+    # The same number of launches timed as one batch: no per-call timer at all.
+    n = 20000
+    pk.fence()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        one()
+    pk.fence()
+    batch = (time.perf_counter() - t0) / n * 1e6
+    return {"launch_us": enqueue["median"], "launch_p99_us": enqueue["p99"],
+            "launch_batch_us": batch, "round_trip_us": rt["median"]}
+
+
+def triad_vs_copy() -> dict:
+    import cupy as cp  # the GPU machine's image has CuPy
+
+    a, b, c = (pk.View([N], pk.double) for _ in range(3))
+    np.asarray(b)[:] = 1.0
+    np.asarray(c)[:] = 2.0
+    pk.parallel_for(N, triad, s=3.0, a=a, b=b, c=c)  # compile, device buffers
+    t = best(lambda: pk.parallel_for(N, triad, s=3.0, a=a, b=b, c=c), 30)
+    assert float(a[N - 1]) == 7.0
+    src = cp.random.random(N)
+    dst = cp.empty_like(src)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    ct = float("inf")
+    for _ in range(30):
+        start.record()
+        dst[...] = src
+        stop.record()
+        stop.synchronize()
+        ct = min(ct, cp.cuda.get_elapsed_time(start, stop) / 1e3)
+    triad_gbs = 3 * 8 * N / t / 1e9
+    copy_gbs = 2 * 8 * N / ct / 1e9
+    return {"triad_ms": t * 1e3, "triad_gbs": triad_gbs, "copy_ms": ct * 1e3, "copy_gbs": copy_gbs,
+            "triad_over_copy": triad_gbs / copy_gbs}
+
+
+def chain(k: int, x, out) -> None:
+    cur = x
+    for j in range(k):
+        nxt = out if j == k - 1 else pk.View([N], pk.double)
+        pk.parallel_for(N, step, a=1.0001, x=cur, y=nxt)
+        cur = nxt
+
+
+def chains() -> tuple[dict, bool]:
+    x = pk.View([N], pk.double)
+    np.asarray(x)[:] = 1.0
+    out, ok = {}, True
+    for k in (2, 4, 8):
+        times, res = {}, {}
+        for fused in (False, True):
+            lazy(fused)
+            o = pk.View([N], pk.double)
+
+            def run():
+                chain(k, x, o)
+                pk.flush()
+
+            run()
+            times[fused] = best(run, 5)
+            res[fused] = np.asarray(o).copy()
+        lazy(False)
+        ok &= bool(np.array_equal(res[False], res[True]))
+        out[f"chain{k}_eager_ms"] = times[False] * 1e3
+        out[f"chain{k}_fused_ms"] = times[True] * 1e3
+        out[f"chain{k}_speedup"] = times[False] / times[True]
+    return out, ok
+
+
+def babelstream() -> tuple[dict, bool]:
+    times, arrs, vals = {}, {}, {}
+    for fused in (False, True):
+        lazy(fused)
+        a, b, c = (pk.View([N], pk.double) for _ in range(3))
+        np.asarray(a)[:] = 0.1
+        np.asarray(b)[:] = 0.2
+
+        def seq():
+            pk.parallel_for(N, copy, a=a, c=c)
+            pk.parallel_for(N, mul, s=0.4, b=b, c=c)
+            pk.parallel_for(N, add, a=a, b=b, c=c)
+            pk.parallel_for(N, triad, s=0.4, a=a, b=b, c=c)
+            return float(pk.parallel_reduce(N, dot, a=a, b=b))
+
+        seq()
+        times[fused] = best(seq, 5)
+        vals[fused] = seq()
+        arrs[fused] = [np.asarray(v).copy() for v in (a, b, c)]
+    lazy(False)
+    ok = all(np.array_equal(u, v) for u, v in zip(arrs[False], arrs[True]))
+    ok &= abs(vals[False] - vals[True]) <= 1e-12 * abs(vals[False])
+    return {"babel_eager_ms": times[False] * 1e3, "babel_fused_ms": times[True] * 1e3,
+            "babel_speedup": times[False] / times[True]}, ok
+
+
+def small_launches(launches: int = 100_000) -> tuple[dict, bool]:
+    tm, ok = {}, True
+    for fused in (False, True):
+        lazy(fused)
+        v = pk.View([10], pk.double)
+        for _ in range(64):  # compiles the kernels a full region needs
+            pk.parallel_for(10, tiny, v=v)
+        pk.flush()
+        v[0] = 1.0
+        pk.fence()
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            pk.parallel_for(10, tiny, v=v)
+        got = v[0]
+        tm[fused] = time.perf_counter() - t0
+        ok &= got == launches + 1
+    lazy(False)
+    return {"small_launches": launches, "small_eager_s": tm[False], "small_fused_s": tm[True],
+            "small_speedup": tm[False] / tm[True]}, ok
+
+
+def main() -> int:
+    assert "CUDA" in pk.config()["kokkos_config"].split(), "bench_gpu needs a CUDA build of Kokkos"
+    pk.set_default_space(pk.Cuda)
+    print(f"pykokkos-fuse GPU benchmarks, N = 2^27 doubles, space {pk.get_default_space()}", flush=True)
+    r = launch_overhead()
+    print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
+          f"(p99 {r['launch_p99_us']:.2f} us; {r['launch_batch_us']:.2f} us per launch over a batch of 20000), "
+          f"target <= 10 us", flush=True)
+    print(f"    launch + pk.fence() round trip: {r['round_trip_us']:.2f} us median", flush=True)
+    t = triad_vs_copy()
+    print(f"(b) triad: {t['triad_ms']:.3f} ms = {t['triad_gbs']:.0f} GB/s; CuPy copy {t['copy_ms']:.3f} ms = "
+          f"{t['copy_gbs']:.0f} GB/s; triad / copy = {t['triad_over_copy']:.3f}, target >= 0.85", flush=True)
+    ok = True
+    c, good = chains()
+    ok &= good
+    for k in (2, 4, 8):
+        print(f"(c) chain k={k}: eager {c[f'chain{k}_eager_ms']:.3f} ms, fused {c[f'chain{k}_fused_ms']:.3f} ms, "
+              f"{c[f'chain{k}_speedup']:.2f}x" + (", target >= 5x" if k == 8 else ""), flush=True)
+    b, good = babelstream()
+    ok &= good
+    print(f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "
+          f"fused {b['babel_fused_ms']:.3f} ms, {b['babel_speedup']:.2f}x (ideal 2)", flush=True)
+    s, good = small_launches()
+    ok &= good
+    print(f"(c) {s['small_launches']} launches of a 10-element kernel + 1 read: eager {s['small_eager_s']:.3f} s, "
+          f"fused {s['small_fused_s']:.3f} s, {s['small_speedup']:.2f}x", flush=True)
+    print(pk.explain(show=False).splitlines()[0])
+    print("eager and fused results equal:", ok)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,31 @@
+# Sourced by the GPU scripts (GPU machine, repository root, carrying .carry from
+# `make gpu-carry`): builds Serial+OpenMP+CUDA Kokkos 3.4.01 from the carried sdist
+# (once per machine; kokkos_setup.py applies the CUDA 13 fixes) and installs the
+# carried abi3 wheel into /tmp/site. Leaves PK_* and PYTHONPATH exported for
+# pykokkos with the CUDA toolchain. Logs go to $OUT (the device tool's output folder).
+OUT=${OUT:-/tmp/pk-gpu-out}
+mkdir -p "$OUT"
+export PK_CACHE_DIR=${PK_CACHE_DIR:-/tmp/pkc}
+export PK_KOKKOS_SDIST=${PK_KOKKOS_SDIST:-.carry/pykokkos-base-0.0.7.tar.gz}
+export PK_BUILD_JOBS=${PK_BUILD_JOBS:-$(nproc)}
+export PK_KOKKOS_CUDA=1
+export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONUNBUFFERED=1
+
+echo "$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader);" \
+  "$(nvcc --version | tail -1); $(python3 --version); $(nproc) cores"
+t0=$(date +%s)
+if ! python3 python/pykokkos/kokkos_setup.py --cuda-only > "$OUT/kokkos_setup.log" 2>&1; then
+  tail -30 "$OUT/kokkos_setup.log"
+  cp "$PK_CACHE_DIR"/build/build-kokkos-3.4.01-cuda/*.log "$OUT/" 2>/dev/null
+  echo "KOKKOS CUDA BUILD FAILED"
+  exit 1
+fi
+echo "CUDA Kokkos ready in $(( $(date +%s) - t0 )) s"
+shopt -s nullglob
+wheels=(.carry/wheels/*.whl)
+if [ ${#wheels[@]} -ne 1 ]; then
+  echo "expected one wheel in .carry/wheels (make gpu-carry), found ${#wheels[@]}"
+  exit 1
+fi
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[0]}" || exit 1

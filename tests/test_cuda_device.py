@@ -1,0 +1,186 @@
+"""Device memory on the GPU: mirrors, copies, asynchronous launches, CUDA interop.
+
+These tests need a GPU and a CUDA build of Kokkos; they are collected only when
+PK_TEST_SPACE=cuda (`make test-gpu` on the GPU machine). The rest of the suite runs
+there too, on the Cuda space; this module covers what only device memory has.
+Each test runs eagerly and lazily (conftest's pk_mode).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+pytestmark = pytest.mark.device_only
+
+N = 1 << 16
+
+
+@pk.workunit
+def axpy(i, a, x, y):
+    y[i] = a * x[i] + y[i]
+
+
+@pk.workunit
+def dot(i, acc, x, y):
+    acc += x[i] * y[i]
+
+
+@pk.workunit
+def scale2d(i, a, m):
+    for j in range(m.extent(1)):
+        m[i][j] = a * m[i][j] + j
+
+
+@pk.workunit
+def bump(i, v):
+    v[i] = v[i] + 1.0
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def test_cuda_is_the_default_space():
+    assert "CUDA" in pk.config()["kokkos_config"].split()
+    assert pk.get_default_space() is pk.Cuda
+
+
+def test_views_round_trip_through_the_device(pk_mode, rng):
+    xr, yr = rng.random(N), rng.random(N)
+    x, y = pk.View([N], pk.double), pk.View([N], pk.double, space=pk.CudaSpace)
+    np.asarray(x)[:] = xr
+    np.asarray(y)[:] = yr
+    pk.parallel_for(N, axpy, a=2.0, x=x, y=y)
+    np.testing.assert_array_equal(np.asarray(y), 2.0 * xr + yr)
+    # The host rewrites y: the next launch must see the host copy.
+    np.asarray(y)[:] = yr
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, N), axpy, a=3.0, x=x, y=y)
+    np.testing.assert_array_equal(y.data, 3.0 * xr + yr)
+    # Device write, device reduce, host read, with no host round trip in between.
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
+    total = pk.parallel_reduce(N, dot, x=x, y=y)
+    want = 1.0 * xr + (3.0 * xr + yr)  # the device's order of roundings
+    np.testing.assert_array_equal(np.asarray(y), want)
+    assert float(total) == pytest.approx(float(np.dot(xr, want)), rel=1e-12)
+
+
+def test_read_only_input_rewritten_on_the_host(pk_mode, rng):
+    xr = rng.random(N)
+    x, out = pk.View([N], pk.double), pk.View([N], pk.double)
+    np.asarray(x)[:] = 2.0 * xr
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=out)
+    np.testing.assert_array_equal(np.asarray(out), 2.0 * xr)
+    np.asarray(x)[:] = xr
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=out)
+    np.testing.assert_array_equal(np.asarray(out), 3.0 * xr)
+    np.testing.assert_array_equal(np.asarray(x), xr)
+
+
+def test_two_dimensional_view(pk_mode, rng):
+    mr = rng.random((300, 70))
+    m = pk.View([300, 70], pk.double)
+    np.asarray(m)[:] = mr
+    pk.parallel_for(300, scale2d, a=0.5, m=m)
+    np.testing.assert_array_equal(np.asarray(m), 0.5 * mr + np.arange(70)[None, :])
+
+
+def test_numpy_arguments_are_copied_in_and_back(pk_mode, rng):
+    xr, yr = rng.random(N), rng.random(N)
+    xa, ya = xr.copy(), yr.copy()
+    pk.parallel_for(N, axpy, a=2.0, x=xa, y=ya)
+    np.testing.assert_array_equal(ya, 2.0 * xr + yr)
+    np.testing.assert_array_equal(xa, xr)
+
+
+def test_subviews_offset_device_pointers(pk_mode, rng):
+    xr = rng.random(N)
+    x, ys = pk.View([N], pk.double), pk.View([N], pk.double)
+    np.asarray(x)[:] = xr
+    pk.parallel_for(N - N // 2, axpy, a=1.0, x=x[N // 2:], y=ys[N // 2:])
+    want = np.zeros(N)
+    want[N // 2:] = xr[N // 2:]
+    np.testing.assert_array_equal(np.asarray(ys), want)
+
+
+def test_back_to_back_launches_are_all_seen_by_the_host(pk_mode):
+    # Launches do not wait for the GPU; a host read must still see every one.
+    v = pk.View([N], pk.double)
+    for _ in range(200):
+        pk.parallel_for(N, bump, v=v)
+    assert v[N - 1] == 200.0
+    np.testing.assert_array_equal(np.asarray(v), np.full(N, 200.0))
+
+
+def test_managed_memory_is_read_after_the_kernels_finish(pk_mode, rng):
+    xr = rng.random(N)
+    x = pk.View([N], pk.double)
+    np.asarray(x)[:] = xr
+    u = pk.View([N], pk.double, space=pk.CudaUVMSpace)
+    np.asarray(u)[:] = 1.0
+    for _ in range(50):
+        pk.parallel_for(N, axpy, a=1.0, x=x, y=u)
+    # No fence: reading managed memory must wait for the kernels by itself.
+    np.testing.assert_allclose(np.asarray(u), 1.0 + 50 * xr, rtol=1e-13)
+
+
+@pytest.fixture
+def cp():
+    import cupy  # the GPU machine's image has CuPy; interop is what these tests check
+
+    return cupy
+
+
+def test_cuda_array_interface_export_reads_and_writes(pk_mode, rng, cp):
+    xr = rng.random(N)
+    x, y = pk.View([N], pk.double), pk.View([N], pk.double)
+    np.asarray(x)[:] = xr
+    pk.parallel_for(N, axpy, a=2.0, x=x, y=y)
+    cai = y.__cuda_array_interface__
+    assert cai["shape"] == (N,) and cai["typestr"] == "<f8"
+    c = cp.asarray(y)  # no copy: the view's device memory
+    np.testing.assert_array_equal(cp.asnumpy(c), 2.0 * xr)
+    c *= 2.0
+    np.testing.assert_array_equal(np.asarray(y), 4.0 * xr)
+
+
+def test_cupy_arrays_are_used_in_place(pk_mode, cp):
+    ca = cp.arange(N, dtype=cp.float64)
+    cb = cp.ones(N, dtype=cp.float64)
+    ptr = cb.data.ptr
+    pk.parallel_for(N, axpy, a=2.0, x=ca, y=cb)
+    np.testing.assert_array_equal(cp.asnumpy(cb), 2.0 * np.arange(N) + 1.0)
+    assert cb.data.ptr == ptr
+    cs = cp.zeros(2 * N, dtype=cp.float64)[::2]  # strided device memory
+    pk.parallel_for(N, axpy, a=1.0, x=ca, y=cs)
+    np.testing.assert_array_equal(cp.asnumpy(cs), np.arange(N, dtype=np.float64))
+
+
+def test_dlpack_inputs_and_export(pk_mode, cp):
+    class OnlyDLPack:  # a producer with DLPack alone (no CUDA array interface)
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None, **kw):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    ca = cp.arange(N, dtype=cp.float64)
+    dz = cp.zeros(N, dtype=cp.float64)
+    pk.parallel_for(N, axpy, a=1.0, x=OnlyDLPack(ca), y=OnlyDLPack(dz))
+    np.testing.assert_array_equal(cp.asnumpy(dz), np.arange(N, dtype=np.float64))
+    y = pk.View([N], pk.double)
+    pk.parallel_for(N, axpy, a=3.0, x=ca, y=y)
+    out = cp.from_dlpack(y)
+    np.testing.assert_array_equal(cp.asnumpy(out), 3.0 * np.arange(N))
+
+
+def test_cupy_arrays_are_refused_by_host_kernels(cp):
+    ca = cp.zeros(8, dtype=cp.float64)
+    with pytest.raises(TypeError, match="Cuda space"):
+        pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), bump, v=ca)
+        pk.flush()
