@@ -13,7 +13,7 @@ use crate::errors::{PkError, PkResult};
 use crate::runtime::{self, CudaFns};
 use crate::view::Alloc;
 use std::os::raw::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub const STALE: u8 = 0;
@@ -30,6 +30,28 @@ pub static USED: AtomicBool = AtomicBool::new(false);
 /// kernels; what bypasses them (managed memory read by the host, memory shared
 /// with other CUDA libraries) calls `settle` first.
 pub static IN_FLIGHT: AtomicBool = AtomicBool::new(false);
+
+/// Bytes copied host to device and back since the process started (what
+/// `pk.device_copies()` reports: copies are the cost the mirrors try to avoid).
+static H2D_BYTES: AtomicU64 = AtomicU64::new(0);
+static D2H_BYTES: AtomicU64 = AtomicU64::new(0);
+
+pub fn copied_bytes() -> (u64, u64) {
+    (
+        H2D_BYTES.load(Ordering::Relaxed),
+        D2H_BYTES.load(Ordering::Relaxed),
+    )
+}
+
+fn h2d(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
+    H2D_BYTES.fetch_add(n as u64, Ordering::Relaxed);
+    unsafe { (c.h2d)(dst as *mut c_void, src as *const c_void, n) }
+}
+
+fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
+    D2H_BYTES.fetch_add(n as u64, Ordering::Relaxed);
+    unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
+}
 
 /// Waits for launched CUDA kernels, if any may still run.
 pub fn settle() {
@@ -59,9 +81,19 @@ pub fn check_managed(bytes: usize) -> PkResult<()> {
 }
 
 impl Alloc {
-    /// Host access is about to happen: a newer device copy comes back first;
-    /// afterwards the host copy counts as newer (the host may write it).
+    /// Host access that may write is about to happen: a newer device copy
+    /// comes back first; afterwards the host copy counts as newer.
     pub fn host_sync(&self) -> PkResult<()> {
+        self.host_access(true)
+    }
+
+    /// Host access that only reads: a newer device copy comes back, and both
+    /// copies then agree, so the next CUDA launch copies nothing over.
+    pub fn host_read(&self) -> PkResult<()> {
+        self.host_access(false)
+    }
+
+    fn host_access(&self, write: bool) -> PkResult<()> {
         if self.uvm {
             // The host reads managed memory directly: kernels must be done.
             settle();
@@ -76,14 +108,18 @@ impl Alloc {
                 "a CUDA array (passed through __cuda_array_interface__) can only be used by kernels in the Cuda space".into(),
             ));
         }
-        if self.dev_state.swap(STALE, Ordering::AcqRel) == NEWER {
-            let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-            let rc =
-                unsafe { (c.d2h)(self.ptr() as *mut c_void, d as *const c_void, self.bytes()) };
-            if rc != 0 {
-                self.dev_state.store(NEWER, Ordering::Release);
-                return Err(cuda_err("copying a view back from the GPU"));
+        match self.dev_state.load(Ordering::Acquire) {
+            NEWER => {
+                let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
+                let rc = d2h(c, self.ptr(), d, self.bytes());
+                if rc != 0 {
+                    return Err(cuda_err("copying a view back from the GPU"));
+                }
+                let after = if write { STALE } else { SYNC };
+                self.dev_state.store(after, Ordering::Release);
             }
+            SYNC if write => self.dev_state.store(STALE, Ordering::Release),
+            _ => {}
         }
         Ok(())
     }
@@ -122,8 +158,7 @@ impl Alloc {
             d = fresh;
         }
         if self.dev_state.load(Ordering::Acquire) == STALE {
-            let rc =
-                unsafe { (c.h2d)(d as *mut c_void, self.ptr() as *const c_void, self.bytes()) };
+            let rc = h2d(c, d, self.ptr(), self.bytes());
             if rc != 0 {
                 return Err(cuda_err("copying a view to the GPU"));
             }
@@ -199,7 +234,7 @@ impl Launch {
                 }
                 t.dev = d;
                 let src = t.alloc.ptr().wrapping_offset(t.lo);
-                if unsafe { (c.h2d)(d as *mut c_void, src as *const c_void, n) } != 0 {
+                if h2d(c, d, src, n) != 0 {
                     return Err(cuda_err("copying an array to the GPU"));
                 }
             }
@@ -237,7 +272,7 @@ impl Launch {
             for t in self.temps.iter().filter(|t| t.written) {
                 let n = (t.hi - t.lo) as usize;
                 let dst = t.alloc.ptr().wrapping_offset(t.lo);
-                if unsafe { (c.d2h)(dst as *mut c_void, t.dev as *const c_void, n) } != 0 {
+                if d2h(c, dst, t.dev, n) != 0 {
                     return Err(cuda_err("copying an array back from the GPU"));
                 }
             }

@@ -325,10 +325,16 @@ pub fn execute(
             .abi
             .view_slots
             .iter()
-            .map(|&k| match &vals[k] {
+            .enumerate()
+            .map(|(i, &k)| match &vals[k] {
                 ArgVal::View(v) => {
                     if mirrors {
-                        v.alloc.host_sync()?;
+                        // Views the kernel only reads keep their device copy current.
+                        if kernel.view_writes.get(i).copied().unwrap_or(true) {
+                            v.alloc.host_sync()?;
+                        } else {
+                            v.alloc.host_read()?;
+                        }
                     }
                     Ok(v.materialize())
                 }

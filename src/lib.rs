@@ -84,6 +84,12 @@ fn fence(py: Python<'_>) -> PyResult<()> {
     Ok(())
 }
 
+/// (host-to-device, device-to-host) bytes the View mirrors copied so far.
+#[pyfunction]
+fn device_copies() -> (u64, u64) {
+    device::copied_bytes()
+}
+
 #[pyfunction]
 fn finalize() {
     runtime::finalize();
@@ -162,6 +168,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::fused_kernel_count, m)?)?;
     m.add_function(wrap_pyfunction!(fence, m)?)?;
     m.add_function(wrap_pyfunction!(finalize, m)?)?;
+    m.add_function(wrap_pyfunction!(device_copies, m)?)?;
     m.add_function(wrap_pyfunction!(initialize, m)?)?;
     m.add_function(wrap_pyfunction!(set_default_space, m)?)?;
     m.add_function(wrap_pyfunction!(default_space, m)?)?;

@@ -233,6 +233,11 @@ pub struct View {
     pub declared: Layout,
     /// What kernels see: Right/Left when contiguous in that order, else Stride.
     pub kernel_layout: Layout,
+    /// Set by `_sync_read` for the buffer export that follows at once (a
+    /// NumPy array the package reads and drops): that export leaves a device
+    /// copy current. NumPy asks every buffer without PyBUF_WRITABLE, so the
+    /// request's flags cannot tell reads from writes.
+    pub read_once: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
@@ -320,6 +325,7 @@ impl View {
             strides,
             declared,
             kernel_layout,
+            read_once: Default::default(),
         })
     }
 
@@ -409,6 +415,7 @@ impl View {
             strides,
             declared: self.declared,
             kernel_layout,
+            read_once: Default::default(),
         })
     }
 }
@@ -490,6 +497,7 @@ impl View {
             strides,
             declared,
             kernel_layout,
+            read_once: Default::default(),
         }))
     }
 
@@ -499,6 +507,16 @@ impl View {
         crate::lazy::take_swallowed(py, self.alloc.id())?;
         crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
         self.alloc.host_sync().map_err(crate::py_err)
+    }
+
+    /// `_sync` for host access that only reads (indexing, printing): the
+    /// device copy, when there is one, stays current.
+    fn _sync_read(&self, py: Python<'_>) -> PyResult<()> {
+        crate::lazy::take_swallowed(py, self.alloc.id())?;
+        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        self.alloc.host_read().map_err(crate::py_err)?;
+        self.read_once.store(true, Ordering::Release);
+        Ok(())
     }
 
     /// CUDA Array Interface (version 3) of views that have device memory (a
@@ -655,7 +673,9 @@ impl View {
         // Host access: pending kernels touching this memory must run first, and
         // while the export lives, launches on it run at once (it is foreign).
         crate::lazy::flush_alloc_for_buffer(slf.py(), me.alloc.id())?;
-        me.alloc.host_sync().map_err(crate::py_err)?;
+        if !me.read_once.swap(false, Ordering::AcqRel) {
+            me.alloc.host_sync().map_err(crate::py_err)?;
+        }
         let item = me.dtype.size() as isize;
         let r = me.rank;
         // shape and strides live until __releasebuffer__ frees them.

@@ -105,6 +105,29 @@ def test_subviews_offset_device_pointers(pk_mode, rng):
     np.testing.assert_array_equal(np.asarray(ys), want)
 
 
+def test_host_reads_keep_the_device_copy_current(pk_mode, rng):
+    xr = rng.random(N)
+    x, y = pk.View([N], pk.double), pk.View([N], pk.double)
+    np.asarray(x)[:] = xr
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
+    pk.flush()  # lazy mode: the launch (and its copies) happen now
+    h2d, d2h = pk.device_copies()
+    # Reads copy y back once and leave both copies current.
+    assert y[3] == xr[3] and str(y) and float(y[N - 1]) == xr[N - 1]
+    assert list(y)[:2] == list(xr[:2]) and (y == xr).all()
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
+    assert float(y[5]) == xr[5] + xr[5]
+    h2d2, d2h2 = pk.device_copies()
+    assert h2d2 == h2d, "a host read made the next launch copy y over again"
+    assert d2h2 - d2h == 2 * N * 8  # y came back twice, once per device write
+    # A host write (through NumPy) makes the next launch copy y over.
+    np.asarray(y)[:] = 0.0
+    pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
+    pk.flush()
+    assert pk.device_copies()[0] - h2d2 == N * 8
+    np.testing.assert_array_equal(np.asarray(y), xr)
+
+
 def test_back_to_back_launches_are_all_seen_by_the_host(pk_mode):
     # Launches do not wait for the GPU; a host read must still see every one.
     v = pk.View([N], pk.double)

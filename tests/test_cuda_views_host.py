@@ -17,6 +17,7 @@ def test_cuda_space_view_accepted_and_runs_on_host():
     v = pk.View([8], pk.double, space=pk.CudaSpace)
     pk.parallel_for(8, _inc, y=v)
     np.testing.assert_array_equal(np.asarray(v), np.ones(8))
+    assert pk.device_copies() == (0, 0)  # no device memory in a host-only build
 
 
 def test_no_cuda_array_interface_without_device_memory():

@@ -78,6 +78,13 @@ def explain(dot: str | None = None, show: bool = True) -> str:
     return text
 
 
+def device_copies() -> tuple[int, int]:
+    """Bytes copied between host and GPU memory by View mirrors so far, as
+    (host to device, device to host). Both stay 0 unless a kernel ran in the
+    Cuda space."""
+    return _native.device_copies()
+
+
 def pending() -> int:
     """Number of launches recorded and not yet run (lazy mode)."""
     return _native.pending_count()

@@ -58,6 +58,13 @@ class View(_native.View):
         self._sync()
         return np.asarray(self)
 
+    def _np_read(self) -> np.ndarray:
+        # For reads the package makes and drops at once (indexing, printing,
+        # comparing): a device copy of this view stays current, so the next GPU
+        # launch copies nothing over. Never hand the array to the user.
+        self._sync_read()
+        return np.asarray(self)
+
     @property
     def data(self) -> np.ndarray:
         return self._np()
@@ -98,7 +105,7 @@ class View(_native.View):
     def __getitem__(self, key):
         start, length, step, keep = self._normalize(key)
         if not any(keep):
-            return self._np()[tuple(start)]
+            return self._np_read()[tuple(start)]
         return View(parent=self, start=start, length=length, step=step, keep=keep)
 
     def __setitem__(self, key, value):
@@ -106,20 +113,20 @@ class View(_native.View):
 
     def __iter__(self):
         if self.rank() == 1:
-            return iter(self._np())
+            return iter(self._np_read().copy())
         return (self[i] for i in range(len(self)))
 
     def __str__(self) -> str:
-        return str(self._np())
+        return str(self._np_read())
 
     def __repr__(self) -> str:
-        return f"View({self._np()!r}, dtype=pk.{self.dtype.name})"
+        return f"View({self._np_read()!r}, dtype=pk.{self.dtype.name})"
 
     def __float__(self) -> float:
-        return float(self._np())
+        return float(self._np_read())
 
     def __eq__(self, other):
-        return self._np() == (other._np() if isinstance(other, View) else other)
+        return self._np_read() == (other._np_read() if isinstance(other, View) else other)
 
     __hash__ = None
 
@@ -128,7 +135,7 @@ class View(_native.View):
 
     def copy(self) -> "View":
         out = View(self.shape, self.dtype, layout=self.layout)
-        out._np()[...] = self._np()
+        out._np()[...] = self._np_read()
         return out
 
     def to_numpy(self) -> np.ndarray:

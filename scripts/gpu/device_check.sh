@@ -11,7 +11,7 @@ source scripts/gpu/device_setup.sh
 export PK_FUZZ_EXAMPLES=${PK_FUZZ_EXAMPLES:-8}
 export PK_TEST_SPACE=cuda
 t0=$(date +%s)
-python3 -m pytest -q -p no:cacheprovider -n "${PK_TEST_JOBS:-$(nproc)}" --dist loadfile \
+python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n "${PK_TEST_JOBS:-$(nproc)}" --dist loadfile \
   --junitxml="$OUT/junit.xml" "$@" tests 2>&1 | tee "$OUT/pytest.log"
 rc=${PIPESTATUS[0]}
 echo "pytest on the Cuda space: exit $rc in $(( $(date +%s) - t0 )) s"
