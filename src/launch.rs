@@ -21,19 +21,43 @@ pub struct Policy {
     pub hi: Vec<i64>,
     /// None: the default space at launch time.
     pub space: Option<u8>,
+    /// A TeamPolicy: `hi` is [league size, team size (<= 0: AUTO), vector length].
+    pub team: bool,
 }
 
 #[pymethods]
 impl Policy {
     #[new]
-    #[pyo3(signature = (lo, hi, space=None))]
-    fn new(lo: Vec<i64>, hi: Vec<i64>, space: Option<u8>) -> PyResult<Self> {
+    #[pyo3(signature = (lo, hi, space=None, team=false))]
+    fn new(lo: Vec<i64>, hi: Vec<i64>, space: Option<u8>, team: bool) -> PyResult<Self> {
+        if team {
+            if hi.len() != 3 || hi[0] < 0 || hi[2] < 1 {
+                return Err(PyValueError::new_err(
+                    "a team policy needs a league size >= 0, a team size (or pk.AUTO) and a vector length >= 1",
+                ));
+            }
+            return Ok(Policy {
+                lo: vec![0; 3],
+                hi,
+                space,
+                team,
+            });
+        }
         if lo.len() != hi.len() || lo.is_empty() || lo.len() > 6 {
             return Err(PyValueError::new_err(
                 "a policy needs matching begin and end lists of 1 to 6 entries",
             ));
         }
-        Ok(Policy { lo, hi, space })
+        Ok(Policy {
+            lo,
+            hi,
+            space,
+            team,
+        })
+    }
+    #[getter]
+    fn is_team(&self) -> bool {
+        self.team
     }
     #[getter]
     fn begin(&self) -> Vec<i64> {
@@ -58,14 +82,16 @@ fn space_of(code: Option<u8>) -> Space {
     }
 }
 
-fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space)> {
+/// (begin, end, space, rank) of a launch's policy; rank 0 is a TeamPolicy.
+fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize)> {
     if let Ok(n) = p.cast::<PyInt>() {
         let n: i64 = n.extract()?;
-        return Ok((vec![0], vec![n.max(0)], runtime::default_space()));
+        return Ok((vec![0], vec![n.max(0)], runtime::default_space(), 1));
     }
     if let Ok(pol) = p.cast::<Policy>() {
         let pol = pol.get();
-        return Ok((pol.lo.clone(), pol.hi.clone(), space_of(pol.space)));
+        let rank = if pol.team { 0 } else { pol.lo.len() };
+        return Ok((pol.lo.clone(), pol.hi.clone(), space_of(pol.space), rank));
     }
     Err(PyTypeError::new_err(format!(
         "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",
@@ -90,7 +116,11 @@ fn check_leading_params(
     kw: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
     let def = wu.def().map_err(py_err)?;
-    let mut roles: Vec<&str> = vec!["work index"; rank];
+    let mut roles: Vec<&str> = if rank == 0 {
+        vec!["team member"]
+    } else {
+        vec!["work index"; rank]
+    };
     match pattern {
         Pattern::For => {}
         Pattern::Reduce => roles.push("accumulator"),
@@ -150,7 +180,7 @@ fn gather(
         g.names = names.into();
         return Ok(g);
     }
-    let params = wu.launch_params(py, pattern, rank).map_err(py_err)?;
+    let params = wu.launch_params(py, pattern, rank.max(1)).map_err(py_err)?;
     let given = kwargs.map_or(0, |k| k.len());
     for (name, key) in params.names.iter().zip(&params.keys) {
         let v = match kwargs
@@ -383,8 +413,14 @@ pub fn launch<'py>(
     let wu_ref = wu;
     let wu = wu.get();
     let pattern = pattern_of(pattern);
-    let (lo, hi, space) = policy_of(policy)?;
-    let mut g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
+    let (lo, hi, space, rank) = policy_of(policy)?;
+    if rank == 0 && pattern == Pattern::Scan {
+        return Err(PyTypeError::new_err(format!(
+            "workunit '{}': pk.parallel_scan needs a range policy (Kokkos has no scan over a TeamPolicy)",
+            wu.name
+        )));
+    }
+    let mut g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     if space != Space::Cuda
         && g.vals
             .iter()
@@ -400,7 +436,7 @@ pub fn launch<'py>(
         workunit: wu.id,
         pattern,
         space,
-        rank: lo.len() as u8,
+        rank: rank as u8,
         args: std::mem::take(&mut g.tys),
     };
     let label = label.unwrap_or(&wu.name);
@@ -479,15 +515,15 @@ pub fn generate_source(
 ) -> PyResult<String> {
     let wu = wu.get();
     let pattern = pattern_of(pattern);
-    let (lo, _, space) = policy_of(policy)?;
-    let g = gather(py, wu, pattern, lo.len(), is_method, kwargs)?;
+    let (_, _, space, rank) = policy_of(policy)?;
+    let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     let globals = resolve::globals_of(py, wu, methods)?;
     let req = Request {
         wu,
         globals: &globals,
         pattern,
         space,
-        rank: lo.len(),
+        rank,
         args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
         is_method,
         label: wu.name.clone(),

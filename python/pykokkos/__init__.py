@@ -10,12 +10,14 @@ import os as _os
 
 from . import _native
 from ._kernels import classtype, function, functor, main, workunit
-from ._launch import (AUTO, MDRangePolicy, RangePolicy, Timer, fence, flush, get_default_space,
-                      parallel_for, parallel_reduce, parallel_scan, set_default_space)
+from ._launch import (AUTO, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
+                      get_default_space, parallel_for, parallel_reduce, parallel_scan,
+                      set_default_space)
 from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace,
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
-                     RandomAccess, Restrict, ScratchView1D, Serial, Trait, Unmanaged, View1D, View2D,
-                     View3D, View4D, View5D, View6D, View7D, View8D, ViewTypeInfo)
+                     PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, Serial, TeamMember,
+                     TeamThreadRange, TeamVectorRange, ThreadVectorRange, Trait, Unmanaged, View1D,
+                     View2D, View3D, View4D, View5D, View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber
 from ._views import View, array, asarray, from_numpy, full, ones, zeros
 

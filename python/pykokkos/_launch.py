@@ -30,6 +30,23 @@ def MDRangePolicy(begin, end, tile=None, space=None, **_):
     return _native.Policy([int(b) for b in begin], [int(e) for e in end], space_code(space))
 
 
+def TeamPolicy(*args, **kwargs):
+    """`pk.TeamPolicy([space,] league_size, team_size | pk.AUTO, [vector_length])`: the
+    workunit's first parameter is the team member (`pk.TeamMember`)."""
+    space = kwargs.pop("space", None)
+    if args and isinstance(args[0], ExecutionSpace):
+        space, args = args[0], args[1:]
+    league = kwargs.pop("league_size", args[0] if len(args) > 0 else None)
+    team = kwargs.pop("team_size", args[1] if len(args) > 1 else None)
+    vector = kwargs.pop("vector_length", args[2] if len(args) > 2 else 1)
+    if kwargs or league is None or team is None or len(args) > 3:
+        raise TypeError("pk.TeamPolicy takes ([space,] league_size, team_size | pk.AUTO, [vector_length])")
+    team = AUTO if team is AUTO else int(team)
+    if team == 0 or team < AUTO:
+        raise ValueError(f"pk.TeamPolicy: team_size must be positive or pk.AUTO, got {team}")
+    return _native.Policy([0, 0, 0], [int(league), team, int(vector)], space_code(space), True)
+
+
 def _split(args, what):
     """`([name,] policy, workunit)`."""
     if args and isinstance(args[0], str):

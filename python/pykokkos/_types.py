@@ -118,6 +118,27 @@ View1D, View2D, View3D, View4D, View5D, View6D, View7D, View8D = (
     _Subscriptable(f"View{k}D") for k in range(1, 9)
 )
 ScratchView1D = _Subscriptable("ScratchView1D")
+TeamMember = _Subscriptable("TeamMember")
+
+
+def _kernel_only(name: str):
+    """Names that exist only inside workunits (team ranges, pk.single): the
+    translator reads them from the kernel's source; called on the host they
+    explain where they belong."""
+
+    def call(*_args, **_kwargs):
+        raise RuntimeError(f"pk.{name}(...) is only meaningful inside a @pk.workunit launched with pk.TeamPolicy")
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+TeamThreadRange = _kernel_only("TeamThreadRange")
+ThreadVectorRange = _kernel_only("ThreadVectorRange")
+TeamVectorRange = _kernel_only("TeamVectorRange")
+PerTeam = _kernel_only("PerTeam")
+PerThread = _kernel_only("PerThread")
+single = _kernel_only("single")
 
 
 class ViewTypeInfo:

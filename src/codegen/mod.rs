@@ -136,16 +136,17 @@ pub fn lower_workunit(
     if spec.is_method {
         params.next();
     }
-    let nidx = spec.rank;
+    // Rank 0 is a TeamPolicy: one leading parameter, the team member.
+    let team = spec.rank == 0;
+    let nidx = spec.rank.max(1);
     let index_params: Vec<_> = params.by_ref().take(nidx).cloned().collect();
     if index_params.len() < nidx {
-        return type_error(
-            def.span,
-            format!(
-                "workunit '{}' needs {nidx} index parameter(s) for this policy",
-                def.name
-            ),
-        );
+        let need = if team {
+            "a team member parameter first, for pk.TeamPolicy".to_string()
+        } else {
+            format!("{nidx} index parameter(s) for this policy")
+        };
+        return type_error(def.span, format!("workunit '{}' needs {need}", def.name));
     }
     let mut extra = Vec::new();
     let mut acc = None;
@@ -174,7 +175,11 @@ pub fn lower_workunit(
 
     let mut cx = FnCx::new(spec.globals, unit, spec.src.clone(), true);
     for p in &index_params {
-        cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
+        if team {
+            cx.bind(&p.name, Ty::Void, VarKind::Team);
+        } else {
+            cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
+        }
     }
     let acc_dt = match &acc {
         Some(p) => match &p.ann {
@@ -390,10 +395,17 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         s.push_str(&format!("  {ty} {name};\n"));
     }
     s.push_str(&unit_methods(&unit));
+    let team = spec.rank == 0;
     let idx: Vec<String> = lw
         .index
         .iter()
-        .map(|p| format!("const int64_t {p}"))
+        .map(|p| {
+            if team {
+                format!("const {} {p}", team_member_cpp(spec.space))
+            } else {
+                format!("const int64_t {p}")
+            }
+        })
         .collect();
     let mut sig = idx.join(", ");
     if let Some((p, d)) = &lw.acc {
@@ -425,7 +437,20 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             d.cpp()
         ));
     }
-    let policy = if nidx == 1 {
+    let policy = if team {
+        // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length].
+        // Kokkos aborts the process on a team larger than the kernel allows:
+        // ask first, and fail like any other launch error instead.
+        let t = format!("Kokkos::TeamPolicy<{}>", spec.space.cpp());
+        let tag = match spec.pattern {
+            Pattern::For => "Kokkos::ParallelForTag",
+            _ => "Kokkos::ParallelReduceTag",
+        };
+        s.push_str(&format!(
+            "    const int pk_team_max = {t}((int)hi[0], 1, (int)hi[2]).team_size_max(f, {tag}());\n    if (hi[1] > pk_team_max) return pk::team_too_large(hi[1], pk_team_max);\n    const {t} pk_policy = hi[1] > 0 ? {t}((int)hi[0], (int)hi[1], (int)hi[2]) : {t}((int)hi[0], Kokkos::AUTO, (int)hi[2]);\n"
+        ));
+        "pk_policy".to_string()
+    } else if nidx == 1 {
         format!(
             "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",
             spec.space.cpp()
@@ -442,7 +467,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     };
     let label = crate::codegen::sanitize(&spec.label);
     match (spec.pattern, acc_dt) {
-        (Pattern::For, _) if nidx == 1 && spec.space == Space::Cuda => s.push_str(&format!(
+        (Pattern::For, _) if nidx == 1 && !team && spec.space == Space::Cuda => s.push_str(&format!(
             "    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n"
         )),
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
@@ -459,6 +484,11 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok(Generated { source: s, abi })
+}
+
+/// The C++ type of a TeamPolicy workunit's team member in `space`.
+pub fn team_member_cpp(space: Space) -> String {
+    format!("Kokkos::TeamPolicy<{}>::member_type&", space.cpp())
 }
 
 pub fn layout_args(k: usize, v: &ViewTy) -> String {

@@ -142,6 +142,13 @@ inline int fail(const char* what) {
   std::snprintf(last_error(), 1024, "%s", what);
   return 1;
 }
+inline int team_too_large(int64_t asked, int most) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "pk.TeamPolicy asks for teams of %lld threads, but this kernel can use at most %d in this execution space",
+                (long long)asked, most);
+  return fail(buf);
+}
 
 #ifdef KOKKOS_ENABLE_CUDA
 // 1-D parallel_for on the GPU. Kokkos 3.4 sizes a RangePolicy's CUDA blocks at the

@@ -123,6 +123,9 @@ pub enum StmtKind {
     Pass,
     Return(Option<Expr>),
     Expr(Expr),
+    /// A nested `def`: the body of a nested parallel pattern (a team kernel's
+    /// `pk.parallel_for(pk.TeamThreadRange(m, n), body)`) or of `pk.single`.
+    Def(Box<FunctionDef>),
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -232,6 +235,7 @@ pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
                 walk_exprs(body, f);
             }
             StmtKind::Return(Some(x)) | StmtKind::Expr(x) => expr(x, f),
+            StmtKind::Def(d) => walk_exprs(&d.body, f),
             _ => {}
         }
     }
@@ -257,6 +261,7 @@ pub fn count_statements(stmts: &[Stmt]) -> usize {
                     count_statements(body) + count_statements(orelse)
                 }
                 StmtKind::For { body, .. } | StmtKind::While { body, .. } => count_statements(body),
+                StmtKind::Def(d) => count_statements(&d.body),
                 _ => 0,
             }
         })

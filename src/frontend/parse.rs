@@ -193,6 +193,10 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
             }
             (StmtKind::Expr(expr(*e.value)?), e.range)
         }
+        py::Stmt::FunctionDef(f) => {
+            let r = f.range;
+            (StmtKind::Def(Box::new(function(f)?)), r)
+        }
         other => {
             let (what, instead) = match &other {
                 py::Stmt::Try(_) | py::Stmt::TryStar(_) => (
@@ -210,8 +214,8 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
                     "'nonlocal'",
                     "pass the value as a keyword argument of the launch instead",
                 ),
-                py::Stmt::FunctionDef(_) | py::Stmt::AsyncFunctionDef(_) => (
-                    "a nested 'def'",
+                py::Stmt::AsyncFunctionDef(_) => (
+                    "an 'async def'",
                     "define a @pk.function at module level and call it",
                 ),
                 py::Stmt::ClassDef(_) => (

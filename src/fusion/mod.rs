@@ -69,6 +69,7 @@ pub fn candidate<'a>(
         hi: &l.hi,
         views,
         statements,
+        team: l.key.rank == 0,
         src: wu.src.clone(),
     }
 }

@@ -41,6 +41,8 @@ pub struct Cand<'a> {
     pub hi: &'a [i64],
     pub views: Vec<ViewUse<'a>>,
     pub statements: usize,
+    /// A TeamPolicy launch (never fused).
+    pub team: bool,
     /// The workunit's source, to quote the access that refuses a fusion.
     pub src: std::sync::Arc<crate::frontend::source::SourceInfo>,
 }
@@ -73,6 +75,13 @@ fn kind(p: Pattern) -> &'static str {
 
 /// Which rule fuses `b` after `a`, or why none does.
 fn pair(rules: &[Rule], a: &Cand<'_>, b: &Cand<'_>) -> Result<String, (String, String)> {
+    // Whatever the rules say: a team kernel has no work index to merge on.
+    if a.team || b.team {
+        return Err((
+            "team_policy".into(),
+            "TeamPolicy launches are never fused".into(),
+        ));
+    }
     let cs = conflicts(a, b);
     let relation = if cs.is_empty() {
         "independent"

@@ -155,6 +155,8 @@ impl Walk<'_> {
                 self.block(body);
             }
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, Mode::Read),
+            // A nested def runs inside the kernel (team patterns): its accesses count.
+            StmtKind::Def(d) => self.block(&d.body),
             _ => {}
         }
     }

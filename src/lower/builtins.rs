@@ -83,6 +83,14 @@ impl FnCx<'_> {
             ExprKind::Call { func, args, kwargs } => (func, args, kwargs),
             _ => unreachable!("call() on a non-call"),
         };
+        if let ExprKind::Name(n) = &func.kind {
+            if self.closures.contains_key(n.as_str()) && !self.vars.contains_key(n.as_str()) {
+                return type_error(
+                    func.span,
+                    format!("'{n}' is a nested def: it can only be the body of a nested pk.parallel_for/parallel_reduce/parallel_scan or of pk.single; to call it, make it a @pk.function"),
+                );
+            }
+        }
         // @pk.functions and classtypes shadow builtins of the same name, as in Python.
         let user = match &func.kind {
             ExprKind::Name(n) if !self.vars.contains_key(n.as_str()) => {
@@ -185,6 +193,9 @@ impl FnCx<'_> {
                         func.span,
                         format!("the functor has no @pk.function method '{attr}'"),
                     );
+                }
+                if self.is_team_member(base) {
+                    return self.team_method(base, attr, args, e);
                 }
                 let v = self.expr(base)?;
                 if let VTy::Class(c) = &v.ty {
@@ -457,6 +468,15 @@ impl FnCx<'_> {
                 return unsupported(
                     e.span,
                     "pk.fence() is a host call; it cannot run inside a kernel",
+                )
+            }
+            "parallel_for" | "parallel_reduce" | "parallel_scan" | "single" => {
+                return self.nested_pattern(f, args, e)
+            }
+            _ if super::team::PATTERN_ONLY.contains(&f) => {
+                return type_error(
+                    e.span,
+                    format!("pk.{f}(...) is only allowed as the first argument of a nested pk.parallel_for/parallel_reduce/parallel_scan or pk.single"),
                 )
             }
             _ => {}

@@ -167,6 +167,9 @@ impl FnCx<'_> {
 
     fn name(&mut self, n: &str, e: &Expr) -> KResult<Val> {
         if let Some(v) = self.vars.get(n) {
+            if v.kind == super::VarKind::Team {
+                return type_error(e.span, format!("'{n}' is the team member: use its methods ({n}.league_rank(), ...) or pass it to pk.TeamThreadRange"));
+            }
             let ty = match &v.ty {
                 Ty::Scalar(d) => VTy::S(STy {
                     dt: *d,
@@ -181,6 +184,9 @@ impl FnCx<'_> {
                 ty,
                 lit: None,
             });
+        }
+        if self.closures.contains_key(n) {
+            return type_error(e.span, format!("'{n}' is a nested def: it can only be the body of a nested pk.parallel_for/parallel_reduce/parallel_scan or of pk.single"));
         }
         match self.globals.get(n) {
             Some(Global::Int(i)) => Ok(Val { code: i.to_string(), ty: VTy::S(STy::weak(DType::I64)), lit: Some(Lit::I(*i)) }),

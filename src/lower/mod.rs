@@ -10,6 +10,7 @@ mod classes;
 mod expr;
 pub mod names;
 mod stmt;
+mod team;
 
 pub use names::{Global, Globals};
 
@@ -35,6 +36,9 @@ pub enum VarKind {
     FnParam,
     Local,
     LoopVar,
+    /// The team member of a TeamPolicy workunit: only its methods and team
+    /// ranges use it.
+    Team,
 }
 
 #[derive(Clone, Debug)]
@@ -152,6 +156,8 @@ pub struct FnCx<'a> {
     /// Fused kernels: views that became per-work-item locals (dead temporaries).
     /// `v[i]` of such a view is the local named here.
     pub elem_locals: BTreeMap<String, (String, DType)>,
+    /// Nested `def`s seen so far, by name: bodies of nested patterns.
+    pub closures: BTreeMap<String, Arc<crate::frontend::ast::FunctionDef>>,
 }
 
 /// C++ keywords, alternative operator tokens, standard typedefs and macros, and
@@ -326,6 +332,7 @@ impl<'a> FnCx<'a> {
             indent: 1,
             loop_depth: 0,
             elem_locals: BTreeMap::new(),
+            closures: BTreeMap::new(),
         }
     }
 
@@ -357,7 +364,10 @@ impl<'a> FnCx<'a> {
     /// Hoisted declarations of scalar locals, so Python's function-wide scope
     /// survives C++ block scoping (a name first set inside an `if` is visible after).
     pub fn declarations(&self) -> String {
-        let pad = if self.is_workunit { "    " } else { "  " };
+        self.declarations_with(if self.is_workunit { "    " } else { "  " })
+    }
+
+    fn declarations_with(&self, pad: &str) -> String {
         let mut s = String::new();
         for name in &self.decl_order {
             let v = &self.vars[name];

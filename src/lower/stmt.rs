@@ -65,6 +65,12 @@ impl FnCx<'_> {
             }
             StmtKind::Pass => Ok(()),
             StmtKind::Return(v) => self.ret(v.as_ref(), s),
+            // Lowered where a nested pattern runs it (see team.rs).
+            StmtKind::Def(d) => {
+                self.closures
+                    .insert(d.name.clone(), std::sync::Arc::new((**d).clone()));
+                Ok(())
+            }
             StmtKind::Expr(e) => {
                 let v = self.expr(e)?;
                 match v.ty {
@@ -280,6 +286,7 @@ impl FnCx<'_> {
                     VarKind::Index => return type_error(span, format!("'{name}' is the work index and cannot be assigned")),
                     VarKind::Acc => return type_error(span, format!("assign to the accumulator '{name}' with '{name} += ...'")),
                     VarKind::LastPass => return type_error(span, format!("'{name}' is read-only")),
+                    VarKind::Team => return type_error(span, format!("'{name}' is the team member and cannot be assigned")),
                 }
                 if annotated && !v.annotated && v.kind == VarKind::Local {
                     v.ty = ty;

@@ -181,9 +181,9 @@ def walrus(i, v, m, x, n):
 
 @pk.workunit
 def nested_def(i, v, m, x, n):
-    def helper(a):  # ERR
+    def helper(a):
         return a
-    v[i] = x
+    v[i] = helper(x)  # ERR
 
 
 @pk.workunit

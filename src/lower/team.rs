@@ -1,0 +1,379 @@
+//! Team kernels (`pk.TeamPolicy`): the team member's methods, nested parallel
+//! patterns over team ranges, `pk.single`, and the nested `def`s that are their
+//! bodies. A nested def is lowered where a pattern runs it, as a C++ lambda
+//! capturing by reference, so its parameter types come from that pattern.
+use super::{FnCx, VTy, Val, VarKind};
+use crate::errors::{type_error, unsupported, KResult};
+use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Stmt, StmtKind};
+use crate::types::{DType, STy, Ty};
+use std::collections::BTreeSet;
+
+/// Python names of the team ranges and their Kokkos counterparts.
+const RANGES: &[(&str, &str)] = &[
+    ("TeamThreadRange", "Kokkos::TeamThreadRange"),
+    ("ThreadVectorRange", "Kokkos::ThreadVectorRange"),
+    ("TeamVectorRange", "Kokkos::TeamVectorRange"),
+];
+
+/// Names outside nested patterns that only make sense as their arguments.
+pub const PATTERN_ONLY: &[&str] = &[
+    "TeamThreadRange",
+    "ThreadVectorRange",
+    "TeamVectorRange",
+    "PerTeam",
+    "PerThread",
+];
+
+/// Names a body binds (assignment targets, loop variables, nested defs): in
+/// Python they are the nested function's own locals, hiding outer ones.
+fn assigned_names(stmts: &[Stmt], out: &mut BTreeSet<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+                if let ExprKind::Name(n) = &target.kind {
+                    out.insert(n.clone());
+                }
+            }
+            StmtKind::For { var, body, .. } => {
+                out.insert(var.clone());
+                assigned_names(body, out);
+            }
+            StmtKind::If { body, orelse, .. } => {
+                assigned_names(body, out);
+                assigned_names(orelse, out);
+            }
+            StmtKind::While { body, .. } => assigned_names(body, out),
+            StmtKind::Def(d) => {
+                out.insert(d.name.clone());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What a nested pattern passes its body: (name, type, kind, C++ parameter type).
+type LambdaParam = (String, Ty, VarKind, String);
+
+impl FnCx<'_> {
+    /// The team member variable `n`, if that is what `e` names.
+    fn team_member(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Name(n) => self
+                .vars
+                .get(n.as_str())
+                .filter(|v| v.kind == VarKind::Team)
+                .map(|v| v.cpp.clone()),
+            _ => None,
+        }
+    }
+
+    pub(super) fn is_team_member(&self, e: &Expr) -> bool {
+        self.team_member(e).is_some()
+    }
+
+    /// `m.league_rank()`, `m.team_rank()`, `m.team_size()`, `m.league_size()`,
+    /// `m.team_barrier()` on the team member.
+    pub(super) fn team_method(
+        &mut self,
+        base: &Expr,
+        attr: &str,
+        args: &[Expr],
+        e: &Expr,
+    ) -> KResult<Val> {
+        let m = self.team_member(base).expect("checked by the caller");
+        if !args.is_empty() {
+            return type_error(e.span, format!("{attr}() takes no arguments"));
+        }
+        match attr {
+            "league_rank" | "team_rank" | "team_size" | "league_size" => Ok(Val {
+                code: format!("{m}.{attr}()"),
+                ty: VTy::S(STy::strong(DType::I32)),
+                lit: None,
+            }),
+            "team_barrier" => Ok(Val {
+                code: format!("{m}.team_barrier()"),
+                ty: VTy::Void,
+                lit: None,
+            }),
+            _ => type_error(
+                e.span,
+                format!("the team member has no method '{attr}': it has league_rank(), team_rank(), team_size(), league_size() and team_barrier()"),
+            ),
+        }
+    }
+
+    /// `pk.TeamThreadRange(m, n)` / `(m, begin, end)` and the vector ranges, as C++.
+    fn team_range(&mut self, e: &Expr) -> KResult<String> {
+        let bad = || {
+            type_error(
+                e.span,
+                "the first argument of a nested pattern must be pk.TeamThreadRange(member, n), pk.ThreadVectorRange(member, n) or pk.TeamVectorRange(member, n) (or begin, end instead of n)",
+            )
+        };
+        let ExprKind::Call { func, args, .. } = &e.kind else {
+            return bad();
+        };
+        let Some((_, name)) = func.dotted() else {
+            return bad();
+        };
+        let Some((_, cpp)) = RANGES.iter().find(|(p, _)| *p == name) else {
+            return bad();
+        };
+        if !(2..=3).contains(&args.len()) {
+            return type_error(
+                e.span,
+                format!("pk.{name} takes (team_member, n) or (team_member, begin, end)"),
+            );
+        }
+        let Some(m) = self.team_member(&args[0]) else {
+            return type_error(
+                args[0].span,
+                format!("the first argument of pk.{name} must be the workunit's team member"),
+            );
+        };
+        let mut bounds = Vec::new();
+        for a in &args[1..] {
+            let v = self.expr(a)?;
+            match &v.ty {
+                VTy::S(st) if st.dt.is_int() || st.dt == DType::Bool => {
+                    bounds.push(format!("(int64_t)({})", v.code))
+                }
+                _ => {
+                    return type_error(
+                        a.span,
+                        format!(
+                            "the bounds of pk.{name} must be integers, not {}",
+                            v.ty.describe()
+                        ),
+                    )
+                }
+            }
+        }
+        Ok(format!("{cpp}({m}, {})", bounds.join(", ")))
+    }
+
+    /// The nested def `e` names, for a pattern that runs it.
+    fn closure_of(&self, e: &Expr, pattern: &str) -> KResult<FunctionDef> {
+        match &e.kind {
+            ExprKind::Name(n) => match self.closures.get(n.as_str()) {
+                Some(d) => Ok((**d).clone()),
+                None => type_error(
+                    e.span,
+                    format!("the body of {pattern} must be a function defined with 'def' inside this workunit; '{n}' is not one"),
+                ),
+            },
+            _ => type_error(e.span, format!("the body of {pattern} must be the name of a nested 'def'")),
+        }
+    }
+
+    /// `pk.parallel_for/parallel_reduce/parallel_scan(range, body)` and
+    /// `pk.single(pk.PerTeam(m) | pk.PerThread(m), body)` inside a kernel.
+    pub(super) fn nested_pattern(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let what = format!("pk.{f}");
+        if args.len() != 2 {
+            return type_error(
+                e.span,
+                format!("{what} inside a kernel takes (range, body) where body is a nested 'def'"),
+            );
+        }
+        let def = self.closure_of(&args[1], &what)?;
+        let void = Val {
+            code: String::new(),
+            ty: VTy::Void,
+            lit: None,
+        };
+        let idx = |d: &FunctionDef, k: usize| d.params.get(k).map(|p| p.name.clone());
+        let arity = |n: usize, want: &str| -> KResult<()> {
+            if def.params.len() != n {
+                return type_error(
+                    def.span,
+                    format!("'{}' is the body of {what}: it must take {want}", def.name),
+                );
+            }
+            Ok(())
+        };
+        match f {
+            "parallel_for" => {
+                let range = self.team_range(&args[0])?;
+                arity(1, "one parameter, the index")?;
+                let i = idx(&def, 0).unwrap();
+                let params = vec![(
+                    i,
+                    Ty::Scalar(DType::I64),
+                    VarKind::Index,
+                    "const int64_t".to_string(),
+                )];
+                let body = self.lambda(&def, &params)?;
+                self.line(&format!(
+                    "Kokkos::parallel_for({range}, [&]({}) {{",
+                    lambda_sig(&params)
+                ));
+                self.raw(&body);
+                self.line("});");
+                Ok(void)
+            }
+            "parallel_reduce" | "parallel_scan" => {
+                let range = self.team_range(&args[0])?;
+                let scan = f == "parallel_scan";
+                if scan {
+                    arity(3, "the index, the accumulator and the last_pass flag")?;
+                } else {
+                    arity(2, "the index and the accumulator")?;
+                }
+                let dt = match &def.params[1].ann {
+                    Some(a) => match self.annotation(a)? {
+                        Ty::Scalar(d) => d,
+                        _ => {
+                            return type_error(
+                                a.span,
+                                "the accumulator must be a number: pk.Acc[pk.double]",
+                            )
+                        }
+                    },
+                    None => DType::F64,
+                };
+                let mut params = vec![
+                    (
+                        idx(&def, 0).unwrap(),
+                        Ty::Scalar(DType::I64),
+                        VarKind::Index,
+                        "const int64_t".to_string(),
+                    ),
+                    (
+                        idx(&def, 1).unwrap(),
+                        Ty::Scalar(dt),
+                        VarKind::Acc,
+                        format!("{}&", dt.cpp()),
+                    ),
+                ];
+                if scan {
+                    params.push((
+                        idx(&def, 2).unwrap(),
+                        Ty::Scalar(DType::Bool),
+                        VarKind::LastPass,
+                        "const bool".to_string(),
+                    ));
+                }
+                let body = self.lambda(&def, &params)?;
+                let sig = lambda_sig(&params);
+                if scan {
+                    self.line(&format!("Kokkos::parallel_scan({range}, [&]({sig}) {{"));
+                    self.raw(&body);
+                    self.line("});");
+                    return Ok(void);
+                }
+                // The total lands in a temporary the enclosing statement reads.
+                let tmp = format!("pk_red{}", e.span.start);
+                self.line(&format!("{0} {tmp} = {0}();", dt.cpp()));
+                self.line(&format!("Kokkos::parallel_reduce({range}, [&]({sig}) {{"));
+                self.raw(&body);
+                self.line(&format!("}}, {tmp});"));
+                Ok(Val {
+                    code: tmp,
+                    ty: VTy::S(STy::strong(dt)),
+                    lit: None,
+                })
+            }
+            "single" => {
+                let who = match &args[0].kind {
+                    ExprKind::Call { func, args: a, .. } => match (func.dotted(), a.as_slice()) {
+                        (Some((_, k @ ("PerTeam" | "PerThread"))), [m])
+                            if self.is_team_member(m) =>
+                        {
+                            Some(format!("Kokkos::{k}({})", self.team_member(m).unwrap()))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let Some(who) = who else {
+                    return type_error(args[0].span, "pk.single needs pk.PerTeam(team_member) or pk.PerThread(team_member) first");
+                };
+                arity(0, "no parameters")?;
+                let body = self.lambda(&def, &[])?;
+                self.line(&format!("Kokkos::single({who}, [&]() {{"));
+                self.raw(&body);
+                self.line("});");
+                Ok(void)
+            }
+            _ => unreachable!("nested_pattern is called for the four pattern names"),
+        }
+    }
+
+    /// Appends already indented code (emission pass only).
+    fn raw(&mut self, code: &str) {
+        if !self.infer {
+            self.out.push_str(code);
+        }
+    }
+
+    /// Lowers a nested def's body as a lambda body with `params` bound; names it
+    /// assigns are its own, other names are the enclosing kernel's (captured by
+    /// reference). Returns the indented body with its declarations.
+    fn lambda(&mut self, def: &FunctionDef, params: &[LambdaParam]) -> KResult<String> {
+        if let Some(r) = &def.returns {
+            return unsupported(
+                r.span,
+                "a nested 'def' run by a pattern returns nothing; drop the annotation",
+            );
+        }
+        let saved_vars = self.vars.clone();
+        let saved_order = std::mem::take(&mut self.decl_order);
+        let saved_out = std::mem::take(&mut self.out);
+        let saved_indent = self.indent;
+        let saved_loop = std::mem::replace(&mut self.loop_depth, 0);
+        let saved_infer = self.infer;
+        let saved_changed = self.changed;
+        let saved_ret = self.ret.take();
+        let saved_workunit = std::mem::replace(&mut self.is_workunit, true);
+        let mut own = BTreeSet::new();
+        assigned_names(&def.body, &mut own);
+        for (n, ..) in params {
+            own.insert(n.clone());
+        }
+        for n in &own {
+            self.vars.remove(n.as_str());
+        }
+        for (n, t, k, _) in params {
+            self.bind(n, t.clone(), *k);
+        }
+        let result = (|| -> KResult<String> {
+            for _round in 0..8 {
+                self.infer = true;
+                self.changed = false;
+                self.out.clear();
+                self.lower_block(&def.body)?;
+                if !self.changed {
+                    break;
+                }
+            }
+            if saved_infer {
+                return Ok(String::new());
+            }
+            self.infer = false;
+            self.out.clear();
+            self.indent = saved_indent + 1;
+            self.lower_block(&def.body)?;
+            let pad = "  ".repeat(saved_indent + 1);
+            Ok(self.declarations_with(&pad) + &self.out)
+        })();
+        self.vars = saved_vars;
+        self.decl_order = saved_order;
+        self.out = saved_out;
+        self.indent = saved_indent;
+        self.loop_depth = saved_loop;
+        self.infer = saved_infer;
+        self.changed = saved_changed;
+        self.ret = saved_ret;
+        self.is_workunit = saved_workunit;
+        result
+    }
+}
+
+fn lambda_sig(params: &[LambdaParam]) -> String {
+    params
+        .iter()
+        .map(|(n, _, _, t)| format!("{t} {}", super::cpp_ident(n)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
