@@ -23,6 +23,9 @@ pub struct Policy {
     pub space: Option<u8>,
     /// A TeamPolicy: `hi` is [league size, team size (<= 0: AUTO), vector length].
     pub team: bool,
+    /// Scratch bytes of a TeamPolicy: per team and per thread, levels 0 and 1.
+    /// `set_scratch_size` changes them in place, as Kokkos' does.
+    pub scratch: [std::sync::atomic::AtomicI64; 4],
 }
 
 #[pymethods]
@@ -41,6 +44,7 @@ impl Policy {
                 hi,
                 space,
                 team,
+                scratch: Default::default(),
             });
         }
         if lo.len() != hi.len() || lo.is_empty() || lo.len() > 6 {
@@ -53,7 +57,44 @@ impl Policy {
             hi,
             space,
             team,
+            scratch: Default::default(),
         })
+    }
+    /// `policy.set_scratch_size(level, pk.PerTeam(bytes)[, pk.PerThread(bytes)])`.
+    #[pyo3(signature = (level, first, second=None))]
+    fn set_scratch_size<'py>(
+        slf: Bound<'py, Self>,
+        level: i64,
+        first: &Bound<'py, PyAny>,
+        second: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let me = slf.get();
+        if !me.team {
+            return Err(PyTypeError::new_err(
+                "set_scratch_size applies to a pk.TeamPolicy",
+            ));
+        }
+        if !(0..=1).contains(&level) {
+            return Err(PyValueError::new_err(format!(
+                "scratch level {level}: Kokkos has levels 0 and 1"
+            )));
+        }
+        for req in std::iter::once(first).chain(second) {
+            let (kind, bytes): (String, i64) = match (req.getattr("kind"), req.getattr("bytes")) {
+                (Ok(k), Ok(b)) => (k.extract()?, b.extract()?),
+                _ => {
+                    return Err(PyTypeError::new_err(
+                        "set_scratch_size takes pk.PerTeam(bytes) and/or pk.PerThread(bytes)",
+                    ))
+                }
+            };
+            if bytes < 0 {
+                return Err(PyValueError::new_err("a scratch size cannot be negative"));
+            }
+            let slot = 2 * level as usize + usize::from(kind == "thread");
+            me.scratch[slot].store(bytes, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(slf)
     }
     #[getter]
     fn is_team(&self) -> bool {
@@ -90,8 +131,22 @@ fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize
     }
     if let Ok(pol) = p.cast::<Policy>() {
         let pol = pol.get();
-        let rank = if pol.team { 0 } else { pol.lo.len() };
-        return Ok((pol.lo.clone(), pol.hi.clone(), space_of(pol.space), rank));
+        if pol.team {
+            // The entry point reads [league, team, vector, scratch x 4] from `hi`.
+            let mut hi = pol.hi.clone();
+            hi.extend(
+                pol.scratch
+                    .iter()
+                    .map(|a| a.load(std::sync::atomic::Ordering::Relaxed)),
+            );
+            return Ok((vec![0; hi.len()], hi, space_of(pol.space), 0));
+        }
+        return Ok((
+            pol.lo.clone(),
+            pol.hi.clone(),
+            space_of(pol.space),
+            pol.lo.len(),
+        ));
     }
     Err(PyTypeError::new_err(format!(
         "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",

@@ -15,9 +15,10 @@ from ._launch import (AUTO, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence
                       set_default_space)
 from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace,
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
-                     PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, Serial, TeamMember,
-                     TeamThreadRange, TeamVectorRange, ThreadVectorRange, Trait, Unmanaged, View1D,
-                     View2D, View3D, View4D, View5D, View6D, View7D, View8D, ViewTypeInfo, single)
+                     PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
+                     ScratchView3D, Serial, TeamMember, TeamThreadRange, TeamVectorRange,
+                     ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
+                     View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber
 from ._views import View, array, asarray, from_numpy, full, ones, zeros
 

@@ -117,8 +117,50 @@ Acc = _Subscriptable("Acc")
 View1D, View2D, View3D, View4D, View5D, View6D, View7D, View8D = (
     _Subscriptable(f"View{k}D") for k in range(1, 9)
 )
-ScratchView1D = _Subscriptable("ScratchView1D")
 TeamMember = _Subscriptable("TeamMember")
+
+
+class _ScratchView:
+    """pk.ScratchView1D/2D/3D: inside a team workunit, a view of the team's scratch
+    memory (`s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(0), n)`);
+    on the host, `pk.ScratchView1D[dtype].shmem_size(n, ...)` gives the bytes to ask for
+    with `policy.set_scratch_size(0, pk.PerTeam(bytes))`."""
+
+    def __init__(self, rank: int, itemsize: int = 8):
+        self._rank, self._itemsize = rank, itemsize
+
+    def __getitem__(self, dtype):
+        size = np.dtype(numpy_dtype(dtype_code(dtype))).itemsize if isinstance(dtype, DataType) else 8
+        return _ScratchView(self._rank, size)
+
+    def shmem_size(self, *extents) -> int:
+        if len(extents) != self._rank:
+            raise TypeError(f"shmem_size of a {self._rank}-D scratch view takes {self._rank} extent(s)")
+        n = 1
+        for e in extents:
+            n *= int(e)
+        # Kokkos pads each scratch allocation to its alignment; one extra element covers it.
+        return (n + 1) * self._itemsize
+
+    def __repr__(self) -> str:
+        return f"pk.ScratchView{self._rank}D"
+
+
+ScratchView1D, ScratchView2D, ScratchView3D = (_ScratchView(k) for k in (1, 2, 3))
+
+
+class PerTeam:
+    """`pk.PerTeam(bytes)` for TeamPolicy.set_scratch_size; inside a kernel,
+    `pk.single(pk.PerTeam(team_member), body)`."""
+
+    kind = "team"
+
+    def __init__(self, bytes_):
+        self.bytes = int(bytes_)
+
+
+class PerThread(PerTeam):
+    kind = "thread"
 
 
 def _kernel_only(name: str):
@@ -136,8 +178,6 @@ def _kernel_only(name: str):
 TeamThreadRange = _kernel_only("TeamThreadRange")
 ThreadVectorRange = _kernel_only("ThreadVectorRange")
 TeamVectorRange = _kernel_only("TeamVectorRange")
-PerTeam = _kernel_only("PerTeam")
-PerThread = _kernel_only("PerThread")
 single = _kernel_only("single")
 
 

@@ -438,7 +438,8 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         ));
     }
     let policy = if team {
-        // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length].
+        // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,
+        //       scratch bytes per team and per thread at levels 0 and 1].
         // Kokkos aborts the process on a team larger than the kernel allows:
         // ask first, and fail like any other launch error instead.
         let t = format!("Kokkos::TeamPolicy<{}>", spec.space.cpp());
@@ -447,7 +448,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             _ => "Kokkos::ParallelReduceTag",
         };
         s.push_str(&format!(
-            "    const int pk_team_max = {t}((int)hi[0], 1, (int)hi[2]).team_size_max(f, {tag}());\n    if (hi[1] > pk_team_max) return pk::team_too_large(hi[1], pk_team_max);\n    const {t} pk_policy = hi[1] > 0 ? {t}((int)hi[0], (int)hi[1], (int)hi[2]) : {t}((int)hi[0], Kokkos::AUTO, (int)hi[2]);\n"
+            "    {t} pk_probe((int)hi[0], 1, (int)hi[2]);\n    pk::team_scratch(pk_probe, hi);\n    const int pk_team_max = pk_probe.team_size_max(f, {tag}());\n    if (hi[1] > pk_team_max) return pk::team_too_large(hi[1], pk_team_max);\n    {t} pk_policy = hi[1] > 0 ? {t}((int)hi[0], (int)hi[1], (int)hi[2]) : {t}((int)hi[0], Kokkos::AUTO, (int)hi[2]);\n    pk::team_scratch(pk_policy, hi);\n"
         ));
         "pk_policy".to_string()
     } else if nidx == 1 {

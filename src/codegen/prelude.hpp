@@ -150,6 +150,17 @@ inline int team_too_large(int64_t asked, int most) {
   return fail(buf);
 }
 
+// Scratch sizes of a TeamPolicy launch: hi[3..7] holds bytes per team and per
+// thread at levels 0 and 1.
+template <class P>
+void team_scratch(P& p, const int64_t* hi) {
+  for (int level = 0; level < 2; ++level) {
+    const int64_t team = hi[3 + 2 * level], thread = hi[4 + 2 * level];
+    if (team > 0 || thread > 0)
+      p.set_scratch_size(level, Kokkos::PerTeam(team), Kokkos::PerThread(thread));
+  }
+}
+
 #ifdef KOKKOS_ENABLE_CUDA
 // 1-D parallel_for on the GPU. Kokkos 3.4 sizes a RangePolicy's CUDA blocks at the
 // smallest size that reaches full occupancy (64 threads on Hopper); those small

@@ -473,6 +473,7 @@ impl FnCx<'_> {
             "parallel_for" | "parallel_reduce" | "parallel_scan" | "single" => {
                 return self.nested_pattern(f, args, e)
             }
+            _ if f.starts_with("ScratchView") => return self.scratch_view(f, args, e),
             _ if super::team::PATTERN_ONLY.contains(&f) => {
                 return type_error(
                     e.span,

@@ -156,6 +156,9 @@ pub struct FnCx<'a> {
     /// Fused kernels: views that became per-work-item locals (dead temporaries).
     /// `v[i]` of such a view is the local named here.
     pub elem_locals: BTreeMap<String, (String, DType)>,
+    /// The element type of the scratch view being built (from the annotation
+    /// of the local it is assigned to).
+    pub scratch_dtype: Option<DType>,
     /// Nested `def`s seen so far, by name: bodies of nested patterns.
     pub closures: BTreeMap<String, Arc<crate::frontend::ast::FunctionDef>>,
 }
@@ -333,6 +336,7 @@ impl<'a> FnCx<'a> {
             loop_depth: 0,
             elem_locals: BTreeMap::new(),
             closures: BTreeMap::new(),
+            scratch_dtype: None,
         }
     }
 
@@ -458,6 +462,16 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
             };
             match head.as_deref() {
                 Some("Acc") => Ok(Ty::Scalar(dt)),
+                Some(h) if h.starts_with("ScratchView") && h.ends_with('D') => {
+                    match h["ScratchView".len()..h.len() - 1].parse::<u8>() {
+                        Ok(rank @ 1..=3) => Ok(Ty::View(ViewTy {
+                            dtype: dt,
+                            rank,
+                            layout: crate::types::Layout::Stride,
+                        })),
+                        _ => bad(),
+                    }
+                }
                 Some(h) if h.starts_with("View") && h.ends_with('D') => {
                     let rank: u8 = h[4..h.len() - 1]
                         .parse()

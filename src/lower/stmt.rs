@@ -330,10 +330,17 @@ impl FnCx<'_> {
         };
         match &target.kind {
             ExprKind::Name(n) => {
+                // A scratch view takes its element type from the annotation.
+                self.scratch_dtype = match &ann_ty {
+                    Some(Ty::View(vt)) => Some(vt.dtype),
+                    _ => None,
+                };
                 let val = match value {
-                    Some(v) => Some(self.expr(v)?),
+                    Some(v) => Some(self.expr(v)),
                     None => None,
                 };
+                self.scratch_dtype = None;
+                let val = val.transpose()?;
                 let ty = match (&ann_ty, &val) {
                     (Some(t), _) => t.clone(),
                     (None, Some(v)) => match &v.ty {
@@ -492,11 +499,15 @@ impl FnCx<'_> {
                 }
             }
             None => {
+                let scratch = value.and_then(|e| self.scratch_local_type(e, &vt));
                 let root = value.and_then(|e| self.root_view(e));
-                let root =
-                    match root {
-                        Some(r) => r,
-                        None => return unsupported(
+                let decl =
+                    match (scratch, root) {
+                        (Some(t), _) => t,
+                        (None, Some(r)) => {
+                            format!("pk::strided_t<std::decay_t<decltype({r})>, {}>", vt.rank)
+                        }
+                        (None, None) => return unsupported(
                             value.map_or(s.span, |e| e.span),
                             "a view local must be a view or a subview of one, as in row = A[i, :]",
                         ),
@@ -509,10 +520,7 @@ impl FnCx<'_> {
                         kind: VarKind::Local,
                         cpp: cpp_ident(n),
                         annotated: true,
-                        decl: Some(format!(
-                            "pk::strided_t<std::decay_t<decltype({root})>, {}>",
-                            vt.rank
-                        )),
+                        decl: Some(decl),
                     },
                 );
                 self.decl_order.push(n.to_string());

@@ -81,7 +81,7 @@ impl FnCx<'_> {
         e: &Expr,
     ) -> KResult<Val> {
         let m = self.team_member(base).expect("checked by the caller");
-        if !args.is_empty() {
+        if !args.is_empty() && attr != "team_scratch" {
             return type_error(e.span, format!("{attr}() takes no arguments"));
         }
         match attr {
@@ -90,6 +90,10 @@ impl FnCx<'_> {
                 ty: VTy::S(STy::strong(DType::I32)),
                 lit: None,
             }),
+            "team_scratch" => type_error(
+                e.span,
+                "team_scratch(level) is only allowed as the first argument of pk.ScratchView1D/2D/3D",
+            ),
             "team_barrier" => Ok(Val {
                 code: format!("{m}.team_barrier()"),
                 ty: VTy::Void,
@@ -99,6 +103,93 @@ impl FnCx<'_> {
                 e.span,
                 format!("the team member has no method '{attr}': it has league_rank(), team_rank(), team_size(), league_size() and team_barrier()"),
             ),
+        }
+    }
+
+    /// `pk.ScratchView1D(m.team_scratch(level), n0, ...)` (up to 3D): a view of
+    /// the team's scratch memory. Its element type is the annotation's
+    /// (`s: pk.ScratchView1D[pk.double] = ...`), double without one.
+    pub(super) fn scratch_view(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let rank: u8 = match f {
+            "ScratchView1D" => 1,
+            "ScratchView2D" => 2,
+            "ScratchView3D" => 3,
+            _ => {
+                return type_error(
+                    e.span,
+                    format!("pk.{f} is not a scratch view type: use pk.ScratchView1D, 2D or 3D"),
+                )
+            }
+        };
+        let Some((member, level)) = args.first().and_then(|a| self.scratch_source(a)) else {
+            return type_error(e.span, format!("pk.{f} needs the team's scratch memory first: pk.{f}(team_member.team_scratch(0), n...)"));
+        };
+        if args.len() != 1 + rank as usize {
+            return type_error(
+                e.span,
+                format!("pk.{f} takes the scratch memory and {rank} extent(s)"),
+            );
+        }
+        let level = self.expr(level)?;
+        let mut parts = vec![format!("{member}.team_scratch({})", level.code)];
+        for a in &args[1..] {
+            let v = self.expr(a)?;
+            match &v.ty {
+                VTy::S(st) if st.dt.is_int() => parts.push(format!("(size_t)({})", v.code)),
+                _ => {
+                    return type_error(
+                        a.span,
+                        format!(
+                            "the extents of pk.{f} must be integers, not {}",
+                            v.ty.describe()
+                        ),
+                    )
+                }
+            }
+        }
+        let dt = self.scratch_dtype.unwrap_or(DType::F64);
+        let vt = crate::types::ViewTy {
+            dtype: dt,
+            rank,
+            layout: crate::types::Layout::Stride,
+        };
+        Ok(Val {
+            code: format!(
+                "{}({})",
+                scratch_view_type(&member, dt, rank),
+                parts.join(", ")
+            ),
+            ty: VTy::View(vt),
+            lit: None,
+        })
+    }
+
+    /// (team member, level) of `m.team_scratch(level)`.
+    fn scratch_source<'e>(&self, e: &'e Expr) -> Option<(String, &'e Expr)> {
+        let ExprKind::Call { func, args, .. } = &e.kind else {
+            return None;
+        };
+        match (&func.kind, args.as_slice()) {
+            (ExprKind::Attr(base, attr), [level]) if attr == "team_scratch" => {
+                self.team_member(base).map(|m| (m, level))
+            }
+            _ => None,
+        }
+    }
+
+    /// The C++ type of a view local bound to `pk.ScratchViewND(...)`, if `e` is one.
+    pub(super) fn scratch_local_type(&self, e: &Expr, vt: &crate::types::ViewTy) -> Option<String> {
+        let ExprKind::Call { func, args, .. } = &e.kind else {
+            return None;
+        };
+        match func.dotted() {
+            Some((m, f))
+                if f.starts_with("ScratchView") && super::names::is_pk_module(self.globals, m) =>
+            {
+                let (member, _) = self.scratch_source(args.first()?)?;
+                Some(scratch_view_type(&member, vt.dtype, vt.rank))
+            }
+            _ => None,
         }
     }
 
@@ -368,6 +459,15 @@ impl FnCx<'_> {
         self.is_workunit = saved_workunit;
         result
     }
+}
+
+/// A scratch view of `dt` with `rank` dimensions in the team's scratch space.
+fn scratch_view_type(member: &str, dt: DType, rank: u8) -> String {
+    format!(
+        "Kokkos::View<{}{}, typename std::decay_t<decltype({member})>::scratch_memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
+        dt.cpp(),
+        "*".repeat(rank as usize)
+    )
 }
 
 fn lambda_sig(params: &[LambdaParam]) -> String {

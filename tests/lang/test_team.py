@@ -254,3 +254,72 @@ def test_bad_team_policies():
         pk.TeamPolicy(4)
     with pytest.raises(RuntimeError, match="only meaningful inside a @pk.workunit"):
         pk.TeamThreadRange(None, 3)
+
+
+# --- scratch memory -----------------------------------------------------------------
+
+@pk.workunit
+def scratch_yAx(team_member: pk.TeamMember, acc: pk.Acc[pk.double], cols: int, y, x, A):
+    e: int = team_member.league_rank()
+    s_x: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team_member.team_scratch(0), cols)
+
+    def load(i: int):
+        s_x[i] = x[i]
+
+    pk.parallel_for(pk.TeamThreadRange(team_member, cols), load)
+    team_member.team_barrier()
+
+    def row(i: int, inner: pk.Acc[pk.double]):
+        inner += A[e][i] * s_x[i]
+
+    t: float = pk.parallel_reduce(pk.TeamThreadRange(team_member, cols), row)
+    if team_member.team_rank() == 0:
+        acc += y[e] * t
+
+
+@pk.workunit
+def scratch_tile(tm, cols, v, out):
+    r = tm.league_rank()
+    tile: pk.ScratchView2D[pk.int32] = pk.ScratchView2D(tm.team_scratch(1), 2, cols)
+
+    def load(c):
+        tile[0][c] = v[r][c]
+        tile[1][c] = v[r][c] * 2
+
+    pk.parallel_for(pk.TeamThreadRange(tm, cols), load)
+    tm.team_barrier()
+
+    def store(c):
+        out[r][c] = tile[0][cols - 1 - c] + tile[1][c]
+
+    pk.parallel_for(pk.TeamThreadRange(tm, cols), store)
+
+
+def test_scratch_view_staged_vector(pk_mode, data):
+    a, x, y = data
+    A, X, Y = pk.View([N, M], pk.double), pk.View([M], pk.double), pk.View([N], pk.double)
+    A.data[:], X.data[:], Y.data[:] = a, x, y
+    policy = pk.TeamPolicy(N, TEAM)
+    policy.set_scratch_size(0, pk.PerTeam(pk.ScratchView1D[pk.double].shmem_size(M)))
+    got = pk.parallel_reduce(policy, scratch_yAx, cols=M, y=Y, x=X, A=A)
+    assert float(got) == pytest.approx(float(y @ (a @ x)), rel=1e-12)
+
+
+def test_two_dimensional_int_scratch_at_level_1(pk_mode):
+    v = np.random.default_rng(9).integers(0, 1000, size=(N, M)).astype(np.int32)
+    V, out = pk.View([N, M], pk.int32), pk.View([N, M], pk.int32)
+    V.data[:] = v
+    policy = pk.TeamPolicy(N, TEAM).set_scratch_size(1, pk.PerTeam(pk.ScratchView2D[pk.int32].shmem_size(2, M)))
+    pk.parallel_for(policy, scratch_tile, cols=M, v=V, out=out)
+    np.testing.assert_array_equal(out.data, v[:, ::-1] + 2 * v)
+
+
+def test_scratch_size_requests_are_checked():
+    policy = pk.TeamPolicy(4, TEAM)
+    with pytest.raises(ValueError, match="levels 0 and 1"):
+        policy.set_scratch_size(2, pk.PerTeam(64))
+    with pytest.raises(TypeError, match="pk.PerTeam"):
+        policy.set_scratch_size(0, 64)
+    with pytest.raises(TypeError, match="applies to a pk.TeamPolicy"):
+        pk.RangePolicy(0, 4).set_scratch_size(0, pk.PerTeam(64))
+    assert pk.ScratchView1D[pk.int32].shmem_size(10) == 44
