@@ -335,10 +335,7 @@ impl FnCx<'_> {
                     Some(Ty::View(vt)) => Some(vt.dtype),
                     _ => None,
                 };
-                let val = match value {
-                    Some(v) => Some(self.expr(v)),
-                    None => None,
-                };
+                let val = value.map(|v| self.expr(v));
                 self.scratch_dtype = None;
                 let val = val.transpose()?;
                 let ty = match (&ann_ty, &val) {
