@@ -95,7 +95,7 @@ pub fn view_cpp(v: &ViewTy, space: Space) -> String {
 }
 
 /// How one launch argument appears in the functor being generated.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub enum Plan {
     /// A member of its own (the default), with this C++ name.
     Member(String),

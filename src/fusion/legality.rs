@@ -11,8 +11,9 @@ pub struct Conflict {
     pub buffer: usize,
 }
 
-pub fn conflicts(a: &Cand<'_>, b: &Cand<'_>) -> Vec<Conflict> {
-    let mut out = Vec::new();
+/// The conflicts between `a` and `b`, into `out` (cleared first).
+pub fn conflicts(a: &Cand<'_>, b: &Cand<'_>, out: &mut Vec<Conflict>) {
+    out.clear();
     for (i, u) in a.views.iter().enumerate() {
         for (j, w) in b.views.iter().enumerate() {
             let overlap = u.alloc == w.alloc && u.range.0 < w.range.1 && w.range.0 < u.range.1;
@@ -25,7 +26,6 @@ pub fn conflicts(a: &Cand<'_>, b: &Cand<'_>) -> Vec<Conflict> {
             }
         }
     }
-    out
 }
 
 pub fn check(pred: Pred, a: &Cand<'_>, b: &Cand<'_>, conflicts: &[Conflict]) -> Result<(), String> {

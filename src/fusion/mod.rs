@@ -23,6 +23,7 @@ use dashmap::DashMap;
 use plan::{Cand, ViewUse};
 use pyo3::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
+use std::hash::Hash;
 use std::sync::{Arc, LazyLock};
 
 /// Fusion is on in lazy mode unless `PK_FUSE_NOFUSE=1` (lazy without fusing).
@@ -125,7 +126,19 @@ pub struct FusedKernel {
     pub source_key: String,
 }
 
-static FUSED: LazyLock<DashMap<String, Arc<FusedKernel>>> = LazyLock::new(DashMap::new);
+static FUSED: LazyLock<DashMap<[u8; 32], Arc<FusedKernel>>> = LazyLock::new(DashMap::new);
+
+/// Feeds `std::hash::Hash` values into blake3 (region keys).
+struct Blake3Hasher(blake3::Hasher);
+
+impl std::hash::Hasher for Blake3Hasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    fn finish(&self) -> u64 {
+        unreachable!("region keys use the full blake3 digest")
+    }
+}
 
 pub fn fused_kernel_count() -> usize {
     FUSED.len()
@@ -204,18 +217,22 @@ pub fn run_region(
     let label = region_label(region);
     // Structurally identical regions (same workunits, argument types and
     // sharing) reuse one kernel: the key has no data pointers or values.
+    // Hashed rather than formatted: a flush of many small regions computes one
+    // key per region, and blake3 makes a collision out of the question.
     let space = region[0].key.space;
-    let mut key = format!("{space:?}|");
+    let mut h = Blake3Hasher(blake3::Hasher::new());
+    space.hash(&mut h);
     for (l, p) in region.iter().zip(&plans) {
-        key.push_str(&format!(
-            "{}:{:?}:{:?}:{}:{:?};",
+        (
             l.wu.bind(py).get().id,
             l.key.pattern,
-            l.key.args,
+            &l.key.args,
             l.is_method,
-            p
-        ));
+            p,
+        )
+            .hash(&mut h);
     }
+    let key: [u8; 32] = h.0.finalize().into();
     let fk = match FUSED.get(&key) {
         Some(k) => k.clone(),
         None => {

@@ -1,7 +1,7 @@
 //! Partitioning a flush into regions: launches in dependency order are taken
 //! greedily into the current region while some rule fuses the newcomer with
 //! every member; otherwise a new region starts and the refusal is recorded.
-use super::legality::{check, conflicts};
+use super::legality::{check, conflicts, Conflict};
 use super::rules::Rule;
 use crate::codegen::{Pattern, Space};
 use crate::lazy::access::Access;
@@ -74,7 +74,14 @@ fn kind(p: Pattern) -> &'static str {
 }
 
 /// Which rule fuses `b` after `a`, or why none does.
-fn pair(rules: &[Rule], a: &Cand<'_>, b: &Cand<'_>) -> Result<String, (String, String)> {
+/// `cs` is scratch space for the conflicts (reused across pairs: planning a
+/// flush checks every newcomer against each member of the open region).
+fn pair<'r>(
+    rules: &'r [Rule],
+    a: &Cand<'_>,
+    b: &Cand<'_>,
+    cs: &mut Vec<Conflict>,
+) -> Result<&'r Rule, (String, String)> {
     // Whatever the rules say: a team kernel has no work index to merge on.
     if a.team || b.team {
         return Err((
@@ -82,7 +89,7 @@ fn pair(rules: &[Rule], a: &Cand<'_>, b: &Cand<'_>) -> Result<String, (String, S
             "TeamPolicy launches are never fused".into(),
         ));
     }
-    let cs = conflicts(a, b);
+    conflicts(a, b, cs);
     let relation = if cs.is_empty() {
         "independent"
     } else {
@@ -96,8 +103,8 @@ fn pair(rules: &[Rule], a: &Cand<'_>, b: &Cand<'_>) -> Result<String, (String, S
         {
             continue;
         }
-        match r.preds.iter().try_for_each(|p| check(*p, a, b, &cs)) {
-            Ok(()) => return Ok(r.name.clone()),
+        match r.preds.iter().try_for_each(|p| check(*p, a, b, cs)) {
+            Ok(()) => return Ok(r),
             Err(why) => {
                 first_failure.get_or_insert((r.name.clone(), why));
             }
@@ -122,18 +129,19 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
     };
     let mut current: Vec<usize> = Vec::new();
     let mut used_rules: Vec<&Rule> = Vec::new();
+    let mut scratch = Vec::new();
     for (k, c) in cands.iter().enumerate() {
         if current.is_empty() {
             current.push(k);
             continue;
         }
-        let mut joined: Option<String> = None;
+        let mut joined: Option<&Rule> = None;
         let mut refusal = None;
         for &m in &current {
-            match pair(rules, &cands[m], c) {
+            match pair(rules, &cands[m], c, &mut scratch) {
                 Ok(rule) => {
                     // The first dependent rule names the join; else the last independent one.
-                    if joined.as_deref().is_none_or(|j| j == "horizontal") {
+                    if joined.is_none_or(|j| j.relation == "independent") {
                         joined = Some(rule);
                     }
                 }
@@ -149,10 +157,7 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
             }
         }
         if refusal.is_none() {
-            let rule = rules
-                .iter()
-                .find(|r| Some(&r.name) == joined.as_ref())
-                .expect("joined by an active rule");
+            let rule = joined.expect("a newcomer without a refusal was joined by a rule");
             let stmts: usize =
                 current.iter().map(|m| cands[*m].statements).sum::<usize>() + c.statements;
             let limits = used_rules.iter().copied().chain(std::iter::once(rule));
@@ -171,7 +176,7 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
                 });
             } else {
                 used_rules.push(rule);
-                plan.joined_by[k] = joined;
+                plan.joined_by[k] = Some(rule.name.clone());
                 current.push(k);
                 continue;
             }
