@@ -57,10 +57,11 @@ def lazy(on: bool) -> None:
 
 def chain(k: int, x, out) -> None:
     """k maps x -> t1 -> ... -> out; every intermediate dies at once."""
+    n = x.shape[0]
     cur = x
     for j in range(k):
-        nxt = out if j == k - 1 else pk.View([N], pk.double)
-        pk.parallel_for(N, step, a=1.0001, x=cur, y=nxt)
+        nxt = out if j == k - 1 else pk.View([n], pk.double)
+        pk.parallel_for(n, step, a=1.0001, x=cur, y=nxt)
         cur = nxt
     del cur, nxt
 

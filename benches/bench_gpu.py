@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pykokkos as pk  # noqa: E402
 from _util import per_call_us  # noqa: E402
-from bench_fusion import add, copy, dot, mul, step, tiny, triad  # noqa: E402
+from bench_fusion import add, chain, copy, dot, mul, step, tiny, triad  # noqa: E402
 
 N = 1 << 27
 
@@ -90,14 +90,6 @@ def triad_vs_copy() -> dict:
     copy_gbs = 2 * 8 * N / ct / 1e9
     return {"triad_ms": t * 1e3, "triad_gbs": triad_gbs, "copy_ms": ct * 1e3, "copy_gbs": copy_gbs,
             "triad_over_copy": triad_gbs / copy_gbs}
-
-
-def chain(k: int, x, out) -> None:
-    cur = x
-    for j in range(k):
-        nxt = out if j == k - 1 else pk.View([N], pk.double)
-        pk.parallel_for(N, step, a=1.0001, x=cur, y=nxt)
-        cur = nxt
 
 
 def chains() -> tuple[dict, bool]:
