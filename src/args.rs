@@ -123,6 +123,7 @@ fn view_arg(v: &View) -> (ArgTy, ArgVal) {
             dtype: v.dtype,
             rank: v.rank as u8,
             layout: v.kernel_layout,
+            atomic: v.atomic.load(std::sync::atomic::Ordering::Relaxed),
         }),
         ArgVal::View(ViewVal {
             raw: a,
@@ -328,6 +329,7 @@ pub fn device_view(
             dtype,
             rank: rank as u8,
             layout,
+            atomic: false,
         }),
         ArgVal::View(ViewVal {
             raw,

@@ -143,6 +143,8 @@ pub struct ViewTy {
     pub dtype: DType,
     pub rank: u8,
     pub layout: Layout,
+    /// Created with `trait=pk.Atomic`: `v[i] op= x` is an atomic update.
+    pub atomic: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -238,6 +238,9 @@ pub struct View {
     /// copy current. NumPy asks every buffer without PyBUF_WRITABLE, so the
     /// request's flags cannot tell reads from writes.
     pub read_once: std::sync::atomic::AtomicBool,
+    /// `trait=pk.Atomic`: kernels update this view's elements atomically
+    /// (`v[i] += x`); subviews inherit it.
+    pub atomic: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
@@ -326,6 +329,7 @@ impl View {
             declared,
             kernel_layout,
             read_once: Default::default(),
+            atomic: Default::default(),
         })
     }
 
@@ -416,6 +420,7 @@ impl View {
             declared: self.declared,
             kernel_layout,
             read_once: Default::default(),
+            atomic: self.atomic.load(Ordering::Relaxed).into(),
         })
     }
 }
@@ -498,6 +503,7 @@ impl View {
             declared,
             kernel_layout,
             read_once: Default::default(),
+            atomic: Default::default(),
         }))
     }
 
@@ -507,6 +513,15 @@ impl View {
         crate::lazy::take_swallowed(py, self.alloc.id())?;
         crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
         self.alloc.host_sync().map_err(crate::py_err)
+    }
+
+    /// Marks the view `trait=pk.Atomic` (set right after construction).
+    fn _set_atomic(&self) {
+        self.atomic.store(true, Ordering::Relaxed);
+    }
+    #[getter]
+    fn _atomic(&self) -> bool {
+        self.atomic.load(Ordering::Relaxed)
     }
 
     /// `_sync` for host access that only reads (indexing, printing): the

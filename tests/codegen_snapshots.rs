@@ -24,6 +24,7 @@ fn view(dtype: DType, rank: u8) -> ArgTy {
         dtype,
         rank,
         layout: Layout::Right,
+        atomic: false,
     })
 }
 

@@ -16,6 +16,7 @@ const VIEW: ViewTy = ViewTy {
     dtype: DType::F64,
     rank: 1,
     layout: Layout::Right,
+    atomic: false,
 };
 
 fn globals() -> Globals {

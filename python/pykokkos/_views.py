@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _native
-from ._types import DataType, LayoutLeft, MemorySpace, dtype_code, numpy_dtype
+from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_dtype
 
 
 class View(_native.View):
@@ -20,8 +20,9 @@ class View(_native.View):
         shape = [int(n) for n in shape]
         # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
         space_code = space.value if isinstance(space, MemorySpace) else 0
-        return super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0,
-                               space_code=space_code)
+        v = super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0,
+                            space_code=space_code)
+        return _with_trait(v, trait)
 
     def __init__(self, *args, **kwargs):
         pass
@@ -158,7 +159,20 @@ def array(array, dtype=None, space=None, layout=None, trait=None) -> View:
     a = np.asarray(array)
     if dtype is not None and a.dtype != numpy_dtype(dtype_code(dtype)):
         a = a.astype(numpy_dtype(dtype_code(dtype)))
+    if trait is not None:
+        # The trait belongs to this view: wrap anew rather than mark a shared one.
+        return _with_trait(_as_view(np.asarray(a)), trait)
     return _as_view(a)
+
+
+def _with_trait(v: View, trait) -> View:
+    """Applies `trait=`: pk.Atomic makes `v[i] op= x` in kernels atomic; RandomAccess,
+    Restrict and Unmanaged are performance hints with no effect on results."""
+    if trait is Trait.Atomic:
+        v._set_atomic()
+    elif trait is not None and not isinstance(trait, Trait):
+        raise TypeError(f"trait must be pk.Atomic, pk.RandomAccess, pk.Restrict or pk.Unmanaged, got {trait!r}")
+    return v
 
 
 asarray = array

@@ -278,6 +278,7 @@ mod tests {
                 dtype: DType::F64,
                 rank,
                 layout: Layout::Right,
+                atomic: false,
             }),
         )
     }

@@ -571,6 +571,7 @@ impl FnCx<'_> {
                 dtype: vt.dtype,
                 rank: kept,
                 layout: Layout::Stride,
+                atomic: false,
             }),
             lit: None,
         })

@@ -468,6 +468,7 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
                             dtype: dt,
                             rank,
                             layout: crate::types::Layout::Stride,
+                            atomic: false,
                         })),
                         _ => bad(),
                     }
@@ -484,6 +485,7 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
                         dtype: dt,
                         rank,
                         layout: crate::types::Layout::Right,
+                        atomic: false,
                     }))
                 }
                 _ => bad(),

@@ -616,9 +616,83 @@ impl FnCx<'_> {
                 )
             }
         };
+        if self.is_atomic_element(target) {
+            return self.atomic_update(&cur, op, &rhs, dt, value);
+        }
         let r = self.binary(op, &cur, &rhs, target, value, target)?;
         let code = self.coerce(&r, dt);
         self.line(&format!("{} = {code};", cur.code));
+        Ok(())
+    }
+}
+
+impl FnCx<'_> {
+    /// `v[...]` of a view created with `trait=pk.Atomic` (not a register local).
+    fn is_atomic_element(&self, target: &Expr) -> bool {
+        let ExprKind::Index(..) = &target.kind else {
+            return false;
+        };
+        let Some(root) = self.root_view(target) else {
+            return false;
+        };
+        self.vars
+            .values()
+            .any(|v| v.cpp == root && matches!(v.ty, Ty::View(vt) if vt.atomic))
+    }
+
+    /// `v[i] op= x` on a pk.Atomic view: one atomic read-modify-write, as
+    /// Kokkos' Atomic memory trait gives. Updates that cannot be one atomic
+    /// operation with Python's result are refused rather than left racy.
+    fn atomic_update(
+        &mut self,
+        cur: &Val,
+        op: BinOp,
+        rhs: &Val,
+        dt: DType,
+        value: &Expr,
+    ) -> KResult<()> {
+        let name = match op {
+            BinOp::Add => "add",
+            BinOp::Sub => "sub",
+            BinOp::Mul => "mul",
+            BinOp::Div if dt.is_float() => "div",
+            BinOp::BitAnd => "and",
+            BinOp::BitOr => "or",
+            BinOp::BitXor => "xor",
+            BinOp::LShift => "lshift",
+            BinOp::RShift => "rshift",
+            _ => {
+                return type_error(
+                    value.span,
+                    format!("this update of a pk.Atomic view of {} is not one atomic operation: use + - * & | ^ << >> (and / on floats)", dt.name()),
+                )
+            }
+        };
+        let rt = match &rhs.ty {
+            VTy::S(st) => st.dt,
+            other => {
+                return type_error(
+                    value.span,
+                    format!(
+                        "an atomic update needs a number, but this is {}",
+                        other.describe()
+                    ),
+                )
+            }
+        };
+        if !dt.is_float() && rt.is_float() {
+            return type_error(
+                value.span,
+                format!("an atomic update of a {} view needs an integer value, not {}: convert it with int(...)", dt.name(), rt.name()),
+            );
+        }
+        let v = self.coerce(rhs, dt);
+        // Kokkos deduces one type from both arguments: cast the value exactly.
+        self.line(&format!(
+            "Kokkos::atomic_fetch_{name}(&{}, ({})({v}));",
+            cur.code,
+            dt.cpp()
+        ));
         Ok(())
     }
 }

@@ -152,6 +152,7 @@ impl FnCx<'_> {
             dtype: dt,
             rank,
             layout: crate::types::Layout::Stride,
+            atomic: false,
         };
         Ok(Val {
             code: format!(

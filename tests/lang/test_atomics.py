@@ -81,3 +81,68 @@ def test_compare_exchange_has_one_winner():
     assert winners[0] == 1
     assert 1 <= c[0] <= N
     assert c[2] == N - 1  # every exchange but the first saw a previous index
+
+
+# --- views created with trait=pk.Atomic: `v[i] op= x` is one atomic update ---------
+
+@pk.workunit
+def bin_counts(i, data, h, w):
+    b = data[i] % 10
+    h[b] += 1
+    w[b] += 0.5
+    w[10 + b] -= 0.25
+
+
+@pk.workunit
+def bit_flags(i, flags):
+    flags[i % 3] |= 1 << (i % 40)
+
+
+def test_atomic_trait_histogram_is_exact(pk_mode):
+    n = 60000
+    d = np.random.default_rng(1).integers(0, 1000, n)
+    data = pk.View([n], pk.int64)
+    data.data[:] = d
+    h = pk.View([10], pk.int64, trait=pk.Atomic)
+    w = pk.array(np.zeros(20), trait=pk.Atomic)
+    pk.parallel_for(n, bin_counts, data=data, h=h, w=w)
+    counts = np.bincount(d % 10, minlength=10)
+    np.testing.assert_array_equal(h.data, counts)
+    np.testing.assert_array_equal(w.data[:10], 0.5 * counts)  # exact: multiples of 1/4
+    np.testing.assert_array_equal(w.data[10:], -0.25 * counts)
+
+
+def test_atomic_trait_bitwise_updates_and_subviews(pk_mode):
+    parent = pk.View([8], pk.int64, trait=pk.Atomic)
+    flags = parent[2:5]  # a subview keeps the trait
+    pk.parallel_for(3 * 40, bit_flags, flags=flags)
+    np.testing.assert_array_equal(parent.data[2:5], [(1 << 40) - 1] * 3)
+    np.testing.assert_array_equal(parent.data[[0, 1, 5, 6, 7]], 0)
+
+
+@pk.workunit
+def atomic_floordiv(i, h):
+    h[0] //= 2
+
+
+@pk.workunit
+def atomic_int_plus_float(i, h):
+    h[0] += 0.5
+
+
+@pytest.mark.parametrize("kernel, fragment", [
+    (atomic_floordiv, "is not one atomic operation"),
+    (atomic_int_plus_float, "needs an integer value, not float64"),
+])
+def test_atomic_trait_refuses_updates_it_cannot_make_atomic(kernel, fragment):
+    h = pk.View([1], pk.int32, trait=pk.Atomic)
+    with pytest.raises(pk.KernelTypeError, match=fragment):
+        pk.parallel_for(4, kernel, h=h)
+        pk.flush()
+
+
+def test_traits_are_checked():
+    with pytest.raises(TypeError, match="trait must be pk.Atomic"):
+        pk.View([2], pk.double, trait="atomic")
+    v = pk.View([2], pk.double, trait=pk.RandomAccess)  # a hint: accepted, no effect on results
+    assert not v._atomic
