@@ -451,7 +451,7 @@ pub fn execute(
 /// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
 /// reduction/scan total (plus `initial`), a lazy handle in lazy mode, or None.
 #[pyfunction]
-#[pyo3(signature = (pattern, policy, wu, kwargs=None, label=None, is_method=false, methods=None, initial=None, site=None))]
+#[pyo3(signature = (pattern, policy, wu, kwargs=None, label=None, is_method=false, methods=None, initial=None, site_code=None, site_offset=0))]
 #[allow(clippy::too_many_arguments)]
 pub fn launch<'py>(
     py: Python<'py>,
@@ -463,7 +463,8 @@ pub fn launch<'py>(
     is_method: bool,
     methods: Option<&Bound<'py, PyDict>>,
     initial: Option<&Bound<'py, PyAny>>,
-    site: Option<(Bound<'py, PyAny>, i64)>,
+    site_code: Option<Bound<'py, PyAny>>,
+    site_offset: i64,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();
@@ -513,7 +514,7 @@ pub fn launch<'py>(
                 is_method,
                 methods: methods.map(|m| m.clone().unbind()),
                 label: label.to_string(),
-                site: site.map(|(f, l)| (f.unbind(), l)),
+                site: site_code.map(|f| (f.unbind(), site_offset)),
             };
             return crate::lazy::record(py, rec).map(Some);
         }

@@ -96,11 +96,10 @@ def _launch(pattern, args, what, kwargs, initial=None):
     name, policy, wu = _split(args, what)
     nat, members, methods = _target(wu, what)
     f = _getframe(2)
-    site = (f.f_code, f.f_lasti)
     if members is None:
-        r = _native_launch(pattern, policy, nat, kwargs, name, False, None, initial, site)
+        r = _native_launch(pattern, policy, nat, kwargs, name, False, None, initial, f.f_code, f.f_lasti)
     else:
-        r = _native_launch(pattern, policy, nat, members, name, True, methods, initial, site)
+        r = _native_launch(pattern, policy, nat, members, name, True, methods, initial, f.f_code, f.f_lasti)
     return _finish(r, initial)
 
 
@@ -113,7 +112,7 @@ def parallel_for(*args, **kwargs):
         nat = getattr(wu, "__pk_workunit__", None)
         if nat is not None and type(wu) is _FunctionType:
             f = _getframe(1)
-            return _native_launch(0, args[0], nat, kwargs, None, False, None, None, (f.f_code, f.f_lasti))
+            return _native_launch(0, args[0], nat, kwargs, None, False, None, None, f.f_code, f.f_lasti)
     if len(args) >= 2 and isinstance(args[-1], list):
         name, policy, wus = _split(args, "parallel_for")
         return _explicit_fusion(policy, wus, kwargs)
@@ -126,7 +125,7 @@ def parallel_reduce(*args, initial_value=None, **kwargs):
         nat = getattr(wu, "__pk_workunit__", None)
         if nat is not None and type(wu) is _FunctionType:
             f = _getframe(1)
-            r = _native_launch(1, args[0], nat, kwargs, None, False, None, initial_value, (f.f_code, f.f_lasti))
+            r = _native_launch(1, args[0], nat, kwargs, None, False, None, initial_value, f.f_code, f.f_lasti)
             return _finish(r, initial_value)
     return _launch(1, args, "parallel_reduce", kwargs, initial_value)
 

@@ -70,6 +70,8 @@ def launch(
     is_method: bool = ...,
     methods: dict[str, Any] | None = ...,
     initial: Any = ...,
+    site_code: Any = ...,
+    site_offset: int = ...,
 ) -> Any: ...
 def generate_source(
     pattern: int,

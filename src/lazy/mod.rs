@@ -61,13 +61,31 @@ pub struct Launch {
     pub site: Option<(Py<PyAny>, i64)>,
 }
 
+type SiteCache = Mutex<std::collections::HashMap<(usize, i64), (Py<PyAny>, String)>>;
+static SITES: LazyLock<SiteCache> = LazyLock::new(Default::default);
+
 impl Launch {
     /// "file:line" of the launch call.
     pub fn site(&self, py: Python<'_>) -> String {
         let Some((code, lasti)) = &self.site else {
             return "<unknown>".into();
         };
-        let code = code.bind(py);
+        // Every flush's report names its launches' sites: remember each one
+        // (the entry holds the code object, so its address cannot be reused).
+        let key = (code.as_ptr() as usize, *lasti);
+        if let Some((_, s)) = SITES.lock().unwrap().get(&key) {
+            return s.clone();
+        }
+        let s = Self::locate(code.bind(py), *lasti);
+        SITES
+            .lock()
+            .unwrap()
+            .insert(key, (code.clone_ref(py), s.clone()));
+        s
+    }
+
+    fn locate(code: &Bound<'_, PyAny>, lasti: i64) -> String {
+        let lasti = &lasti;
         let file: String = code
             .getattr("co_filename")
             .and_then(|f| f.extract())
