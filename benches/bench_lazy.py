@@ -1,6 +1,7 @@
 """Lazy runtime (PK_FUSE=1) costs: recording one launch, and flushing 1,000
 pending launches beside running the same 1,000 launches eagerly (the
-difference is the lazy machinery's own cost; kernel time is the same in both).
+difference is the lazy machinery's own cost; kernel time is the same in both);
+and an iterative loop that reads a reduction every iteration (a flush each time).
 """
 from __future__ import annotations
 
@@ -20,6 +21,27 @@ def bump(i, v):
 @pk.workunit
 def scale(i, v, a):
     v[i] = a * v[i]
+
+
+@pk.workunit
+def total(i, acc, v):
+    acc += v[i]
+
+
+def _read_each_iteration(lazy: bool, iters: int = 5000) -> float:
+    """Microseconds per iteration of: a map, a reduction, reading its value."""
+    v = pk.View([100], pk.double)
+    pk._native.set_lazy(lazy)
+    for _ in range(50):
+        pk.parallel_for(100, scale, v=v, a=1.0)
+        float(pk.parallel_reduce(100, total, v=v))
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        pk.parallel_for(100, scale, v=v, a=1.0)
+        float(pk.parallel_reduce(100, total, v=v))
+    dt = time.perf_counter() - t0
+    pk._native.set_lazy(False)
+    return dt / iters * 1e6
 
 
 def _flush_vs_eager(make_views, n: int, reps: int = 5) -> tuple[float, float]:
@@ -61,7 +83,10 @@ def main(calls: int = 5000) -> dict:
     n = 1000
     chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
+    loop_lazy, loop_eager = _read_each_iteration(True), _read_each_iteration(False)
     return {
+        "loop_read_lazy_us": loop_lazy,
+        "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
         "record_p99_us": rec["p99"],
         "eager_launch_us": eager["median"],

@@ -79,6 +79,8 @@ ROWS = [
     ("lazy", "flush1000_indep_ms", "flush of 1,000 independent pending launches", "ms", None),
     ("lazy", "eager1000_indep_ms", "the same 1,000 launches run eagerly", "ms", None),
     ("lazy", "flush_overhead_indep_us", "flush minus eager, per launch (independent)", "us", None),
+    ("lazy", "loop_read_lazy_us", "loop of map + reduce + read of the total, lazy, per iteration", "us", None),
+    ("lazy", "loop_read_eager_us", "the same loop eagerly, per iteration", "us", None),
     ("fusion", None, "(f) fusion (PK_FUSE=1) vs eager, 2^24 doubles unless stated", None, None),
     ("fusion", "chain2_speedup", "k=2 map chain, temporaries die: speedup (ideal 2)", "x", None),
     ("fusion", "chain4_speedup", "k=4 map chain: speedup (ideal 4)", "x", None),
