@@ -179,6 +179,38 @@ struct Temp {
     written: bool,
 }
 
+/// The view arguments of one kernel launch in `space`, in slot order.
+/// `writes[i]` says whether view i may be written (all may, when empty).
+/// CUDA launches get device pointers (and a `Launch` to finish after the
+/// kernel); host launches first take back what a GPU kernel left newer, and
+/// views they only read keep their device copy current.
+pub fn kernel_views(
+    space: crate::codegen::Space,
+    vals: &[&ViewVal],
+    writes: &[bool],
+) -> PkResult<(Option<Launch>, Vec<PkViewArg>)> {
+    if space == crate::codegen::Space::Cuda {
+        let (l, args) = Launch::prepare(vals, writes)?;
+        return Ok((Some(l), args));
+    }
+    let mirrors = USED.load(Ordering::Relaxed);
+    let args = vals
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if mirrors {
+                if writes.get(i).copied().unwrap_or(true) {
+                    v.alloc.host_sync()?;
+                } else {
+                    v.alloc.host_read()?;
+                }
+            }
+            Ok(v.materialize())
+        })
+        .collect::<PkResult<_>>()?;
+    Ok((None, args))
+}
+
 /// Device arguments of one CUDA launch: borrowed memory lives in temporary
 /// device buffers that `finish` copies back and Drop frees.
 pub struct Launch {

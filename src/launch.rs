@@ -97,10 +97,6 @@ impl Policy {
         Ok(slf)
     }
     #[getter]
-    fn is_team(&self) -> bool {
-        self.team
-    }
-    #[getter]
     fn begin(&self) -> Vec<i64> {
         self.lo.clone()
     }
@@ -390,43 +386,17 @@ pub fn execute(
     name: &str,
 ) -> Result<Option<Total>, PkError> {
     runtime::kokkos()?;
-    let mut device_launch = None;
-    let views: Vec<PkViewArg> = if kernel.space == Space::Cuda {
-        let vs: Vec<&crate::args::ViewVal> = kernel
-            .abi
-            .view_slots
-            .iter()
-            .map(|&k| match &vals[k] {
-                ArgVal::View(v) => v,
-                _ => unreachable!("view slot holds a view"),
-            })
-            .collect();
-        let (l, args) = crate::device::Launch::prepare(&vs, &kernel.view_writes)?;
-        device_launch = Some(l);
-        args
-    } else {
-        let mirrors = crate::device::USED.load(std::sync::atomic::Ordering::Relaxed);
-        kernel
-            .abi
-            .view_slots
-            .iter()
-            .enumerate()
-            .map(|(i, &k)| match &vals[k] {
-                ArgVal::View(v) => {
-                    if mirrors {
-                        // Views the kernel only reads keep their device copy current.
-                        if kernel.view_writes.get(i).copied().unwrap_or(true) {
-                            v.alloc.host_sync()?;
-                        } else {
-                            v.alloc.host_read()?;
-                        }
-                    }
-                    Ok(v.materialize())
-                }
-                _ => unreachable!("view slot holds a view"),
-            })
-            .collect::<Result<_, PkError>>()?
-    };
+    let vs: Vec<&crate::args::ViewVal> = kernel
+        .abi
+        .view_slots
+        .iter()
+        .map(|&k| match &vals[k] {
+            ArgVal::View(v) => v,
+            _ => unreachable!("view slot holds a view"),
+        })
+        .collect();
+    let (device_launch, views) =
+        crate::device::kernel_views(kernel.space, &vs, &kernel.view_writes)?;
     let scalars: Vec<PkScalarArg> = kernel
         .abi
         .scalar_slots

@@ -159,10 +159,8 @@ def array(array, dtype=None, space=None, layout=None, trait=None) -> View:
     a = np.asarray(array)
     if dtype is not None and a.dtype != numpy_dtype(dtype_code(dtype)):
         a = a.astype(numpy_dtype(dtype_code(dtype)))
-    if trait is not None:
-        # The trait belongs to this view: wrap anew rather than mark a shared one.
-        return _with_trait(_as_view(np.asarray(a)), trait)
-    return _as_view(a)
+    # `a` is an ndarray here, so the View is a fresh wrapper: a trait marks only it.
+    return _with_trait(_as_view(a), trait)
 
 
 def _with_trait(v: View, trait) -> View:

@@ -174,12 +174,7 @@ pub fn generate(
     );
     let clabel = label.replace('"', "'");
     match reduces.len() {
-        0 if space == Space::Cuda => s.push_str(&format!(
-            "    pk::cuda_for(\"{clabel}\", f, lo[0], hi[0]);\n"
-        )),
-        0 => s.push_str(&format!(
-            "    Kokkos::parallel_for(\"{clabel}\", {policy}, f);\n"
-        )),
+        0 => s.push_str(&codegen::range_for(space, &clabel, &policy)),
         1 => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));

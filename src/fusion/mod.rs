@@ -11,7 +11,7 @@ pub mod legality;
 pub mod plan;
 pub mod rules;
 
-use crate::args::{ArgVal, PkScalarArg, PkViewArg};
+use crate::args::{ArgVal, PkScalarArg};
 use crate::build::{cache, loader, toolchain};
 use crate::codegen::{ArgTy, KernelSpec, Plan};
 use crate::errors::{LocatedError, PkError, PkResult};
@@ -251,25 +251,7 @@ pub fn run_region(
             _ => unreachable!("a view group comes from a view argument"),
         })
         .collect();
-    // Device regions get device pointers (host copies moved over when newer);
-    // host regions first take back anything a GPU kernel left newer.
-    let mut device_launch = None;
-    let views: Vec<PkViewArg> = if space == crate::codegen::Space::Cuda {
-        let (l, args) = crate::device::Launch::prepare(&group_vals, &[])?;
-        device_launch = Some(l);
-        args
-    } else {
-        let mirrors = crate::device::USED.load(std::sync::atomic::Ordering::Relaxed);
-        group_vals
-            .iter()
-            .map(|v| {
-                if mirrors {
-                    v.alloc.host_sync()?;
-                }
-                Ok(v.materialize())
-            })
-            .collect::<PkResult<_>>()?
-    };
+    let (device_launch, views) = crate::device::kernel_views(space, &group_vals, &[])?;
     let scalars: Vec<PkScalarArg> = fk
         .abi
         .scalars

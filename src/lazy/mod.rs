@@ -85,7 +85,6 @@ impl Launch {
     }
 
     fn locate(code: &Bound<'_, PyAny>, lasti: i64) -> String {
-        let lasti = &lasti;
         let file: String = code
             .getattr("co_filename")
             .and_then(|f| f.extract())
@@ -94,7 +93,7 @@ impl Launch {
         if let Ok(lines) = code.call_method0("co_lines").and_then(|l| l.try_iter()) {
             for item in lines.flatten() {
                 if let Ok((start, end, ln)) = item.extract::<(i64, i64, Option<i64>)>() {
-                    if start <= *lasti && *lasti < end {
+                    if start <= lasti && lasti < end {
                         line = ln.unwrap_or(0);
                         break;
                     }

@@ -548,6 +548,11 @@ impl FnCx<'_> {
 
     /// The C++ name of the view a (sub)view expression starts from.
     fn root_view(&self, e: &Expr) -> Option<String> {
+        self.root_view_var(e).map(|v| v.cpp.clone())
+    }
+
+    /// The view variable a (sub)view expression starts from.
+    fn root_view_var(&self, e: &Expr) -> Option<&Var> {
         let mut cur = e;
         while let ExprKind::Index(b, _) = &cur.kind {
             cur = b;
@@ -559,10 +564,7 @@ impl FnCx<'_> {
             }
             _ => return None,
         };
-        match self.vars.get(&key) {
-            Some(v) if matches!(v.ty, Ty::View(_)) => Some(v.cpp.clone()),
-            _ => None,
-        }
+        self.vars.get(&key).filter(|v| matches!(v.ty, Ty::View(_)))
     }
 
     fn aug_assign(&mut self, target: &Expr, op: BinOp, value: &Expr) -> KResult<()> {
@@ -629,15 +631,10 @@ impl FnCx<'_> {
 impl FnCx<'_> {
     /// `v[...]` of a view created with `trait=pk.Atomic` (not a register local).
     fn is_atomic_element(&self, target: &Expr) -> bool {
-        let ExprKind::Index(..) = &target.kind else {
-            return false;
-        };
-        let Some(root) = self.root_view(target) else {
-            return false;
-        };
-        self.vars
-            .values()
-            .any(|v| v.cpp == root && matches!(v.ty, Ty::View(vt) if vt.atomic))
+        matches!(target.kind, ExprKind::Index(..))
+            && self
+                .root_view_var(target)
+                .is_some_and(|v| matches!(v.ty, Ty::View(vt) if vt.atomic))
     }
 
     /// `v[i] op= x` on a pk.Atomic view: one atomic read-modify-write, as
