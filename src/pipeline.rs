@@ -1,24 +1,287 @@
-//! The eager compile pipeline, one named stage per line:
-//! parse -> resolve names -> lower and generate C++ -> cache key -> compile -> load.
-use crate::build::{cache, loader, toolchain};
-use crate::codegen::{self, ArgTy, KernelAbi, Pattern, Space};
+//! The two pipelines, each a list of named stages, one call per line.
+//!
+//! - `eager(launch)`: kernel for the launch (the in-process table, else
+//!   resolve names -> translate -> build and load) -> run.
+//! - `flush(demand)`: dependency closure -> plan (candidates -> partition ->
+//!   verify -> dead temporaries -> explain) -> per region: take it out of the
+//!   DAG -> kernel (fused: layout -> generate -> build and load) -> run.
+//!
+//! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
+//! The bindings call in with the GIL released.
+use crate::build;
+use crate::codegen::{self, fused, KernelSpec};
 use crate::errors::{LocatedError, PkError, PkResult};
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::{Kernel, Total, FUSED, KERNELS};
+use crate::exec::launch::Launch;
+use crate::exec::run::{run, Who};
+use crate::frontend::workunit::Workunit;
+use crate::fusion::{cand, dead, explain, layout, plan, rules, verify};
+use crate::lazy::graph::{self, Demand, Node};
 use crate::lower::Globals;
-use crate::workunit::Workunit;
+use crate::types::{ArgTy, Pattern, Space};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
-/// A loaded kernel: the entry point and how to fill its arguments.
-pub struct Kernel {
-    pub run: loader::EntryFn,
-    pub error: loader::ErrorFn,
-    pub abi: KernelAbi,
-    pub source_key: String,
-    /// Where it runs: CUDA kernels take device pointers.
-    pub space: crate::codegen::Space,
-    /// CUDA kernels: whether each view slot may be written (its device copy
-    /// then becomes the newer one). Empty: every view counts as written.
-    pub view_writes: Vec<bool>,
+/// What became of a submitted launch.
+pub enum Submitted {
+    /// Lazy mode: recorded as this sequence number (with a result slot for
+    /// reductions and scans).
+    Recorded(u64, Option<Arc<crate::lazy::slot::Slot>>),
+    /// Run now, with its total.
+    Ran(Option<Total>),
 }
 
+/// A launch from the program: recorded in lazy mode, else (or when it touches
+/// memory Python can change behind our back: NumPy arrays, exported views)
+/// run now, after the pending work it depends on.
+pub fn submit(l: Launch) -> PkResult<Submitted> {
+    check_device_memory(&l)?;
+    let foreign = l.vals.iter().any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
+    if graph::enabled() && !foreign {
+        let (seq, slot) = graph::record(l)?;
+        return Ok(Submitted::Recorded(seq, slot));
+    }
+    if graph::enabled() {
+        flush(Demand::Allocs(&l.allocs()))?;
+    }
+    eager(&l).map(Submitted::Ran)
+}
+
+/// Borrowed device memory (CuPy, DLPack) is refused by host kernels.
+fn check_device_memory(l: &Launch) -> PkResult<()> {
+    let device_only = l.vals.iter().any(|v| matches!(v, ArgVal::View(x) if x.alloc.is_device_only()));
+    if l.key.space != Space::Cuda && device_only {
+        return Err(PkError::Argument(format!(
+            "workunit '{}': a CUDA array (it has __cuda_array_interface__) was passed to a kernel on the host; \
+             launch it in the Cuda space (pk.set_default_space(pk.Cuda) or pk.RangePolicy(pk.Cuda, ...))",
+            l.workunit().name
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one launch now.
+pub fn eager(l: &Launch) -> PkResult<Option<Total>> {
+    let kernel = single_kernel(l)?;
+    let totals = run(&kernel, &[&l.vals], &l.lo, &l.hi, Who::Workunit(&l.workunit().name))?;
+    Ok(totals[0])
+}
+
+/// Runs what `demand` depends on, fused by the rules into one kernel per region.
+/// On a failure the failed launch and everything that depends on it are
+/// dropped (and named in the error); unrelated pending work stays pending.
+pub fn flush(demand: Demand<'_>) -> PkResult<()> {
+    let nodes = graph::closure(&demand);
+    if nodes.is_empty() {
+        return Ok(());
+    }
+    let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
+    for (region, dead) in plan(&nodes)? {
+        run_region(&region, &dead)?;
+    }
+    Ok(())
+}
+
+/// A region (sequence numbers, program order) and its dead temporaries.
+type Region = (Vec<u64>, BTreeSet<usize>);
+
+/// Partitions a flush into regions (one per launch when fusion is off).
+fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
+    if crate::config::get().no_fuse {
+        return Ok(nodes.iter().map(|n| (vec![n.seq], BTreeSet::new())).collect());
+    }
+    let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
+    let cands: Vec<cand::Cand> = nodes.iter().map(|n| cand::of_launch(&n.launch, &n.access_map)).collect();
+    let edges = graph::edges(nodes);
+    let plan = plan::partition(rules::active()?, &cands);
+    check(&plan, &edges)?;
+    let dead = dead_temporaries(nodes, &cands, &plan);
+    explain::record(&cands, &plan, &dead, &edges, &|k| nodes[k].launch.origin.site());
+    Ok(plan.regions.iter().zip(dead).map(|(r, d)| (r.iter().map(|&k| nodes[k].seq).collect(), d.into_iter().collect())).collect())
+}
+
+/// The verify stage: on in debug builds and under `PK_VERIFY=1` (tests).
+fn check(p: &plan::Plan, edges: &[(usize, usize)]) -> PkResult<()> {
+    if !crate::config::get().verify {
+        return Ok(());
+    }
+    verify::verify(p, p.joined_by.len(), edges)
+        .map_err(|e| PkError::Runtime(format!("internal error: the fusion plan is invalid: {e}")))
+}
+
+/// The dead-temporary pass per region (empty when switched off).
+fn dead_temporaries(nodes: &[Arc<Node>], cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
+    let off = crate::config::get().is_disabled(dead::PASS);
+    p.regions
+        .iter()
+        .map(|region| {
+            if off || region.len() < 2 {
+                return Vec::new();
+            }
+            let inside: BTreeSet<u64> = region.iter().map(|&k| nodes[k].seq).collect();
+            let rc: Vec<&cand::Cand> = region.iter().map(|&k| &cands[k]).collect();
+            let elsewhere = |alloc| graph::touched_elsewhere(&inside, alloc);
+            dead::dead_temporaries(&rc, &elsewhere).into_iter().collect()
+        })
+        .collect()
+}
+
+/// Runs one region: one fused kernel, or one kernel per launch (alone, or
+/// after a fused kernel failed to build: its launches then report their own
+/// errors, if they have any).
+fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
+    let nodes = graph::take(seqs);
+    if nodes.len() > 1 {
+        match run_fused(&nodes, dead) {
+            Ok(()) => return Ok(()),
+            Err(e) => tracing::warn!(error = %e, "fused kernel failed; running its launches one by one"),
+        }
+    }
+    for (j, node) in nodes.iter().enumerate() {
+        match eager(&node.launch) {
+            Ok(total) => deliver(node, total),
+            Err(e) => return Err(fail(&nodes[j..], e)),
+        }
+    }
+    Ok(())
+}
+
+fn run_fused(nodes: &[Arc<Node>], dead: &BTreeSet<usize>) -> PkResult<()> {
+    let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
+    let lay = layout::layout(&region, dead);
+    let label = layout::region_label(&region);
+    let kernel = fused_kernel(&region, &lay, &label)?;
+    let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
+    let totals = run(&kernel, &bodies, &region[0].lo, &region[0].hi, Who::Region(&label))?;
+    for (node, t) in nodes.iter().zip(totals) {
+        deliver(node, t);
+    }
+    Ok(())
+}
+
+fn deliver(node: &Node, total: Option<Total>) {
+    if let (Some(slot), Some(t)) = (&node.result, total) {
+        slot.set(t);
+    }
+}
+
+/// The kernel of one launch: the in-process table, else translated and built.
+fn single_kernel(l: &Launch) -> PkResult<Arc<Kernel>> {
+    if let Some(k) = KERNELS.get(&l.key) {
+        return Ok(k.clone());
+    }
+    let globals = l.origin.globals()?;
+    let req = Request::of_launch(l, &globals);
+    let generated = translate(&req)?;
+    let mut kernel = load(&generated.source, &req.wu.name, l.key.space)?;
+    kernel.views = generated.abi.view_slots.iter().map(|&k| (0, k)).collect();
+    kernel.view_writes = view_writes(&req, &generated.abi.view_slots)?;
+    kernel.scalars = generated.abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
+    kernel.accs = generated.abi.acc.map(|d| (0, d)).into_iter().collect();
+    let kernel = Arc::new(kernel);
+    KERNELS.insert(l.key.clone(), kernel.clone());
+    Ok(kernel)
+}
+
+/// The kernel of a fused region: found by its structure, else generated and built.
+fn fused_kernel(region: &[&Launch], lay: &layout::Layout, label: &str) -> PkResult<Arc<Kernel>> {
+    let key = layout::region_key(region, &lay.plans);
+    if let Some(k) = FUSED.get(&key) {
+        return Ok(k.clone());
+    }
+    let _span = tracing::info_span!("fuse", region = %label).entered();
+    let globals: Vec<Globals> = region.iter().map(|l| l.origin.globals()).collect::<PkResult<_>>()?;
+    let defs = region.iter().map(|l| l.workunit().def()).collect::<PkResult<Vec<_>>>()?;
+    let bodies: Vec<fused::Body> = region
+        .iter()
+        .enumerate()
+        .map(|(i, l)| fused::Body {
+            spec: Request::of_launch(l, &globals[i]).spec(&defs[i]),
+            plans: lay.plans[i].clone(),
+        })
+        .collect();
+    let space = region[0].key.space;
+    let (source, abi) = fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
+        // A body that does not translate alone fails here too: report it as its own.
+        .map_err(|e| located(e, region[0].workunit()))?;
+    let mut kernel = load(&source, label, space)?;
+    kernel.views = abi.groups;
+    kernel.scalars = abi.scalars;
+    kernel.accs = abi.accs;
+    let kernel = Arc::new(kernel);
+    FUSED.insert(key, kernel.clone());
+    Ok(kernel)
+}
+
+/// Build and load one translation unit (both pipelines).
+fn load(source: &str, label: &str, space: Space) -> PkResult<Kernel> {
+    Ok(Kernel::new(build::load(source, label)?, space))
+}
+
+/// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
+fn view_writes(req: &Request, slots: &[usize]) -> PkResult<Vec<bool>> {
+    if req.space != Space::Cuda || req.is_method {
+        return Ok(Vec::new());
+    }
+    let def = req.wu.def()?;
+    let acc = crate::analysis::access::view_access(&def, &req.args, None);
+    Ok(slots
+        .iter()
+        .map(|&k| acc.get(&req.args[k].0).is_none_or(|a| a.write))
+        .collect())
+}
+
+/// Error of a failed launch (`rest[0]`; `rest[1..]` of its region did not
+/// run): drops what depended on them and names the launch site.
+fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
+    let node = &rest[0];
+    let mut dropped: Vec<String> = Vec::new();
+    for d in graph::drop_dependents(rest) {
+        fail_slot(&d, "an earlier launch it depends on failed");
+        dropped.push(format!("'{}' at {}", d.launch.label, d.launch.origin.site()));
+    }
+    for d in &rest[1..] {
+        fail_slot(d, "an earlier launch of its fused region failed");
+        dropped.push(format!("'{}' at {}", d.launch.label, d.launch.origin.site()));
+    }
+    fail_slot(node, &e.to_string());
+    let site = node.launch.origin.site();
+    let mut msg = format!(
+        "pending launch of workunit '{}' at {site} failed: {e}",
+        node.launch.label
+    );
+    if !dropped.is_empty() {
+        msg.push_str(&format!(
+            "\nlaunches that depended on it were dropped: {}",
+            dropped.join(", ")
+        ));
+    }
+    match e {
+        PkError::Kernel(mut le) => {
+            le.message = format!("{} (launched at {site})", le.message);
+            PkError::Kernel(le)
+        }
+        PkError::Compile {
+            kernel,
+            cpp_path,
+            excerpt,
+        } => PkError::Compile {
+            kernel: format!("{kernel}' launched at '{site}"),
+            cpp_path,
+            excerpt,
+        },
+        _ => PkError::Runtime(msg),
+    }
+}
+
+fn fail_slot(node: &Node, why: &str) {
+    if let Some(s) = &node.result {
+        s.fail(why);
+    }
+}
+
+/// What one workunit's translation needs.
 pub struct Request<'a> {
     pub wu: &'a Workunit,
     pub globals: &'a Globals,
@@ -30,49 +293,45 @@ pub struct Request<'a> {
     pub label: String,
 }
 
-/// Generates C++ for a request without compiling (used by tests and explain).
+impl<'a> Request<'a> {
+    fn of_launch(l: &'a Launch, globals: &'a Globals) -> Self {
+        Request {
+            wu: l.workunit(),
+            globals,
+            pattern: l.key.pattern,
+            space: l.key.space,
+            rank: l.key.rank as usize,
+            args: l.names.iter().cloned().zip(l.key.args.iter().cloned()).collect(),
+            is_method: l.is_method,
+            label: l.label.clone(),
+        }
+    }
+
+    fn spec<'d>(&self, def: &'d crate::frontend::ast::FunctionDef) -> KernelSpec<'d>
+    where
+        'a: 'd,
+    {
+        KernelSpec {
+            def,
+            src: self.wu.src.clone(),
+            globals: self.globals,
+            pattern: self.pattern,
+            space: self.space,
+            rank: self.rank,
+            args: self.args.clone(),
+            is_method: self.is_method,
+            label: self.label.clone(),
+        }
+    }
+}
+
+/// The C++ of one workunit (lower and generate), without compiling it.
 pub fn translate(req: &Request) -> PkResult<codegen::Generated> {
     let def = req.wu.def()?;
     let _span = tracing::info_span!("translate", workunit = %req.wu.name).entered();
-    let spec = codegen::KernelSpec {
-        def: &def,
-        src: req.wu.src.clone(),
-        globals: req.globals,
-        pattern: req.pattern,
-        space: req.space,
-        rank: req.rank,
-        args: req.args.clone(),
-        is_method: req.is_method,
-        label: req.label.clone(),
-    };
-    codegen::generate(&spec)
-        .map_err(|e| PkError::Kernel(Box::new(LocatedError::new(e, &req.wu.src, &req.wu.name))))
+    codegen::generate(&req.spec(&def)).map_err(|e| located(e, req.wu))
 }
 
-pub fn build(req: &Request) -> PkResult<Kernel> {
-    let generated = translate(req)?;
-    let tc = toolchain::get()?;
-    let key = cache::key(tc, &generated.source);
-    let so = cache::compile(tc, &key, &generated.source, &req.wu.name)?;
-    let lib = loader::open(&so)?;
-    let view_writes = if req.space == codegen::Space::Cuda && !req.is_method {
-        let def = req.wu.def()?;
-        let acc = crate::lazy::access::view_access(&def, &req.args, None);
-        generated
-            .abi
-            .view_slots
-            .iter()
-            .map(|&k| acc.get(&req.args[k].0).is_none_or(|a| a.write))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    Ok(Kernel {
-        run: loader::symbol(lib, "pk_run")?,
-        error: loader::symbol(lib, "pk_error")?,
-        abi: generated.abi,
-        source_key: key,
-        space: req.space,
-        view_writes,
-    })
+fn located(e: crate::errors::KernelError, wu: &Workunit) -> PkError {
+    PkError::Kernel(Box::new(LocatedError::new(e, &wu.src, &wu.name)))
 }

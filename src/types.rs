@@ -167,6 +167,47 @@ impl Ty {
     }
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Pattern {
+    For,
+    Reduce,
+    Scan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Space {
+    Serial,
+    OpenMP,
+    Cuda,
+}
+
+impl Space {
+    pub fn cpp(self) -> &'static str {
+        match self {
+            Space::Serial => "Kokkos::Serial",
+            Space::OpenMP => "Kokkos::OpenMP",
+            Space::Cuda => "Kokkos::Cuda",
+        }
+    }
+    pub fn mem(self) -> &'static str {
+        match self {
+            Space::Cuda => "Kokkos::CudaSpace",
+            _ => "Kokkos::HostSpace",
+        }
+    }
+}
+
+/// The type of one launch argument as seen at the call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ArgTy {
+    /// A number; `weak` for Python int/float/bool (NEP 50).
+    Scalar {
+        dtype: DType,
+        weak: bool,
+    },
+    View(ViewTy),
+}
+
 fn int_rank(d: DType) -> u8 {
     d.size() as u8
 }

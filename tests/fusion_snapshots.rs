@@ -7,7 +7,7 @@ use _native::codegen::{ArgTy, KernelSpec, Pattern, Plan, Space};
 use _native::frontend::ast::FunctionDef;
 use _native::frontend::parse::parse_function;
 use _native::frontend::source::SourceInfo;
-use _native::fusion::kernel::{generate, Body};
+use _native::codegen::fused::{generate, Body};
 use _native::lower::{Global, Globals};
 use _native::types::{DType, Layout, ViewTy};
 use std::sync::Arc;

@@ -53,7 +53,7 @@ pub struct Toolchain {
 }
 
 pub fn cache_root() -> PathBuf {
-    if let Some(d) = std::env::var_os("PK_CACHE_DIR") {
+    if let Some(d) = &crate::config::get().cache_dir {
         return PathBuf::from(d);
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
@@ -64,13 +64,11 @@ pub fn cache_root() -> PathBuf {
 }
 
 fn find_kokkos() -> PkResult<Kokkos> {
-    let explicit = std::env::var_os("PK_KOKKOS_ROOT").map(PathBuf::from);
+    let explicit = crate::config::get().kokkos_root.clone();
     let prefix = match explicit {
         Some(p) => p,
         None => {
-            let want_cuda = std::env::var("PK_KOKKOS_CUDA")
-                .map(|v| v == "1")
-                .unwrap_or(false);
+            let want_cuda = crate::config::get().kokkos_cuda.as_deref() == Some("1");
             cache_root().join(format!(
                 "kokkos-{KOKKOS_VERSION}-{}",
                 if want_cuda { "cuda" } else { "host" }
@@ -250,8 +248,8 @@ pub fn normalize_arch(raw: &str) -> Option<String> {
 /// The GPU architecture kernels are compiled for: PK_CUDA_ARCH, else the first GPU's
 /// compute capability as nvidia-smi reports it.
 fn cuda_arch() -> PkResult<String> {
-    if let Ok(v) = std::env::var("PK_CUDA_ARCH") {
-        return normalize_arch(&v).ok_or_else(|| {
+    if let Some(v) = &crate::config::get().cuda_arch {
+        return normalize_arch(v).ok_or_else(|| {
             PkError::Environment(format!(
                 "PK_CUDA_ARCH={v} is not a CUDA architecture: use e.g. sm_90, 90 or 9.0"
             ))

@@ -6,52 +6,14 @@ use crate::errors::{type_error, KResult};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::source::SourceInfo;
 use crate::lower::{FnCx, Globals, Unit, VarKind};
+pub mod fused;
+
+pub use crate::types::{ArgTy, Pattern, Space};
 use crate::types::{DType, Layout, Ty, ViewTy};
 use serde::Serialize;
 use std::sync::Arc;
 
 pub const PRELUDE: &str = include_str!("prelude.hpp");
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum Pattern {
-    For,
-    Reduce,
-    Scan,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum Space {
-    Serial,
-    OpenMP,
-    Cuda,
-}
-
-impl Space {
-    pub fn cpp(self) -> &'static str {
-        match self {
-            Space::Serial => "Kokkos::Serial",
-            Space::OpenMP => "Kokkos::OpenMP",
-            Space::Cuda => "Kokkos::Cuda",
-        }
-    }
-    pub fn mem(self) -> &'static str {
-        match self {
-            Space::Cuda => "Kokkos::CudaSpace",
-            _ => "Kokkos::HostSpace",
-        }
-    }
-}
-
-/// The type of one launch argument as seen at the call.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-pub enum ArgTy {
-    /// A number; `weak` for Python int/float/bool (NEP 50).
-    Scalar {
-        dtype: DType,
-        weak: bool,
-    },
-    View(ViewTy),
-}
 
 /// Everything that determines one generated kernel.
 pub struct KernelSpec<'a> {

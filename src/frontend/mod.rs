@@ -1,5 +1,7 @@
-//! Front end: Python source text -> our kernel AST. Only `parse.rs` knows the
-//! third-party parser; everything downstream sees `ast.rs` alone.
+//! The front end: captured source, the one module that imports
+//! rustpython-parser (`parse.rs`), our kernel AST with spans, and the
+//! workunit that parses itself once.
 pub mod ast;
 pub mod parse;
 pub mod source;
+pub mod workunit;

@@ -1,7 +1,8 @@
 //! Explain reports: per flush, the regions, the launches in each (workunit,
 //! call site) and the rule that fused them, the refusals with their reasons,
 //! the dead temporaries; and the same as a Graphviz DOT graph.
-use super::plan::{Cand, Plan};
+use super::cand::Cand;
+use super::plan::Plan;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Launches listed per region, refusals listed, regions drawn: reports of
@@ -19,16 +20,22 @@ pub struct Report {
 }
 
 static LAST: Mutex<Option<Report>> = Mutex::new(None);
-/// Reports since the last `take_history` (bounded), for tests and tools.
-static HISTORY: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// Reports and plan snapshots since the last `take_history` (bounded), for
+/// tests and tools.
+static HISTORY: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+
+/// Launches a plan snapshot lists by name: larger flushes are summarized.
+const SNAPSHOT_LAUNCHES: usize = 256;
 
 /// Records (and with PK_FUSE_EXPLAIN=1 prints) the report of one flush.
+/// `site(k)` is the call site of launch k ("file:line"), asked only for the
+/// launches the report shows.
 pub fn record(
-    py: pyo3::Python<'_>,
     cands: &[Cand<'_>],
     plan: &Plan,
     dead: &[Vec<usize>],
     edges: &[(usize, usize)],
+    site: &dyn Fn(usize) -> String,
 ) {
     let mut ids: BTreeMap<usize, usize> = BTreeMap::new();
     for c in cands {
@@ -85,7 +92,7 @@ pub fn record(
                 t,
                 "    {} at {}{how}",
                 cands[k].label,
-                cands[k].site.site(py)
+                site(k)
             );
         }
         if let Some(d) = dead.get(r).filter(|d| !d.is_empty()) {
@@ -115,9 +122,9 @@ pub fn record(
             t,
             "  not fused: {} at {} after {} at {}: rule '{}': {}",
             b.label,
-            b.site.site(py),
+            site(f.launch),
             a.label,
-            a.site.site(py),
+            site(f.with),
             f.rule,
             renumber(&f.reason, &ids)
         );
@@ -142,7 +149,7 @@ pub fn record(
                 d,
                 "    n{k} [label=\"{}\\n{}\"];",
                 cands[k].label.replace('"', "'"),
-                cands[k].site.site(py).replace('"', "'")
+                site(k).replace('"', "'")
             );
         }
         d.push_str("  }\n");
@@ -165,15 +172,16 @@ pub fn record(
         );
     }
     d.push_str("}\n");
-    if std::env::var("PK_FUSE_EXPLAIN").is_ok_and(|v| v == "1") {
+    if crate::config::get().explain {
         eprint!("{t}");
     }
+    let snapshot = plan_snapshot(cands, plan, dead, &ids);
     {
         let mut h = HISTORY.lock().unwrap();
         if h.len() >= 256 {
             h.remove(0);
         }
-        h.push(t.clone());
+        h.push((t.clone(), snapshot));
     }
     *LAST.lock().unwrap() = Some(Report { text: t, dot: d });
 }
@@ -195,7 +203,41 @@ pub fn last() -> Option<(String, String)> {
         .map(|r| (r.text.clone(), r.dot.clone()))
 }
 
-/// All reports recorded since the previous call.
-pub fn take_history() -> Vec<String> {
+/// All (report, plan snapshot) pairs recorded since the previous call.
+pub fn take_history() -> Vec<(String, String)> {
     std::mem::take(&mut *HISTORY.lock().unwrap())
+}
+
+/// The plan of one flush as deterministic JSON: regions of launch labels, the
+/// rule that joined each launch, dead temporaries numbered by first use.
+fn plan_snapshot(
+    cands: &[Cand<'_>],
+    plan: &Plan,
+    dead: &[Vec<usize>],
+    ids: &BTreeMap<usize, usize>,
+) -> String {
+    if cands.len() > SNAPSHOT_LAUNCHES {
+        return serde_json::json!({"launches": cands.len(), "regions": plan.regions.len()})
+            .to_string();
+    }
+    let regions: Vec<serde_json::Value> = plan
+        .regions
+        .iter()
+        .enumerate()
+        .map(|(r, region)| {
+            let mut d: Vec<usize> = dead
+                .get(r)
+                .map(|d| d.iter().filter_map(|a| ids.get(a).copied()).collect())
+                .unwrap_or_default();
+            d.sort_unstable();
+            serde_json::json!({
+                "launches": region.iter().map(|&k| serde_json::json!({
+                    "workunit": cands[k].label,
+                    "joined_by": plan.joined_by[k],
+                })).collect::<Vec<_>>(),
+                "dead_temporaries": d,
+            })
+        })
+        .collect();
+    serde_json::json!({"regions": regions}).to_string()
 }

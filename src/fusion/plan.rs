@@ -1,62 +1,24 @@
 //! Partitioning a flush into regions: launches in dependency order are taken
-//! greedily into the current region while some rule fuses the newcomer with
-//! every member; otherwise a new region starts and the refusal is recorded.
-use super::legality::{check, conflicts, Conflict};
-use super::rules::Rule;
-use crate::codegen::{Pattern, Space};
-use crate::lazy::access::Access;
+//! greedily into the current region while, with every member, the engine's
+//! invariants hold and some rule fuses the pair; otherwise a new region starts
+//! and the refusal is recorded.
+use super::cand::Cand;
+use super::invariants;
+use super::legality::{conflicts, Conflict};
+use super::rules::{Relation, Rule};
+use crate::types::Pattern;
 
-/// Offset, extents, strides and dtype of a view: equal geometry on one
-/// allocation means `v[i]` is the same element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Geometry {
-    pub offset: isize,
-    pub rank: u8,
-    pub extent: [i64; 8],
-    pub stride: [i64; 8],
-    pub dtype: u8,
-}
-
-/// One view argument of a launch, as fusion sees it.
-#[derive(Clone, Debug)]
-pub struct ViewUse<'a> {
-    pub name: &'a str,
-    pub arg: usize,
-    /// Allocation identity and byte range touched.
-    pub alloc: usize,
-    pub range: (isize, isize),
-    pub geometry: Geometry,
-    pub access: Access,
-}
-
-/// A launch as the planner sees it (borrowing from the pending launch).
-#[derive(Clone)]
-pub struct Cand<'a> {
-    pub label: &'a str,
-    /// Formatted only for what a report shows.
-    pub site: &'a crate::lazy::Launch,
-    pub pattern: Pattern,
-    pub space: Space,
-    pub lo: &'a [i64],
-    pub hi: &'a [i64],
-    pub views: Vec<ViewUse<'a>>,
-    pub statements: usize,
-    /// A TeamPolicy launch (never fused).
-    pub team: bool,
-    /// The workunit's source, to quote the access that refuses a fusion.
-    pub src: std::sync::Arc<crate::frontend::source::SourceInfo>,
-}
-
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Refusal {
     /// Positions (in the flush order) of the later and the earlier launch.
     pub launch: usize,
     pub with: usize,
+    /// The rule (or "engine" invariant, or "none") that refused.
     pub rule: String,
     pub reason: String,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Plan {
     /// Positions in the flush order, per region.
     pub regions: Vec<Vec<usize>>,
@@ -73,37 +35,33 @@ fn kind(p: Pattern) -> &'static str {
     }
 }
 
-/// Which rule fuses `b` after `a`, or why none does.
-/// `cs` is scratch space for the conflicts (reused across pairs: planning a
-/// flush checks every newcomer against each member of the open region).
+/// Which rule fuses `b` after `a`, or (refuser, reason). `cs` is scratch space
+/// for the conflicts, reused across pairs: planning checks every newcomer
+/// against each member of the open region.
 fn pair<'r>(
     rules: &'r [Rule],
     a: &Cand<'_>,
     b: &Cand<'_>,
     cs: &mut Vec<Conflict>,
 ) -> Result<&'r Rule, (String, String)> {
-    // Whatever the rules say: a team kernel has no work index to merge on.
-    if a.team || b.team {
-        return Err((
-            "team_policy".into(),
-            "TeamPolicy launches are never fused".into(),
-        ));
-    }
     conflicts(a, b, cs);
-    let relation = if cs.is_empty() {
-        "independent"
+    let dependent = !cs.is_empty();
+    invariants::check(a, b, dependent, cs)
+        .map_err(|(name, why)| (format!("engine: {name}"), why))?;
+    let relation = if dependent {
+        Relation::Dependent
     } else {
-        "dependent"
+        Relation::Independent
     };
     let mut first_failure: Option<(String, String)> = None;
     for r in rules {
         if r.relation != relation
-            || !r.first.iter().any(|k| k == kind(a.pattern))
-            || !r.second.iter().any(|k| k == kind(b.pattern))
+            || !r.first.iter().any(|k| k.matches(a.pattern))
+            || !r.second.iter().any(|k| k.matches(b.pattern))
         {
             continue;
         }
-        match r.preds.iter().try_for_each(|p| check(*p, a, b, cs)) {
+        match r.policy.iter().try_for_each(|(_, p)| p(a, b, cs)) {
             Ok(()) => return Ok(r),
             Err(why) => {
                 first_failure.get_or_insert((r.name.clone(), why));
@@ -111,10 +69,11 @@ fn pair<'r>(
         }
     }
     Err(first_failure.unwrap_or_else(|| {
+        let rel = if dependent { "dependent" } else { "independent" };
         (
             "none".into(),
             format!(
-                "no active rule fuses a {relation} {} -> {} pair",
+                "no active rule fuses a {rel} {} -> {} pair",
                 kind(a.pattern),
                 kind(b.pattern)
             ),
@@ -141,7 +100,7 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
             match pair(rules, &cands[m], c, &mut scratch) {
                 Ok(rule) => {
                     // The first dependent rule names the join; else the last independent one.
-                    if joined.is_none_or(|j| j.relation == "independent") {
+                    if joined.is_none_or(|j| j.relation == Relation::Independent) {
                         joined = Some(rule);
                     }
                 }

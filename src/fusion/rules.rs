@@ -1,62 +1,87 @@
 //! Fusion rules as data: the files of `fusion-rules/` (embedded at build time,
-//! or read from `PK_FUSION_RULES=<dir>`), minus those `PK_FUSION_DISABLE` names.
+//! or read from `PK_FUSION_RULES=<dir>`), minus those `PK_FUSION_DISABLE`
+//! names. A rule carries policy only: which relation and launch kinds fuse,
+//! optional policy predicates, and limits. The engine's invariants
+//! (`invariants.rs`) hold whatever a rule says. Files are parsed into typed
+//! values; an unknown key or a wrong type is an error naming file and key.
+use super::invariants::is_invariant;
+use super::legality::{self, Check};
 use crate::errors::{PkError, PkResult};
+use crate::types::Pattern;
+use serde::Deserialize;
+use std::path::Path;
 use std::sync::OnceLock;
 
-#[derive(Clone, Debug, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Relation {
+    /// The later launch reads or writes what the earlier one touched.
+    Dependent,
+    Independent,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    For,
+    Reduce,
+}
+
+impl Kind {
+    pub fn matches(self, p: Pattern) -> bool {
+        matches!(
+            (self, p),
+            (Kind::For, Pattern::For) | (Kind::Reduce, Pattern::Reduce)
+        )
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Limits {
     pub max_launches: usize,
     pub max_statements: usize,
 }
 
-#[derive(Clone, Debug, serde::Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Rule {
     pub name: String,
     #[serde(default)]
     pub summary: String,
-    /// "dependent" or "independent".
-    pub relation: String,
-    pub first: Vec<String>,
-    pub second: Vec<String>,
+    pub relation: Relation,
+    pub first: Vec<Kind>,
+    pub second: Vec<Kind>,
+    /// Policy predicates (`host_space`); engine invariants may be listed too.
+    #[serde(default)]
     pub requires: Vec<String>,
     pub limits: Limits,
-    /// `requires`, resolved once when the rule is loaded.
+    /// The policy predicates of `requires`, resolved once at load.
     #[serde(skip)]
-    pub preds: Vec<Pred>,
+    pub policy: Vec<(String, Check)>,
 }
 
-/// The legality predicates (see `legality.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pred {
-    SameSpace,
-    HostSpace,
-    OneDimensional,
-    SameRange,
-    NoScan,
-    WorkIndexAccess,
-}
+/// Predicates a rule may add to the engine's invariants.
+pub const POLICY: &[(&str, Check)] = &[("host_space", legality::host_space)];
 
-fn pred(name: &str) -> Option<Pred> {
-    Some(match name {
-        "same_space" => Pred::SameSpace,
-        "host_space" => Pred::HostSpace,
-        "one_dimensional" => Pred::OneDimensional,
-        "same_range" => Pred::SameRange,
-        "no_scan" => Pred::NoScan,
-        "work_index_access" => Pred::WorkIndexAccess,
-        _ => return None,
-    })
+pub fn parse(origin: &str, text: &str) -> PkResult<Rule> {
+    let bad = |m: String| PkError::Environment(format!("fusion rule {origin}: {m}"));
+    let mut rule: Rule = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+    for p in &rule.requires {
+        match POLICY.iter().find(|(n, _)| n == p) {
+            Some((n, f)) => rule.policy.push((n.to_string(), *f)),
+            None if is_invariant(p) => {}
+            None => {
+                let known: Vec<&str> = POLICY.iter().map(|(n, _)| *n).collect();
+                return Err(bad(format!(
+                    "key 'requires': unknown predicate '{p}' (policy predicates: {}; the engine's invariants always hold)",
+                    known.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(rule)
 }
-
-/// The predicates a rule may require (implemented in `legality.rs`).
-pub const PREDICATES: &[&str] = &[
-    "same_space",
-    "host_space",
-    "one_dimensional",
-    "same_range",
-    "no_scan",
-    "work_index_access",
-];
 
 const DEFAULTS: &[(&str, &str)] = &[
     (
@@ -73,65 +98,32 @@ const DEFAULTS: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn parse(origin: &str, text: &str) -> PkResult<Rule> {
-    let mut rule: Rule = toml::from_str(text)
-        .map_err(|e| PkError::Environment(format!("fusion rule {origin}: {e}")))?;
-    if !["dependent", "independent"].contains(&rule.relation.as_str()) {
-        return Err(PkError::Environment(format!(
-            "fusion rule {origin}: relation must be 'dependent' or 'independent'"
-        )));
+fn read_dir(dir: &Path) -> PkResult<Vec<Rule>> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(|e| PkError::Environment(format!("PK_FUSION_RULES={}: {e}", dir.display())))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("rule.toml"))
+        .filter(|p| p.is_file())
+        .collect();
+    entries.sort();
+    let mut rules = Vec::new();
+    for p in entries {
+        let text = std::fs::read_to_string(&p)?;
+        rules.push(parse(&p.display().to_string(), &text)?);
     }
-    for p in &rule.requires {
-        if let Some(x) = pred(p) {
-            rule.preds.push(x);
-        } else {
-            return Err(PkError::Environment(format!(
-                "fusion rule {origin}: unknown predicate '{p}' (known: {})",
-                PREDICATES.join(", ")
-            )));
-        }
-    }
-    for k in rule.first.iter().chain(&rule.second) {
-        if k != "for" && k != "reduce" {
-            return Err(PkError::Environment(format!(
-                "fusion rule {origin}: launch kinds are 'for' and 'reduce', not '{k}'"
-            )));
-        }
-    }
-    Ok(rule)
+    Ok(rules)
 }
 
 fn load() -> PkResult<Vec<Rule>> {
-    let mut rules = Vec::new();
-    match std::env::var_os("PK_FUSION_RULES") {
-        Some(dir) => {
-            let mut entries: Vec<_> = std::fs::read_dir(&dir)
-                .map_err(|e| {
-                    PkError::Environment(format!("PK_FUSION_RULES={}: {e}", dir.to_string_lossy()))
-                })?
-                .filter_map(|e| e.ok())
-                .map(|e| e.path().join("rule.toml"))
-                .filter(|p| p.is_file())
-                .collect();
-            entries.sort();
-            for p in entries {
-                let text = std::fs::read_to_string(&p)?;
-                rules.push(parse(&p.display().to_string(), &text)?);
-            }
-        }
-        None => {
-            for (name, text) in DEFAULTS {
-                rules.push(parse(name, text)?);
-            }
-        }
-    }
-    let disabled: Vec<String> = std::env::var("PK_FUSION_DISABLE")
-        .unwrap_or_default()
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    rules.retain(|r| !disabled.contains(&r.name));
+    let cfg = crate::config::get();
+    let mut rules = match &cfg.rules_dir {
+        Some(dir) => read_dir(dir)?,
+        None => DEFAULTS
+            .iter()
+            .map(|(name, text)| parse(name, text))
+            .collect::<PkResult<_>>()?,
+    };
+    rules.retain(|r| !cfg.is_disabled(&r.name));
     Ok(rules)
 }
 
@@ -146,22 +138,57 @@ pub fn active() -> PkResult<&'static [Rule]> {
         .map_err(|e| PkError::Environment(e.clone()))
 }
 
+/// The built-in rules (for tests and tools).
+pub fn defaults() -> Vec<Rule> {
+    DEFAULTS
+        .iter()
+        .map(|(name, text)| parse(name, text).expect("built-in rules parse"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    const GOOD: &str = "name='x'\nrelation='dependent'\nfirst=['for']\nsecond=['for']\n[limits]\nmax_launches=2\nmax_statements=10\n";
+
     #[test]
     fn embedded_rules_parse() {
-        for (name, text) in super::DEFAULTS {
-            let r = super::parse(name, text).unwrap();
-            assert_eq!(&r.name, name);
+        for (name, text) in DEFAULTS {
+            assert_eq!(&parse(name, text).unwrap().name, name);
         }
     }
 
     #[test]
-    fn unknown_predicate_is_rejected() {
-        let t = "name='x'\nrelation='dependent'\nfirst=['for']\nsecond=['for']\nrequires=['magic']\n[limits]\nmax_launches=2\nmax_statements=10\n";
-        assert!(super::parse("x", t)
-            .unwrap_err()
-            .to_string()
-            .contains("unknown predicate 'magic'"));
+    fn a_rule_needs_no_invariants_listed() {
+        let r = parse("x", GOOD).unwrap();
+        assert_eq!(r.relation, Relation::Dependent);
+        assert!(r.policy.is_empty());
+    }
+
+    #[test]
+    fn unknown_predicate_is_rejected_naming_file_and_key() {
+        let t = GOOD.replace("[limits]", "requires=['magic']\n[limits]");
+        let e = parse("rules/x/rule.toml", &t).unwrap_err().to_string();
+        assert!(e.contains("rules/x/rule.toml") && e.contains("'requires'") && e.contains("'magic'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let t = GOOD.replace("[limits]", "requirez=['host_space']\n[limits]");
+        let e = parse("f.toml", &t).unwrap_err().to_string();
+        assert!(e.contains("f.toml") && e.contains("requirez"), "{e}");
+        let t = GOOD.replace("max_statements=10", "max_statements=10\nmax_bytes=3");
+        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("max_bytes"));
+    }
+
+    #[test]
+    fn wrong_types_and_values_are_rejected() {
+        let t = GOOD.replace("max_launches=2", "max_launches='two'");
+        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("max_launches"));
+        let t = GOOD.replace("'dependent'", "'sideways'");
+        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("sideways"));
+        let t = GOOD.replace("second=['for']", "second=['scan']");
+        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("scan"));
     }
 }

@@ -1,14 +1,18 @@
-//! The launch path: policy and arguments in, kernel found (or built) and run.
-//! A repeated launch touches only the in-process table: no parsing, hashing of
-//! source text or file-system access.
-use crate::args::{classify, ArgVal, HeldBuffer, PkScalarArg, PkViewArg};
-use crate::codegen::{ArgTy, Pattern, Space};
-use crate::errors::PkError;
-use crate::pipeline::{self, Kernel, Request};
-use crate::runtime::{self, KernelKey, KERNELS};
-use crate::types::DType;
-use crate::workunit::Workunit;
-use crate::{py_err, resolve};
+//! The launch bindings: policy and keyword arguments in, a launch recorded
+//! (lazy mode) or run now by the eager pipeline; `generate_source` shows the
+//! C++ a launch would compile.
+use super::args::classify;
+use super::buffer::HeldBuffer;
+use super::lazy::record_result;
+use super::origin::PyOrigin;
+use super::workunit::Workunit;
+use super::{detached, py_err, resolve, total_to_py};
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::KernelKey;
+use crate::exec::launch::Launch;
+use crate::exec::space::{default_space, from_code};
+use crate::pipeline::{self, Request, Submitted};
+use crate::types::{ArgTy, Pattern, Space};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt};
@@ -111,19 +115,14 @@ impl Policy {
 }
 
 fn space_of(code: Option<u8>) -> Space {
-    match code {
-        Some(0) => Space::Serial,
-        Some(2) => Space::Cuda,
-        Some(_) => Space::OpenMP,
-        None => runtime::default_space(),
-    }
+    code.map_or_else(default_space, from_code)
 }
 
 /// (begin, end, space, rank) of a launch's policy; rank 0 is a TeamPolicy.
 fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize)> {
     if let Ok(n) = p.cast::<PyInt>() {
         let n: i64 = n.extract()?;
-        return Ok((vec![0], vec![n.max(0)], runtime::default_space(), 1));
+        return Ok((vec![0], vec![n.max(0)], default_space(), 1));
     }
     if let Ok(pol) = p.cast::<Policy>() {
         let pol = pol.get();
@@ -166,7 +165,7 @@ fn check_leading_params(
     rank: usize,
     kw: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
-    let def = wu.def().map_err(py_err)?;
+    let def = wu.core.def().map_err(py_err)?;
     let mut roles: Vec<&str> = if rank == 0 {
         vec!["team member"]
     } else {
@@ -187,7 +186,7 @@ fn check_leading_params(
             return Err(PyTypeError::new_err(format!(
                 "workunit '{}' is launched with pk.{launch} over {rank} index dimension(s), so its parameters must start with \
                  {}; but '{}' (passed as a keyword argument) sits in the {role} position: add the missing {role} parameter",
-                wu.name,
+                wu.core.name,
                 roles.join(", "),
                 p.name
             )));
@@ -231,7 +230,7 @@ fn gather(
         g.names = names.into();
         return Ok(g);
     }
-    let params = wu.launch_params(py, pattern, rank.max(1)).map_err(py_err)?;
+    let params = wu.launch_params(py, pattern, rank.max(1))?;
     let given = kwargs.map_or(0, |k| k.len());
     for (name, key) in params.names.iter().zip(&params.keys) {
         let v = match kwargs
@@ -246,13 +245,13 @@ fn gather(
                 }
                 return Err(PyTypeError::new_err(format!(
                     "workunit '{}' needs the keyword argument '{name}' (it takes: {})",
-                    wu.name,
+                    wu.core.name,
                     params.names.join(", ")
                 )));
             }
         };
         let (t, a) = classify(&v, &mut g.held).map_err(|e| {
-            PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.name))
+            PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.core.name))
         })?;
         g.tys.push(t);
         g.vals.push(a);
@@ -268,154 +267,13 @@ fn gather(
             .collect();
         return Err(PyTypeError::new_err(format!(
             "workunit '{}' got unexpected keyword argument(s): {} (it takes: {})",
-            wu.name,
+            wu.core.name,
             extra.join(", "),
             params.names.join(", ")
         )));
     }
     g.names = params.names.clone();
     Ok(g)
-}
-
-/// The compiled kernel for a launch: the in-process table, else the pipeline.
-#[allow(clippy::too_many_arguments)]
-pub fn kernel_for(
-    py: Python<'_>,
-    wu: &Workunit,
-    key: &KernelKey,
-    names: &[String],
-    is_method: bool,
-    methods: Option<&Bound<'_, PyDict>>,
-    label: &str,
-) -> Result<Arc<Kernel>, PkError> {
-    if let Some(k) = KERNELS.get(key) {
-        return Ok(k.clone());
-    }
-    let globals = resolve::globals_of(py, wu, methods).map_err(PkError::Python)?;
-    let req = Request {
-        wu,
-        globals: &globals,
-        pattern: key.pattern,
-        space: key.space,
-        rank: key.rank as usize,
-        args: names
-            .iter()
-            .cloned()
-            .zip(key.args.iter().cloned())
-            .collect(),
-        is_method,
-        label: label.to_string(),
-    };
-    // Compiling takes seconds: let other Python threads run meanwhile.
-    let kernel = Arc::new(py.detach(|| pipeline::build(&req))?);
-    KERNELS.insert(key.clone(), kernel.clone());
-    Ok(kernel)
-}
-
-/// A reduction or scan total, typed as the accumulator was.
-#[derive(Clone, Copy, Debug)]
-pub enum Total {
-    F(f64),
-    I(i64),
-    U(u64),
-    B(bool),
-}
-
-impl Total {
-    pub fn to_py<'py>(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            Total::F(x) => x.into_pyobject(py)?.into_any(),
-            Total::I(x) => x.into_pyobject(py)?.into_any(),
-            Total::U(x) => x.into_pyobject(py)?.into_any(),
-            Total::B(x) => pyo3::types::PyBool::new(py, x).to_owned().into_any(),
-        })
-    }
-}
-
-/// Calls a kernel entry point with the GIL released (kernels may run long).
-/// `result` receives one 8-byte slot per reduction.
-pub fn call_entry(
-    py: Python<'_>,
-    run: crate::build::loader::EntryFn,
-    views: &[PkViewArg],
-    scalars: &[PkScalarArg],
-    lo: &[i64],
-    hi: &[i64],
-    result: &mut [u64],
-) -> i32 {
-    struct Args(
-        crate::build::loader::EntryFn,
-        usize,
-        usize,
-        usize,
-        usize,
-        usize,
-    );
-    // SAFETY: the pointers stay valid for the call: the caller owns the slices.
-    unsafe impl Send for Args {}
-    let a = Args(
-        run,
-        views.as_ptr() as usize,
-        scalars.as_ptr() as usize,
-        lo.as_ptr() as usize,
-        hi.as_ptr() as usize,
-        result.as_mut_ptr() as usize,
-    );
-    py.detach(move || {
-        let a = a;
-        let _span = tracing::debug_span!("launch").entered();
-        unsafe {
-            (a.0)(
-                a.1 as *const _,
-                a.2 as *const _,
-                a.3 as *const i64,
-                a.4 as *const i64,
-                a.5 as *mut _,
-            )
-        }
-    })
-}
-
-/// Runs one kernel now on the given arguments (eager launches and flushes).
-pub fn execute(
-    py: Python<'_>,
-    kernel: &Arc<Kernel>,
-    vals: &[ArgVal],
-    lo: &[i64],
-    hi: &[i64],
-    name: &str,
-) -> Result<Option<Total>, PkError> {
-    runtime::kokkos()?;
-    let vs: Vec<&crate::args::ViewVal> = kernel
-        .abi
-        .view_slots
-        .iter()
-        .map(|&k| match &vals[k] {
-            ArgVal::View(v) => v,
-            _ => unreachable!("view slot holds a view"),
-        })
-        .collect();
-    let (device_launch, views) =
-        crate::device::kernel_views(kernel.space, &vs, &kernel.view_writes)?;
-    let scalars: Vec<PkScalarArg> = kernel
-        .abi
-        .scalar_slots
-        .iter()
-        .map(|&(k, dt)| vals[k].scalar(dt))
-        .collect();
-    let hi: Vec<i64> = hi.iter().zip(lo).map(|(h, l)| (*h).max(*l)).collect();
-    let mut result = [0u64; 1];
-    let rc = call_entry(py, kernel.run, &views, &scalars, lo, &hi, &mut result);
-    if rc != 0 {
-        let msg = crate::build::loader::error_text(kernel.error);
-        return Err(PkError::Runtime(format!(
-            "workunit '{name}' failed in Kokkos: {msg}"
-        )));
-    }
-    if let Some(l) = device_launch {
-        l.finish()?;
-    }
-    Ok(kernel.abi.acc.map(|d| read_result(&result, d)))
 }
 
 /// Launches a workunit. `pattern`: 0 for, 1 reduce, 2 scan. Returns the
@@ -443,87 +301,41 @@ pub fn launch<'py>(
     if rank == 0 && pattern == Pattern::Scan {
         return Err(PyTypeError::new_err(format!(
             "workunit '{}': pk.parallel_scan needs a range policy (Kokkos has no scan over a TeamPolicy)",
-            wu.name
+            wu.core.name
         )));
     }
-    let mut g = gather(py, wu, pattern, rank, is_method, kwargs)?;
-    if space != Space::Cuda
-        && g.vals
-            .iter()
-            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.is_device_only()))
-    {
-        return Err(PyTypeError::new_err(format!(
-            "workunit '{}': a CUDA array (it has __cuda_array_interface__) was passed to a kernel on the host; \
-             launch it in the Cuda space (pk.set_default_space(pk.Cuda) or pk.RangePolicy(pk.Cuda, ...))",
-            wu.name
-        )));
-    }
-    let key = KernelKey {
-        workunit: wu.id,
-        pattern,
-        space,
-        rank: rank as u8,
-        args: std::mem::take(&mut g.tys),
+    let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
+    let origin = PyOrigin {
+        wu: wu_ref.clone().unbind(),
+        methods: methods.map(|m| m.clone().unbind()),
+        site: site_code.map(|f| (f.unbind(), site_offset)),
     };
-    let label = label.unwrap_or(&wu.name);
-    if crate::lazy::enabled() {
-        // Foreign memory (NumPy arrays, exported views) can change behind our
-        // back: such a launch runs now, after the pending work it depends on.
-        let foreign = !g.held.is_empty()
-            || g.vals
-                .iter()
-                .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
-        if !foreign {
-            let rec = crate::lazy::Launch {
-                key,
-                wu: wu_ref.clone().unbind(),
-                names: g.names,
-                vals: g.vals,
-                lo,
-                hi,
-                is_method,
-                methods: methods.map(|m| m.clone().unbind()),
-                label: label.to_string(),
-                site: site_code.map(|f| (f.unbind(), site_offset)),
-            };
-            return crate::lazy::record(py, rec).map(Some);
-        }
-        crate::lazy::flush_for(py, &g.vals).map_err(py_err)?;
-    }
-    let kernel = kernel_for(py, wu, &key, &g.names, is_method, methods, label).map_err(py_err)?;
-    let total = execute(py, &kernel, &g.vals, &lo, &hi, &wu.name).map_err(py_err)?;
-    drop(g);
-    let value = match total {
-        None => return Ok(None),
-        Some(t) => t.to_py(py)?,
+    let l = Launch {
+        key: KernelKey {
+            workunit: wu.core.id,
+            pattern,
+            space,
+            rank: rank as u8,
+            args: g.tys,
+        },
+        names: g.names,
+        vals: g.vals,
+        lo,
+        hi,
+        is_method,
+        label: label.unwrap_or(&wu.core.name).to_string(),
+        origin: Arc::new(origin),
+    };
+    let done = detached(py, move || pipeline::submit(l))?;
+    drop(g.held);
+    let total = match done {
+        Submitted::Recorded(seq, slot) => return record_result(seq, slot, py).map(|p| Some(p.into_bound(py))),
+        Submitted::Ran(None) => return Ok(None),
+        Submitted::Ran(Some(t)) => total_to_py(py, t)?,
     };
     match initial {
-        Some(init) if !init.is_none() => Ok(Some(init.add(value)?)),
-        _ => Ok(Some(value)),
-    }
-}
-
-fn read_result(r: &[u64; 1], d: DType) -> Total {
-    read_total(&r[0], d)
-}
-
-/// The total in one 8-byte result slot, typed as the accumulator.
-pub fn read_total(r: &u64, d: DType) -> Total {
-    let p = r as *const u64 as *const u8;
-    unsafe {
-        match d {
-            DType::F64 => Total::F(*(p as *const f64)),
-            DType::F32 => Total::F(*(p as *const f32) as f64),
-            DType::Bool => Total::B(*p != 0),
-            DType::I8 => Total::I(*(p as *const i8) as i64),
-            DType::I16 => Total::I(*(p as *const i16) as i64),
-            DType::I32 => Total::I(*(p as *const i32) as i64),
-            DType::I64 => Total::I(*(p as *const i64)),
-            DType::U8 => Total::I(*p as i64),
-            DType::U16 => Total::I(*(p as *const u16) as i64),
-            DType::U32 => Total::I(*(p as *const u32) as i64),
-            DType::U64 => Total::U(*(p as *const u64)),
-        }
+        Some(init) if !init.is_none() => Ok(Some(init.add(total)?)),
+        _ => Ok(Some(total)),
     }
 }
 
@@ -545,14 +357,14 @@ pub fn generate_source(
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     let globals = resolve::globals_of(py, wu, methods)?;
     let req = Request {
-        wu,
+        wu: &wu.core,
         globals: &globals,
         pattern,
         space,
         rank,
         args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
         is_method,
-        label: wu.name.clone(),
+        label: wu.core.name.clone(),
     };
     pipeline::translate(&req).map(|g| g.source).map_err(py_err)
 }

@@ -1,114 +1,15 @@
-//! Launch arguments: Python objects -> (type for the signature, raw value for
-//! the C ABI). This is the hot path of every launch; it allocates only the
-//! small vectors the call needs.
-use crate::codegen::ArgTy;
-use crate::types::{DType, ViewTy};
-use crate::view::{Alloc, View};
-use pyo3::exceptions::{PyBufferError, PyTypeError};
-use pyo3::ffi;
+//! Launch arguments from Python objects: (type for the signature, value for
+//! the C ABI). Views, NumPy arrays (borrowed for the launch), numbers, NumPy
+//! scalars, CUDA arrays (`__cuda_array_interface__`) and DLPack tensors. This
+//! is the hot path of every launch; it allocates only what the call needs.
+use super::buffer::{get_buffer, HeldBuffer};
+use super::view::View;
+use crate::exec::args::{ArgVal, PkViewArg, ViewVal};
+use crate::memory::{dlpack, geometry, view::device_view};
+use crate::types::{ArgTy, DType, ViewTy};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt};
-use std::sync::Arc;
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct PkViewArg {
-    pub data: *mut std::os::raw::c_void,
-    pub extent: [i64; 8],
-    pub stride: [i64; 8],
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub union PkScalarArg {
-    pub i: i64,
-    pub d: f64,
-}
-
-#[derive(Clone)]
-pub enum ArgVal {
-    View(ViewVal),
-    Int(i64),
-    Float(f64),
-}
-
-/// A view argument. Runtime-owned memory is referenced by allocation and
-/// offset so a recorded launch neither allocates nor dangles; the pointer is
-/// produced when the kernel actually runs.
-#[derive(Clone)]
-pub struct ViewVal {
-    pub raw: PkViewArg,
-    pub alloc: Arc<Alloc>,
-    pub offset: isize,
-    /// Byte range touched, relative to the allocation.
-    pub range: (isize, isize),
-}
-
-unsafe impl Send for ViewVal {}
-
-impl ViewVal {
-    pub fn materialize(&self) -> PkViewArg {
-        let mut a = self.raw;
-        a.data = unsafe { self.alloc.ptr().offset(self.offset) } as *mut std::os::raw::c_void;
-        a
-    }
-    pub fn foreign(&self) -> bool {
-        self.alloc.is_foreign()
-    }
-}
-
-impl ArgVal {
-    /// The C ABI scalar for a number argument, converted to the kernel's dtype.
-    pub fn scalar(&self, dt: DType) -> PkScalarArg {
-        match (self, dt.is_float()) {
-            (ArgVal::Int(i), false) => PkScalarArg { i: *i },
-            (ArgVal::Int(i), true) => PkScalarArg { d: *i as f64 },
-            (ArgVal::Float(f), true) => PkScalarArg { d: *f },
-            (ArgVal::Float(f), false) => PkScalarArg { i: *f as i64 },
-            (ArgVal::View(_), _) => unreachable!("a scalar slot holds a number"),
-        }
-    }
-}
-
-/// A buffer borrowed from a Python object for the duration of one launch.
-pub struct HeldBuffer(pub Box<ffi::Py_buffer>, pub DType);
-
-impl Drop for HeldBuffer {
-    fn drop(&mut self) {
-        unsafe { ffi::PyBuffer_Release(&mut *self.0) };
-    }
-}
-
-/// Requests a writable, strided, typed buffer (what NumPy arrays provide).
-pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DType)> {
-    let mut buf: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
-    let flags = ffi::PyBUF_WRITABLE | ffi::PyBUF_FORMAT | ffi::PyBUF_STRIDES;
-    if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *buf, flags) } != 0 {
-        let err = PyErr::take(obj.py());
-        let why = err.map(|e| e.to_string()).unwrap_or_default();
-        return Err(PyTypeError::new_err(format!(
-            "expected a View, a writable NumPy array or a number, got {} ({why})",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        )));
-    }
-    let fmt = if buf.format.is_null() {
-        "B".to_string()
-    } else {
-        unsafe { std::ffi::CStr::from_ptr(buf.format) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    match DType::from_format(&fmt) {
-        Some(d) if d.size() as isize == buf.itemsize => Ok((buf, d)),
-        _ => {
-            unsafe { ffi::PyBuffer_Release(&mut *buf) };
-            Err(PyBufferError::new_err(format!("unsupported array element format '{fmt}': use bool, int8..uint64, float32 or float64")))
-        }
-    }
-}
 
 fn view_arg(v: &View) -> (ArgTy, ArgVal) {
     let mut a = PkViewArg {
@@ -211,7 +112,8 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
                     .hasattr(pyo3::intern!(obj.py(), "__dlpack__"))
                     .unwrap_or(false) =>
             {
-                return crate::dlpack::import(obj)
+                let (t, v) = dlpack::import(obj)?;
+                return Ok((ArgTy::View(t), ArgVal::View(v)));
             }
             Err(_) => return Err(e),
         },
@@ -224,7 +126,7 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
     }
     let wrapped = View::wrap_raw(&buf, dtype)?;
     let r = view_arg(&wrapped);
-    held.push(HeldBuffer(buf, dtype));
+    held.push(HeldBuffer(buf));
     Ok(r)
 }
 
@@ -267,7 +169,7 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
     }
     let item = dtype.size() as i64;
     let mut stride = match &strides {
-        None => crate::view::contiguous_strides(&shape, false),
+        None => geometry::contiguous_strides(&shape, false),
         Some(s) => {
             let mut out = [0i64; 8];
             for (d, b) in s.iter().enumerate() {
@@ -284,58 +186,7 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
     stride[rank..].fill(0);
     let mut extent = [0i64; 8];
     extent[..rank].copy_from_slice(&shape);
-    Ok(device_view(
-        obj,
-        addr as *mut u8,
-        dtype,
-        rank,
-        extent,
-        stride,
-    ))
+    let (t, v) = device_view(obj, addr as *mut u8, dtype, rank, extent, stride);
+    Ok((ArgTy::View(t), ArgVal::View(v)))
 }
 
-/// A kernel argument over borrowed device memory (CUDA array interface or
-/// DLPack); `owner` is kept alive with it, which keeps the memory valid.
-pub fn device_view(
-    owner: &Bound<'_, PyAny>,
-    data: *mut u8,
-    dtype: DType,
-    rank: usize,
-    extent: [i64; 8],
-    stride: [i64; 8],
-) -> (ArgTy, ArgVal) {
-    let item = dtype.size() as isize;
-    let (mut lo, mut hi) = (0isize, item);
-    for d in 0..rank {
-        let span = (extent[d] - 1).max(0) as isize * stride[d] as isize * item;
-        if span < 0 {
-            lo += span;
-        } else {
-            hi += span;
-        }
-    }
-    if extent[..rank].contains(&0) {
-        hi = lo;
-    }
-    let layout = crate::view::classify(&extent[..rank], &stride, crate::types::Layout::Right);
-    let alloc = Alloc::device_borrowed(data, owner.clone().unbind());
-    let raw = PkViewArg {
-        data: std::ptr::null_mut(),
-        extent,
-        stride,
-    };
-    (
-        ArgTy::View(ViewTy {
-            dtype,
-            rank: rank as u8,
-            layout,
-            atomic: false,
-        }),
-        ArgVal::View(ViewVal {
-            raw,
-            alloc,
-            offset: 0,
-            range: (lo, hi),
-        }),
-    )
-}

@@ -1,13 +1,11 @@
-//! Process-wide runtime state: Kokkos' lifetime (through the support library),
-//! the in-process kernel table, and the default execution space.
+//! Kokkos' lifetime in this process, through the support library (compiled
+//! once per machine): initialize, fence, finalize, and the CUDA memory
+//! functions device mirrors use.
 use crate::build::{cache, loader, toolchain};
-use crate::codegen::{ArgTy, Pattern, Space};
 use crate::errors::{PkError, PkResult};
-use crate::pipeline::Kernel;
-use dashmap::DashMap;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
 
 struct Support {
     fence: unsafe extern "C" fn(),
@@ -89,10 +87,7 @@ fn init() -> PkResult<Support> {
     let lib = loader::open(&so)?;
     let initialize: unsafe extern "C" fn(c_int) -> c_int = loader::symbol(lib, "pk_initialize")?;
     let error: loader::ErrorFn = loader::symbol(lib, "pk_error")?;
-    let threads = std::env::var("PK_NUM_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(-1);
+    let threads = crate::config::get().num_threads;
     if unsafe { initialize(threads) } != 0 {
         return Err(PkError::Runtime(format!(
             "Kokkos::initialize failed: {}",
@@ -108,8 +103,23 @@ fn init() -> PkResult<Support> {
     })
 }
 
+/// Set when a CUDA kernel was launched and nobody has waited for it since.
+/// Kokkos launches are asynchronous; a launch does not fence, so back-to-back
+/// launches cost only their enqueue. Copies through `cudaMemcpy` on the legacy
+/// default stream (Kokkos 3.4's default instance) already wait for earlier
+/// kernels; what bypasses them (managed memory read by the host, memory shared
+/// with other CUDA libraries) calls `settle` first.
+pub static IN_FLIGHT: AtomicBool = AtomicBool::new(false);
+
+/// Waits for launched CUDA kernels, if any may still run.
+pub fn settle() {
+    if IN_FLIGHT.swap(false, Ordering::AcqRel) {
+        fence();
+    }
+}
+
 pub fn fence() {
-    crate::device::IN_FLIGHT.store(false, std::sync::atomic::Ordering::Release);
+    IN_FLIGHT.store(false, Ordering::Release);
     if let Some(Ok(s)) = SUPPORT.get() {
         unsafe { (s.fence)() }
     }
@@ -127,47 +137,4 @@ pub fn concurrency() -> PkResult<i32> {
         Some(Ok(s)) => Ok(unsafe { (s.concurrency)() }),
         _ => Err(PkError::Environment("Kokkos is not initialized".into())),
     }
-}
-
-/// Identity of one compiled kernel in this process.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct KernelKey {
-    pub workunit: usize,
-    pub pattern: Pattern,
-    pub space: Space,
-    pub rank: u8,
-    pub args: Vec<ArgTy>,
-}
-
-pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
-
-static DEFAULT_SPACE: AtomicU8 = AtomicU8::new(1);
-
-pub fn default_space() -> Space {
-    match DEFAULT_SPACE.load(Ordering::Relaxed) {
-        0 => Space::Serial,
-        2 => Space::Cuda,
-        _ => Space::OpenMP,
-    }
-}
-
-pub fn set_default_space(s: Space) -> PkResult<()> {
-    if s == Space::Cuda {
-        let tc = toolchain::get()?;
-        if !tc.kokkos.has_cuda {
-            return Err(PkError::Environment(format!(
-                "the Kokkos install at {} has no CUDA backend (set PK_KOKKOS_CUDA=1 on a machine with nvcc)",
-                tc.kokkos.prefix.display()
-            )));
-        }
-    }
-    DEFAULT_SPACE.store(
-        match s {
-            Space::Serial => 0,
-            Space::OpenMP => 1,
-            Space::Cuda => 2,
-        },
-        Ordering::Relaxed,
-    );
-    Ok(())
 }

@@ -1,10 +1,10 @@
 //! DLPack (the `__dlpack__` protocol): views export themselves as DLPack
 //! capsules (host memory, or their device mirror), and CUDA DLPack tensors
 //! (JAX, PyTorch, CuPy) are accepted as kernel arguments in place.
-use crate::args::ArgVal;
-use crate::codegen::ArgTy;
-use crate::types::DType;
-use crate::view::Alloc;
+use super::alloc::Alloc;
+use super::geometry::contiguous_strides;
+use super::view::{device_view, ViewVal};
+use crate::types::{DType, ViewTy};
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -171,7 +171,7 @@ pub fn export(
 
 /// A CUDA DLPack tensor as a kernel argument, used in place. The producer
 /// object stays alive as long as the argument does, which keeps the memory.
-pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ArgTy, ArgVal)> {
+pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
     let py = obj.py();
     let (dev_type, _): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
     if dev_type != CUDA && dev_type != CUDA_MANAGED {
@@ -203,15 +203,13 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ArgTy, ArgVal)> {
         // SAFETY: a DLPack producer gives `ndim` shape (and stride) entries.
         extent[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.shape, rank) });
         if t.strides.is_null() {
-            stride = crate::view::contiguous_strides(&extent[..rank], false);
+            stride = contiguous_strides(&extent[..rank], false);
             stride[rank..].fill(0);
         } else {
             stride[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, rank) });
         }
         let data = unsafe { (t.data as *mut u8).add(t.byte_offset as usize) };
-        Ok(crate::args::device_view(
-            obj, data, dtype, rank, extent, stride,
-        ))
+        Ok(device_view(obj, data, dtype, rank, extent, stride))
     })();
     // We keep `obj` (the producer) alive instead of the managed tensor: mark the
     // capsule consumed and release the tensor now.

@@ -3,7 +3,7 @@
 //! never collide), `operator()` calls them in program order for each work
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
-use crate::codegen::{self, lower_workunit, KernelSpec, Pattern, Plan, Space};
+use super::{self as codegen, lower_workunit, KernelSpec, Pattern, Plan, Space};
 use crate::errors::KResult;
 use crate::lower::Unit;
 use crate::types::{DType, ViewTy};

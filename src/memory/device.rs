@@ -8,28 +8,17 @@
 //! first and leaves the state `STALE` (the host may write). Borrowed memory
 //! (NumPy arrays) gets a device buffer for the one launch: copied in, run,
 //! copied back, freed. None of this is reached unless a CUDA kernel ran.
-use crate::args::{PkViewArg, ViewVal};
+use super::alloc::{Alloc, NEWER, STALE, SYNC};
+use super::view::{PkViewArg, ViewVal};
+use crate::types::Space;
 use crate::errors::{PkError, PkResult};
-use crate::runtime::{self, CudaFns};
-use crate::view::Alloc;
+use crate::kokkos::{self as runtime, settle, CudaFns};
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-pub const STALE: u8 = 0;
-pub const SYNC: u8 = 1;
-pub const NEWER: u8 = 2;
-
 /// Set once any device mirror exists: host launches check mirrors only then.
 pub static USED: AtomicBool = AtomicBool::new(false);
-
-/// Set when a CUDA kernel was launched and nobody has waited for it since.
-/// Kokkos launches are asynchronous; a launch does not fence, so back-to-back
-/// launches cost only their enqueue. Copies through `cudaMemcpy` on the legacy
-/// default stream (Kokkos 3.4's default instance) already wait for earlier
-/// kernels; what bypasses them (managed memory read by the host, memory shared
-/// with other CUDA libraries) calls `settle` first.
-pub static IN_FLIGHT: AtomicBool = AtomicBool::new(false);
 
 /// Bytes copied host to device and back since the process started (what
 /// `pk.device_copies()` reports: copies are the cost the mirrors try to avoid).
@@ -51,13 +40,6 @@ fn h2d(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
 fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     D2H_BYTES.fetch_add(n as u64, Ordering::Relaxed);
     unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
-}
-
-/// Waits for launched CUDA kernels, if any may still run.
-pub fn settle() {
-    if IN_FLIGHT.swap(false, Ordering::AcqRel) {
-        runtime::fence();
-    }
 }
 
 fn cuda_err(what: &str) -> PkError {
@@ -185,11 +167,11 @@ struct Temp {
 /// kernel); host launches first take back what a GPU kernel left newer, and
 /// views they only read keep their device copy current.
 pub fn kernel_views(
-    space: crate::codegen::Space,
+    space: Space,
     vals: &[&ViewVal],
     writes: &[bool],
 ) -> PkResult<(Option<Launch>, Vec<PkViewArg>)> {
-    if space == crate::codegen::Space::Cuda {
+    if space == Space::Cuda {
         let (l, args) = Launch::prepare(vals, writes)?;
         return Ok((Some(l), args));
     }
@@ -296,7 +278,7 @@ impl Launch {
     /// After the kernel: borrowed and exported memory get the results back now
     /// (exported memory only when written: `host_sync` copies only a newer copy).
     pub fn finish(mut self) -> PkResult<()> {
-        IN_FLIGHT.store(true, Ordering::Release);
+        runtime::IN_FLIGHT.store(true, Ordering::Release);
         if self.foreign {
             settle();
         }

@@ -1,223 +1,20 @@
-//! Views owned by Rust: zeroed host memory (or wrapped foreign
-//! memory), exposed to NumPy through the buffer protocol without copies.
+//! The Python View: a typed, shaped window on an allocation (memory layer),
+//! exposed to NumPy through the buffer protocol without copies, and exported
+//! through the CUDA array interface and DLPack. Host access asks the lazy
+//! runtime to flush what is pending on the memory first.
+use super::lazy::{flush_for_buffer, flush_host, take_swallowed};
+use super::{buffer, py_err};
+use crate::lazy::graph;
+use crate::memory::alloc::{Alloc, ForeignBuf};
+use crate::memory::geometry::{byte_range, classify, contiguous_strides};
+use crate::memory::{device, dlpack};
 use crate::types::{DType, Layout};
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::alloc;
 use std::os::raw::{c_int, c_void};
-use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-
-/// One allocation, shared by a view and all its subviews. Runtime-owned memory
-/// is allocated on first use (a flush or a host access), so a view that no
-/// kernel or host access ever needs costs nothing.
-pub struct Alloc {
-    /// Bytes between the allocation's start and the data (see `owned`).
-    color: usize,
-    ptr: AtomicPtr<u8>,
-    bytes: usize,
-    /// Some for memory we only borrow (a NumPy array): released on drop.
-    foreign: Option<ForeignBuf>,
-    /// Memory the runtime did not allocate (NumPy's).
-    borrowed: bool,
-    /// Python View objects (the view and its subviews) still alive.
-    pub live: AtomicUsize,
-    /// Buffer-protocol exports alive: while > 0 Python may touch the memory
-    /// behind the runtime's back, so the memory counts as foreign.
-    pub exports: AtomicIsize,
-    /// CudaUVMSpace: the memory is CUDA managed memory, valid on both sides.
-    pub(crate) uvm: bool,
-    /// The device mirror (CUDA launches), null until a kernel needs it.
-    pub(crate) dev: AtomicPtr<u8>,
-    /// Which copy is current: see `crate::device`.
-    pub(crate) dev_state: AtomicU8,
-    /// Device memory we only borrow (a CuPy array, through
-    /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
-    /// and the owner object is kept alive while a launch uses it.
-    pub(crate) device_owner: Option<Py<PyAny>>,
-}
-
-struct ForeignBuf(Box<ffi::Py_buffer>);
-
-unsafe impl Send for Alloc {}
-unsafe impl Sync for Alloc {}
-
-// 16 bytes lets the system allocator use calloc: big views then come from fresh
-// zero pages that the first (parallel) kernel touches, instead of a serial memset.
-const ALIGN: usize = 16;
-
-impl Alloc {
-    fn owned(bytes: usize, uvm: bool) -> Arc<Alloc> {
-        // Big arrays come page-aligned from mmap, so element i of every array
-        // shares its address bits below 4 KiB: loads then falsely wait on stores
-        // to other arrays ("4K aliasing"), which cripples kernels touching
-        // several arrays at once. Start each at one of 16 offsets instead.
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let color = if bytes >= 1 << 16 && !uvm {
-            (NEXT.fetch_add(1, Ordering::Relaxed) % 16) * 256
-        } else {
-            0
-        };
-        Arc::new(Alloc {
-            color,
-            ptr: AtomicPtr::new(std::ptr::null_mut()),
-            bytes,
-            foreign: None,
-            borrowed: false,
-            live: AtomicUsize::new(0),
-            exports: AtomicIsize::new(0),
-            uvm,
-            dev: AtomicPtr::new(std::ptr::null_mut()),
-            dev_state: AtomicU8::new(0),
-            device_owner: None,
-        })
-    }
-
-    fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
-        Arc::new(Alloc {
-            color: 0,
-            ptr: AtomicPtr::new(ptr),
-            bytes: 0,
-            foreign,
-            borrowed: true,
-            live: AtomicUsize::new(0),
-            exports: AtomicIsize::new(0),
-            uvm: false,
-            dev: AtomicPtr::new(std::ptr::null_mut()),
-            dev_state: AtomicU8::new(0),
-            device_owner: None,
-        })
-    }
-
-    /// The memory, allocating (zeroed) on first use.
-    pub fn ptr(&self) -> *mut u8 {
-        let p = self.ptr.load(Ordering::Acquire);
-        if !p.is_null() {
-            return p;
-        }
-        if self.bytes == 0 {
-            return std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8;
-        }
-        if self.uvm {
-            return self.ptr_managed();
-        }
-        let layout = alloc::Layout::from_size_align(self.bytes + self.color, ALIGN)
-            .expect("view size checked at creation");
-        let base = unsafe { alloc::alloc_zeroed(layout) };
-        if base.is_null() {
-            alloc::handle_alloc_error(layout);
-        }
-        let fresh = unsafe { base.add(self.color) };
-        match self.ptr.compare_exchange(
-            std::ptr::null_mut(),
-            fresh,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => fresh,
-            Err(winner) => {
-                unsafe { alloc::dealloc(base, layout) };
-                winner
-            }
-        }
-    }
-
-    /// CUDA managed memory (CudaUVMSpace views), zeroed on first use.
-    fn ptr_managed(&self) -> *mut u8 {
-        let c = crate::runtime::cuda().expect("CudaUVMSpace checked at creation");
-        let fresh = unsafe { (c.malloc_managed)(self.bytes) } as *mut u8;
-        if fresh.is_null() {
-            panic!(
-                "cudaMallocManaged of {} bytes failed: {}",
-                self.bytes,
-                crate::runtime::support_error()
-            );
-        }
-        unsafe { std::ptr::write_bytes(fresh, 0, self.bytes) };
-        match self.ptr.compare_exchange(
-            std::ptr::null_mut(),
-            fresh,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => fresh,
-            Err(winner) => {
-                unsafe { (c.free)(fresh as *mut c_void) };
-                winner
-            }
-        }
-    }
-
-    pub fn is_borrowed(&self) -> bool {
-        self.borrowed
-    }
-
-    /// Borrowed device memory (a CUDA array interface): kernels on the Cuda
-    /// space use it in place; there is nothing on the host.
-    pub fn is_device_only(&self) -> bool {
-        self.device_owner.is_some()
-    }
-
-    /// Wraps device memory owned by `owner` (e.g. a CuPy array).
-    pub fn device_borrowed(dev: *mut u8, owner: Py<PyAny>) -> Arc<Alloc> {
-        let a = Alloc::borrowed(std::ptr::null_mut(), None);
-        let mut a = Arc::try_unwrap(a).ok().expect("fresh allocation");
-        a.dev = AtomicPtr::new(dev);
-        a.dev_state = AtomicU8::new(crate::device::SYNC);
-        a.device_owner = Some(owner);
-        Arc::new(a)
-    }
-
-    pub fn bytes(&self) -> usize {
-        self.bytes
-    }
-
-    pub fn is_allocated(&self) -> bool {
-        !self.ptr.load(Ordering::Acquire).is_null()
-    }
-
-    /// Memory Python can reach without the runtime knowing.
-    pub fn is_foreign(&self) -> bool {
-        self.borrowed || self.exports.load(Ordering::Acquire) > 0
-    }
-
-    pub fn id(self: &Arc<Self>) -> usize {
-        Arc::as_ptr(self) as usize
-    }
-}
-
-impl Drop for Alloc {
-    fn drop(&mut self) {
-        let d = self.dev.load(Ordering::Acquire);
-        if !d.is_null() && self.device_owner.is_none() {
-            if let Some(c) = crate::runtime::cuda_loaded() {
-                unsafe { (c.free)(d as *mut c_void) };
-            }
-        }
-        if self.uvm {
-            let p = self.ptr.load(Ordering::Acquire);
-            if let (false, Some(c)) = (p.is_null(), crate::runtime::cuda_loaded()) {
-                unsafe { (c.free)(p as *mut c_void) };
-            }
-            return;
-        }
-        if let Some(ForeignBuf(buf)) = self.foreign.take() {
-            let mut buf = buf;
-            Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
-        } else if self.bytes > 0 {
-            let p = self.ptr.load(Ordering::Acquire);
-            if !p.is_null() {
-                unsafe {
-                    alloc::dealloc(
-                        p.sub(self.color),
-                        alloc::Layout::from_size_align_unchecked(self.bytes + self.color, ALIGN),
-                    )
-                };
-            }
-        }
-    }
-}
 
 #[pyclass(subclass, module = "pykokkos._native", name = "View")]
 pub struct View {
@@ -241,40 +38,6 @@ pub struct View {
     /// `trait=pk.Atomic`: kernels update this view's elements atomically
     /// (`v[i] += x`); subviews inherit it.
     pub atomic: std::sync::atomic::AtomicBool,
-}
-
-pub(crate) fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
-    let mut s = [0i64; 8];
-    let r = ext.len();
-    let mut acc = 1i64;
-    if left {
-        for d in 0..r {
-            s[d] = acc;
-            acc *= ext[d].max(1);
-        }
-    } else {
-        for d in (0..r).rev() {
-            s[d] = acc;
-            acc *= ext[d].max(1);
-        }
-    }
-    s
-}
-
-pub(crate) fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
-    let r = ext.len();
-    let right = contiguous_strides(ext, false);
-    let left = contiguous_strides(ext, true);
-    let same = |a: &[i64; 8]| (0..r).all(|d| ext[d] <= 1 || a[d] == strides[d]);
-    if declared != Layout::Left && same(&right) {
-        Layout::Right
-    } else if same(&left) {
-        Layout::Left
-    } else if same(&right) {
-        Layout::Right
-    } else {
-        Layout::Stride
-    }
 }
 
 impl View {
@@ -336,20 +99,8 @@ impl View {
     /// First byte and one past the last byte this view can touch, relative to
     /// its allocation (empty when any extent is 0).
     pub fn byte_range(&self) -> (isize, isize) {
-        let item = self.dtype.size() as isize;
-        if self.shape().contains(&0) {
-            return (self.offset, self.offset);
-        }
-        let (mut lo, mut hi) = (self.offset, self.offset + item);
-        for d in 0..self.rank {
-            let span = (self.extents[d] - 1) as isize * self.strides[d] as isize * item;
-            if span < 0 {
-                lo += span;
-            } else {
-                hi += span;
-            }
-        }
-        (lo, hi)
+        let r = self.rank;
+        byte_range(self.offset, self.dtype.size() as isize, &self.extents[..r], &self.strides[..r])
     }
 }
 
@@ -361,7 +112,7 @@ impl Drop for View {
             .live
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         if prev == Ok(1) {
-            crate::lazy::alloc_died(self.alloc.id());
+            graph::alloc_died(self.alloc.id());
         }
     }
 }
@@ -376,7 +127,7 @@ fn born(v: View) -> View {
 impl View {
     /// Wraps any writable buffer (a NumPy array) without copying.
     fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
-        let (buf, dtype) = crate::args::get_buffer(obj)?;
+        let (buf, dtype) = buffer::get_buffer(obj)?;
         let mut v = View::wrap_raw(&buf, dtype)?;
         // The view now owns the borrowed buffer; releasing it frees the array's export.
         v.alloc = Alloc::borrowed(buf.buf as *mut u8, Some(ForeignBuf(buf)));
@@ -486,7 +237,7 @@ impl View {
         // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
         let uvm = space_code == 2;
         if uvm {
-            crate::device::check_managed(bytes).map_err(crate::py_err)?;
+            device::check_managed(bytes).map_err(py_err)?;
         }
         let alloc = Alloc::owned(bytes, uvm);
         let mut extents = [0i64; 8];
@@ -510,9 +261,9 @@ impl View {
     /// Runs pending work on this view's memory (host access is about to
     /// happen). Raises the error of a failed pending launch.
     fn _sync(&self, py: Python<'_>) -> PyResult<()> {
-        crate::lazy::take_swallowed(py, self.alloc.id())?;
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
-        self.alloc.host_sync().map_err(crate::py_err)
+        take_swallowed(py, self.alloc.id())?;
+        flush_host(py, self.alloc.id())?;
+        self.alloc.host_sync().map_err(py_err)
     }
 
     /// Marks the view `trait=pk.Atomic` (set right after construction).
@@ -527,9 +278,9 @@ impl View {
     /// `_sync` for host access that only reads (indexing, printing): the
     /// device copy, when there is one, stays current.
     fn _sync_read(&self, py: Python<'_>) -> PyResult<()> {
-        crate::lazy::take_swallowed(py, self.alloc.id())?;
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
-        self.alloc.host_read().map_err(crate::py_err)?;
+        take_swallowed(py, self.alloc.id())?;
+        flush_host(py, self.alloc.id())?;
+        self.alloc.host_read().map_err(py_err)?;
         self.read_once.store(true, Ordering::Release);
         Ok(())
     }
@@ -544,16 +295,16 @@ impl View {
     ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         // Pending launches first: a recorded CUDA launch is what gives a view
         // its device memory.
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        flush_host(py, self.alloc.id())?;
         let has = self.alloc.uvm || !self.alloc.dev.load(Ordering::Acquire).is_null();
         if !has {
             return Err(pyo3::exceptions::PyAttributeError::new_err(
                 "this View has no device memory (no CUDA kernel used it yet)",
             ));
         }
-        let base = self.alloc.device_ptr(true).map_err(crate::py_err)?;
+        let base = self.alloc.device_ptr(true).map_err(py_err)?;
         // The interface has no stream: the data must be ready when handed over.
-        crate::device::settle();
+        crate::kokkos::settle();
         let item = self.dtype.size() as i64;
         let d = pyo3::types::PyDict::new(py);
         let shape: Vec<i64> = self.shape().to_vec();
@@ -577,21 +328,21 @@ impl View {
         _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let _ = stream;
-        crate::lazy::flush_alloc(py, self.alloc.id()).map_err(crate::py_err)?;
+        flush_host(py, self.alloc.id())?;
         let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
         let (base, device) = if on_device {
             // The capsule is consumed on the consumer's stream: finish ours.
-            crate::device::settle();
+            crate::kokkos::settle();
             (
-                self.alloc.device_ptr(true).map_err(crate::py_err)?,
-                crate::dlpack::CUDA,
+                self.alloc.device_ptr(true).map_err(py_err)?,
+                dlpack::CUDA,
             )
         } else {
-            self.alloc.host_sync().map_err(crate::py_err)?;
-            (self.alloc.ptr(), crate::dlpack::CPU)
+            self.alloc.host_sync().map_err(py_err)?;
+            (self.alloc.ptr(), dlpack::CPU)
         };
         let strides: Vec<i64> = self.strides[..self.rank].to_vec();
-        crate::dlpack::export(
+        dlpack::export(
             py,
             self.alloc.clone(),
             base.wrapping_offset(self.offset),
@@ -606,9 +357,9 @@ impl View {
         let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
         (
             if on_device {
-                crate::dlpack::CUDA
+                dlpack::CUDA
             } else {
-                crate::dlpack::CPU
+                dlpack::CPU
             },
             0,
         )
@@ -640,7 +391,7 @@ impl View {
     }
     #[getter]
     fn _ptr(&self) -> PyResult<usize> {
-        self.alloc.host_sync().map_err(crate::py_err)?;
+        self.alloc.host_sync().map_err(py_err)?;
         Ok(self.data_ptr() as usize)
     }
     #[getter]
@@ -687,9 +438,9 @@ impl View {
         let me = slf.borrow();
         // Host access: pending kernels touching this memory must run first, and
         // while the export lives, launches on it run at once (it is foreign).
-        crate::lazy::flush_alloc_for_buffer(slf.py(), me.alloc.id())?;
+        flush_for_buffer(slf.py(), me.alloc.id())?;
         if !me.read_once.swap(false, Ordering::AcqRel) {
-            me.alloc.host_sync().map_err(crate::py_err)?;
+            me.alloc.host_sync().map_err(py_err)?;
         }
         let item = me.dtype.size() as isize;
         let r = me.rank;

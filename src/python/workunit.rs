@@ -1,29 +1,21 @@
-//! A decorated Python function as the runtime knows it: captured source,
-//! parsed once (lazily, at first launch), and its launch parameter names.
-use crate::codegen::Pattern;
-use crate::errors::{LocatedError, PkError};
-use crate::frontend::ast::FunctionDef;
-use crate::frontend::parse::parse_function;
+//! The Python Workunit: a decorated function, its core workunit (captured
+//! source, parsed once), and the keyword names each launch kind passes.
+use super::py_err;
 use crate::frontend::source::SourceInfo;
+use crate::frontend::workunit;
+use crate::types::Pattern;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-
-static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
+use std::sync::{Arc, Mutex};
 
 #[pyclass(frozen, module = "pykokkos._native", name = "Workunit")]
 pub struct Workunit {
-    pub id: usize,
-    pub name: String,
-    pub src: Arc<SourceInfo>,
+    pub core: workunit::Workunit,
     /// The Python function: its globals and closure are read at compile time.
     pub func: Py<PyAny>,
-    parsed: OnceLock<Result<Arc<FunctionDef>, LocatedError>>,
     /// Keyword parameters per (pattern, index count): computed once, so a
     /// launch looks arguments up with ready-made Python strings.
     launch_params: Mutex<Vec<LaunchParamsEntry>>,
-    statements: OnceLock<usize>,
 }
 
 type LaunchParamsEntry = ((Pattern, usize), Arc<LaunchParams>);
@@ -45,28 +37,25 @@ impl Workunit {
         first_line: u32,
         indent: u32,
     ) -> Self {
+        let src = SourceInfo {
+            text: source,
+            filename,
+            first_line,
+            indent,
+        };
         Workunit {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            name,
-            src: Arc::new(SourceInfo {
-                text: source,
-                filename,
-                first_line,
-                indent,
-            }),
+            core: workunit::Workunit::new(name, src),
             func,
-            parsed: OnceLock::new(),
             launch_params: Mutex::new(Vec::new()),
-            statements: OnceLock::new(),
         }
     }
     #[getter]
     fn id(&self) -> usize {
-        self.id
+        self.core.id
     }
     #[getter]
     fn name(&self) -> &str {
-        &self.name
+        &self.core.name
     }
     #[getter]
     fn func(&self, py: Python<'_>) -> Py<PyAny> {
@@ -74,33 +63,19 @@ impl Workunit {
     }
     /// Parameter names, parsing the source if needed (raises located errors).
     fn params(&self) -> PyResult<Vec<String>> {
-        Ok(self
-            .def()
-            .map_err(crate::py_err)?
-            .params
-            .iter()
-            .map(|p| p.name.clone())
-            .collect())
+        let def = self.core.def().map_err(py_err)?;
+        Ok(def.params.iter().map(|p| p.name.clone()).collect())
     }
 }
 
 impl Workunit {
-    /// Size of the body in statements (unparsable bodies count as huge).
-    pub fn statement_count(&self) -> usize {
-        *self.statements.get_or_init(|| {
-            self.def()
-                .map(|d| crate::frontend::ast::count_statements(&d.body))
-                .unwrap_or(usize::MAX / 64)
-        })
-    }
-
     /// Parameters after the work indices and accumulator(s) of this launch kind.
     pub fn launch_params(
         &self,
         py: Python<'_>,
         pattern: Pattern,
         rank: usize,
-    ) -> Result<Arc<LaunchParams>, PkError> {
+    ) -> PyResult<Arc<LaunchParams>> {
         let mut cache = self.launch_params.lock().unwrap();
         if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (pattern, rank)) {
             return Ok(p.clone());
@@ -111,13 +86,8 @@ impl Workunit {
                 Pattern::Reduce => 1,
                 Pattern::Scan => 2,
             };
-        let names: Vec<String> = self
-            .def()?
-            .params
-            .iter()
-            .skip(skip)
-            .map(|p| p.name.clone())
-            .collect();
+        let def = self.core.def().map_err(py_err)?;
+        let names: Vec<String> = def.params.iter().skip(skip).map(|p| p.name.clone()).collect();
         let keys = names
             .iter()
             .map(|n| PyString::intern(py, n).unbind())
@@ -128,17 +98,5 @@ impl Workunit {
         });
         cache.push(((pattern, rank), p.clone()));
         Ok(p)
-    }
-
-    pub fn def(&self) -> Result<Arc<FunctionDef>, PkError> {
-        self.parsed
-            .get_or_init(|| {
-                let _span = tracing::info_span!("parse", workunit = %self.name).entered();
-                parse_function(&self.src.text)
-                    .map(Arc::new)
-                    .map_err(|e| LocatedError::new(e, &self.src, &self.name))
-            })
-            .clone()
-            .map_err(|e| PkError::Kernel(Box::new(e)))
     }
 }

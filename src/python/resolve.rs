@@ -3,7 +3,8 @@
 use crate::lower::names::{ClassInfo, FuncInfo};
 use crate::lower::{Global, Globals};
 use crate::types::DType;
-use crate::workunit::Workunit;
+use super::py_err;
+use super::workunit::Workunit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::collections::BTreeSet;
@@ -32,7 +33,7 @@ fn resolve(
     extra: Option<&Bound<'_, PyDict>>,
     seen: &mut BTreeSet<usize>,
 ) -> PyResult<Globals> {
-    seen.insert(wu.id);
+    seen.insert(wu.core.id);
     let resolver = RESOLVER
         .get()
         .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
@@ -104,16 +105,16 @@ fn function_info(
     f: &Workunit,
     seen: &mut BTreeSet<usize>,
 ) -> PyResult<Option<Arc<FuncInfo>>> {
-    if seen.contains(&f.id) {
+    if seen.contains(&f.core.id) {
         return Ok(None);
     }
-    let def = f.def().map_err(crate::py_err)?;
+    let def = f.core.def().map_err(py_err)?;
     let globals = resolve(py, f, None, seen)?;
-    seen.remove(&f.id);
+    seen.remove(&f.core.id);
     Ok(Some(Arc::new(FuncInfo {
-        id: f.id,
+        id: f.core.id,
         def: (*def).clone(),
-        src: f.src.clone(),
+        src: f.core.src.clone(),
         globals,
     })))
 }

@@ -2,7 +2,7 @@
 //! Conservative where precision would need more than syntax: a view handed to a
 //! `@pk.function`, aliased into a local, or touched by an atomic counts as both
 //! read and written. A store after a load of the same element is a write.
-use crate::codegen::ArgTy;
+use crate::types::ArgTy;
 use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Index, Span, Stmt, StmtKind};
 use std::collections::BTreeMap;
 

@@ -1,0 +1,78 @@
+//! Every `PK_*` variable the core reads, read once per process into one value.
+//! A flush or a launch never looks at the environment: tests and tools that
+//! want other settings start a process with them.
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// `PK_FUSE=1` or `PK_FUSION=naive`: the lazy runtime is on at import.
+    pub lazy: bool,
+    /// `PK_FUSE_NOFUSE=1`: lazy, but one kernel per launch.
+    pub no_fuse: bool,
+    /// `PK_FUSE_EXPLAIN=1`: print every flush's report on stderr.
+    pub explain: bool,
+    /// `PK_FUSION_RULES=<dir>`: rule files replacing the built-in ones.
+    pub rules_dir: Option<PathBuf>,
+    /// `PK_FUSION_DISABLE=a,b`: rules (and passes, e.g. `dead_temporaries`) off by name.
+    pub disabled: Vec<String>,
+    /// `PK_VERIFY=1`: check every flush plan (always on in debug builds).
+    pub verify: bool,
+    /// `PK_NUM_THREADS`: threads Kokkos starts with (-1: its default).
+    pub num_threads: i32,
+    /// `PK_LOG=<filter>`: tracing spans of each stage on stderr.
+    pub log: Option<String>,
+    /// `PK_CACHE_DIR`: kernel cache and Kokkos install root.
+    pub cache_dir: Option<OsString>,
+    /// `PK_KOKKOS_ROOT`: an existing Kokkos install.
+    pub kokkos_root: Option<PathBuf>,
+    /// `PK_KOKKOS_CUDA`: "1" wants the CUDA build, "0" refuses it, unset: when nvcc exists.
+    pub kokkos_cuda: Option<String>,
+    /// `PK_CUDA_ARCH`: the GPU architecture kernels are compiled for.
+    pub cuda_arch: Option<String>,
+}
+
+fn flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| v == "1")
+}
+
+impl Config {
+    /// The configuration the environment of this process gives.
+    pub fn from_env() -> Config {
+        let text = |n: &str| std::env::var(n).ok();
+        Config {
+            lazy: flag("PK_FUSE") || text("PK_FUSION").is_some_and(|v| v == "naive"),
+            no_fuse: flag("PK_FUSE_NOFUSE"),
+            explain: flag("PK_FUSE_EXPLAIN"),
+            rules_dir: std::env::var_os("PK_FUSION_RULES").map(PathBuf::from),
+            disabled: text("PK_FUSION_DISABLE")
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            verify: flag("PK_VERIFY") || cfg!(debug_assertions),
+            num_threads: text("PK_NUM_THREADS")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(-1),
+            log: text("PK_LOG"),
+            cache_dir: std::env::var_os("PK_CACHE_DIR"),
+            kokkos_root: std::env::var_os("PK_KOKKOS_ROOT").map(PathBuf::from),
+            kokkos_cuda: text("PK_KOKKOS_CUDA"),
+            cuda_arch: text("PK_CUDA_ARCH"),
+        }
+    }
+
+    /// Whether a rule or pass is switched off by name.
+    pub fn is_disabled(&self, name: &str) -> bool {
+        self.disabled.iter().any(|d| d == name)
+    }
+}
+
+static CONFIG: OnceLock<Config> = OnceLock::new();
+
+/// The process's configuration (read at first use).
+pub fn get() -> &'static Config {
+    CONFIG.get_or_init(Config::from_env)
+}

@@ -1,0 +1,86 @@
+//! Loaded kernels and the in-process tables that find them again: a repeated
+//! launch touches only these tables, no parsing, hashing of source text or
+//! file-system access.
+use crate::build::{loader, Loaded};
+use crate::types::{ArgTy, DType, Pattern, Space};
+use dashmap::DashMap;
+use std::sync::{Arc, LazyLock};
+
+/// A loaded kernel (one launch, or a fused region of several) and how to fill
+/// its entry point's arguments from the bodies' argument values.
+pub struct Kernel {
+    pub run: loader::EntryFn,
+    pub error: loader::ErrorFn,
+    pub source_key: String,
+    /// Where it runs: CUDA kernels take device pointers.
+    pub space: Space,
+    /// Per view slot: the (body, argument) whose view supplies it.
+    pub views: Vec<(usize, usize)>,
+    /// CUDA kernels: whether each view slot may be written (its device copy
+    /// then becomes the newer one). Empty: every view counts as written.
+    pub view_writes: Vec<bool>,
+    /// Per scalar slot: (body, argument, the kernel's dtype).
+    pub scalars: Vec<(usize, usize, DType)>,
+    /// Per result slot: the reducing body and its accumulator dtype.
+    pub accs: Vec<(usize, DType)>,
+}
+
+impl Kernel {
+    pub fn new(l: Loaded, space: Space) -> Kernel {
+        Kernel {
+            run: l.run,
+            error: l.error,
+            source_key: l.source_key,
+            space,
+            views: vec![],
+            view_writes: vec![],
+            scalars: vec![],
+            accs: vec![],
+        }
+    }
+}
+
+/// Identity of one compiled single-launch kernel in this process.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct KernelKey {
+    pub workunit: usize,
+    pub pattern: Pattern,
+    pub space: Space,
+    pub rank: u8,
+    pub args: Vec<ArgTy>,
+}
+
+/// Single-launch kernels by key.
+pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
+
+/// Fused kernels by the blake3 digest of their region's structure.
+pub static FUSED: LazyLock<DashMap<[u8; 32], Arc<Kernel>>> = LazyLock::new(DashMap::new);
+
+/// A reduction or scan total, typed as the accumulator was.
+#[derive(Clone, Copy, Debug)]
+pub enum Total {
+    F(f64),
+    I(i64),
+    U(u64),
+    B(bool),
+}
+
+/// The total in one 8-byte result slot, typed as the accumulator.
+pub fn read_total(r: &u64, d: DType) -> Total {
+    let p = r as *const u64 as *const u8;
+    unsafe {
+        match d {
+            DType::F64 => Total::F(*(p as *const f64)),
+            DType::F32 => Total::F(*(p as *const f32) as f64),
+            DType::Bool => Total::B(*p != 0),
+            DType::I8 => Total::I(*(p as *const i8) as i64),
+            DType::I16 => Total::I(*(p as *const i16) as i64),
+            DType::I32 => Total::I(*(p as *const i32) as i64),
+            DType::I64 => Total::I(*(p as *const i64)),
+            DType::U8 => Total::I(*p as i64),
+            DType::U16 => Total::I(*(p as *const u16) as i64),
+            DType::U32 => Total::I(*(p as *const u32) as i64),
+            DType::U64 => Total::U(*(p as *const u64)),
+        }
+    }
+}

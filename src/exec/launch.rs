@@ -1,0 +1,48 @@
+//! One launch with everything needed to run it, now (eager) or later (lazy).
+use super::args::ArgVal;
+use super::kernel::KernelKey;
+use crate::errors::PkResult;
+use crate::frontend::workunit::Workunit;
+use crate::lower::Globals;
+use std::sync::Arc;
+
+/// What the core needs from the program that launched: the workunit, its free
+/// names (module constants, helper functions, classtypes: resolved by the host
+/// language, which may take the GIL) and the call site for reports. The Python
+/// layer implements it; the core holds no Python objects of its own.
+pub trait Origin: Send + Sync {
+    fn workunit(&self) -> &Workunit;
+    fn globals(&self) -> PkResult<Globals>;
+    /// "file:line" of the launch call.
+    fn site(&self) -> String;
+}
+
+pub struct Launch {
+    pub key: KernelKey,
+    /// Argument names, in the order of `vals` and `key.args`.
+    pub names: Arc<[String]>,
+    pub vals: Vec<ArgVal>,
+    pub lo: Vec<i64>,
+    pub hi: Vec<i64>,
+    /// A functor's workunit method: arguments are its members.
+    pub is_method: bool,
+    pub label: String,
+    pub origin: Arc<dyn Origin>,
+}
+
+impl Launch {
+    pub fn workunit(&self) -> &Workunit {
+        self.origin.workunit()
+    }
+
+    /// The allocations of its view arguments.
+    pub fn allocs(&self) -> Vec<usize> {
+        self.vals
+            .iter()
+            .filter_map(|v| match v {
+                ArgVal::View(x) => Some(x.alloc.id()),
+                _ => None,
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,101 @@
+//! A launch as the planner sees it: pattern, space, range, and per view
+//! argument its allocation, byte range, geometry, access facts and liveness.
+use crate::analysis::access::Access;
+use crate::exec::args::ArgVal;
+use crate::exec::launch::Launch;
+use crate::frontend::source::SourceInfo;
+use crate::types::{ArgTy, Pattern, Space};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Offset, extents, strides and dtype of a view: equal geometry on one
+/// allocation means `v[i]` is the same element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub offset: isize,
+    pub rank: u8,
+    pub extent: [i64; 8],
+    pub stride: [i64; 8],
+    pub dtype: u8,
+}
+
+/// What the dead-temporary pass must know of an allocation at planning time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Life {
+    /// Some Python View of it is still alive (the program may read it later).
+    pub referenced: bool,
+    /// Python can reach it behind the runtime's back (NumPy memory, exports).
+    pub foreign: bool,
+    /// Memory exists already (else its zeros are a fresh local's).
+    pub allocated: bool,
+}
+
+/// One view argument of a launch.
+#[derive(Clone, Debug)]
+pub struct ViewUse<'a> {
+    pub name: &'a str,
+    pub arg: usize,
+    /// Allocation identity and byte range touched.
+    pub alloc: usize,
+    pub range: (isize, isize),
+    pub geometry: Geometry,
+    pub access: Access,
+    pub life: Life,
+}
+
+#[derive(Clone)]
+pub struct Cand<'a> {
+    pub label: &'a str,
+    pub pattern: Pattern,
+    pub space: Space,
+    pub lo: &'a [i64],
+    pub hi: &'a [i64],
+    pub views: Vec<ViewUse<'a>>,
+    pub statements: usize,
+    /// A TeamPolicy launch (never fused).
+    pub team: bool,
+    /// The workunit's source, to quote the access that refuses a fusion.
+    pub src: Arc<SourceInfo>,
+}
+
+/// The candidate of a pending launch, given its per-argument access facts.
+pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'a> {
+    let wu = l.workunit();
+    let mut views = Vec::new();
+    for (k, (name, v)) in l.names.iter().zip(&l.vals).enumerate() {
+        if let (ArgVal::View(vv), Some(a), ArgTy::View(vt)) = (v, access.get(name), &l.key.args[k])
+        {
+            views.push(ViewUse {
+                name,
+                arg: k,
+                alloc: vv.alloc.id(),
+                range: vv.range,
+                geometry: Geometry {
+                    offset: vv.offset,
+                    rank: vt.rank,
+                    extent: vv.raw.extent,
+                    stride: vv.raw.stride,
+                    dtype: vt.dtype as u8,
+                },
+                access: *a,
+                life: Life {
+                    referenced: vv.alloc.live.load(Ordering::Acquire) != 0,
+                    foreign: vv.alloc.is_foreign(),
+                    allocated: vv.alloc.is_allocated(),
+                },
+            });
+        }
+    }
+    Cand {
+        label: &l.label,
+        pattern: l.key.pattern,
+        space: l.key.space,
+        lo: &l.lo,
+        hi: &l.hi,
+        views,
+        statements: wu.statement_count(),
+        team: l.key.rank == 0,
+        src: wu.src.clone(),
+    }
+}

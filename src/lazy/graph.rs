@@ -1,0 +1,297 @@
+//! The pending-launch DAG (petgraph). Edges are data hazards on buffers
+//! (read-after-write, write-after-read, write-after-write, by allocation and
+//! byte range) and always run from older to newer launches, so sequence order
+//! is a topological order. Nodes are shared (`Arc`) so a flush plans over them
+//! without holding the graph's lock.
+use super::slot::Slot;
+use crate::analysis::access::{self, Access};
+use crate::errors::PkResult;
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::KernelKey;
+use crate::exec::launch::Launch;
+use crate::types::Pattern;
+use dashmap::DashMap;
+use petgraph::stable_graph::{NodeIndex, StableDiGraph};
+use petgraph::Direction;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+/// Lazy mode on or off; the caller flushes what is pending before turning it off.
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BufAccess {
+    pub alloc: usize,
+    pub start: isize,
+    pub end: isize,
+    pub read: bool,
+    pub write: bool,
+}
+
+impl BufAccess {
+    fn conflicts(&self, o: &BufAccess) -> bool {
+        self.alloc == o.alloc && self.start < o.end && o.start < self.end && (self.write || o.write)
+    }
+}
+
+/// Per-argument read/write/work-index facts of a launch (by view name).
+pub type AccessMap = Arc<BTreeMap<String, Access>>;
+
+/// One recorded launch.
+pub struct Node {
+    /// Program order: unique, increasing.
+    pub seq: u64,
+    pub launch: Launch,
+    pub accesses: Vec<BufAccess>,
+    pub access_map: AccessMap,
+    /// Where a reduction's total lands.
+    pub result: Option<Arc<Slot>>,
+}
+
+#[derive(Default)]
+struct Graph {
+    dag: StableDiGraph<Arc<Node>, ()>,
+    /// Per allocation, the pending accesses later launches may depend on.
+    by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>>,
+    by_seq: BTreeMap<u64, NodeIndex>,
+    next_seq: u64,
+    /// Allocations whose Python views are all gone (reported by `graph_json`).
+    dead: BTreeSet<usize>,
+}
+
+static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
+
+/// Per-signature access maps, so recording does no AST work after the first.
+type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
+static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
+
+fn accesses_of(l: &Launch) -> PkResult<(Vec<BufAccess>, AccessMap)> {
+    let cached = ACCESS
+        .get(&l.key)
+        .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
+        .map(|e| e.1.clone());
+    let map = match cached {
+        Some(m) => m,
+        None => {
+            let def = l.workunit().def()?;
+            let args: Vec<_> = l
+                .names
+                .iter()
+                .cloned()
+                .zip(l.key.args.iter().cloned())
+                .collect();
+            let index = access::work_index(&def, l.is_method, l.key.rank as usize);
+            let m = Arc::new(access::view_access(&def, &args, index));
+            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
+            m
+        }
+    };
+    let mut out = Vec::new();
+    for (name, v) in l.names.iter().zip(&l.vals) {
+        if let (ArgVal::View(vv), Some(a)) = (v, map.get(name)) {
+            if vv.range.0 < vv.range.1 {
+                out.push(BufAccess {
+                    alloc: vv.alloc.id(),
+                    start: vv.range.0,
+                    end: vv.range.1,
+                    read: a.read,
+                    write: a.write,
+                });
+            }
+        }
+    }
+    Ok((out, map))
+}
+
+/// Adds a launch with an edge from every pending launch it conflicts with.
+/// Returns its sequence number and, for reductions and scans, its result slot.
+pub fn record(launch: Launch) -> PkResult<(u64, Option<Arc<Slot>>)> {
+    let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
+    let (accesses, access_map) = accesses_of(&launch)?;
+    let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
+    let mut g = GRAPH.lock().unwrap();
+    let seq = g.next_seq;
+    g.next_seq += 1;
+    let n = g.dag.add_node(Arc::new(Node {
+        seq,
+        launch,
+        accesses: accesses.clone(),
+        access_map,
+        result: slot.clone(),
+    }));
+    let mut preds = BTreeSet::new();
+    for a in &accesses {
+        for (m, b) in g.by_alloc.get(&a.alloc).map_or(&[][..], |v| v.as_slice()) {
+            if b.conflicts(a) {
+                preds.insert(*m);
+            }
+        }
+    }
+    for m in preds {
+        g.dag.add_edge(m, n, ());
+    }
+    // Keep only the frontier per allocation: an access inside the range of a
+    // newer write is reachable through that write, so later launches need no
+    // edge to it (this keeps long chains linear instead of quadratic).
+    for a in &accesses {
+        let list = g.by_alloc.entry(a.alloc).or_default();
+        if a.write {
+            list.retain(|(_, b)| !(a.start <= b.start && b.end <= a.end));
+        }
+        list.push((n, *a));
+    }
+    g.by_seq.insert(seq, n);
+    Ok((seq, slot))
+}
+
+/// What a flush must make available.
+pub enum Demand<'a> {
+    /// Everything pending (fence, exit, switching lazy mode off).
+    All,
+    /// Every pending launch that touches one of these allocations (host access,
+    /// or a launch that runs at once on them).
+    Allocs(&'a [usize]),
+    /// One lazy result.
+    Result(u64),
+}
+
+/// The pending launches `demand` depends on, themselves included, in program order.
+pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
+    let g = GRAPH.lock().unwrap();
+    if g.by_seq.is_empty() {
+        return Vec::new();
+    }
+    let mut stack: Vec<NodeIndex> = match demand {
+        Demand::All => g.by_seq.values().copied().collect(),
+        Demand::Allocs(allocs) => allocs
+            .iter()
+            .flat_map(|a| g.by_alloc.get(a).into_iter().flatten().map(|(n, _)| *n))
+            .collect(),
+        Demand::Result(seq) => g.by_seq.get(seq).copied().into_iter().collect(),
+    };
+    let mut seen = BTreeSet::new();
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+        }
+    }
+    let mut v: Vec<Arc<Node>> = seen.into_iter().map(|n| g.dag[n].clone()).collect();
+    v.sort_by_key(|n| n.seq);
+    v
+}
+
+/// Dependency edges among `nodes` (given in program order), as positions.
+pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
+    let g = GRAPH.lock().unwrap();
+    let pos: HashMap<u64, usize> = nodes.iter().enumerate().map(|(k, n)| (n.seq, k)).collect();
+    let mut out = Vec::new();
+    for (k, n) in nodes.iter().enumerate() {
+        let Some(&i) = g.by_seq.get(&n.seq) else {
+            continue;
+        };
+        for m in g.dag.neighbors_directed(i, Direction::Incoming) {
+            if let Some(&a) = pos.get(&g.dag[m].seq) {
+                out.push((a, k));
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether a pending launch outside `inside` (sequence numbers) touches `alloc`.
+pub fn touched_elsewhere(inside: &BTreeSet<u64>, alloc: usize) -> bool {
+    let g = GRAPH.lock().unwrap();
+    let found = g
+        .dag
+        .node_weights()
+        .any(|n| !inside.contains(&n.seq) && n.accesses.iter().any(|a| a.alloc == alloc));
+    found
+}
+
+fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
+    let node = g.dag.remove_node(n)?;
+    for a in &node.accesses {
+        if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
+            list.retain(|(x, _)| *x != n);
+            if list.is_empty() {
+                // Nothing pending touches it any more: forget it, so an address
+                // reused by a later allocation is not taken for this dead one.
+                g.by_alloc.remove(&a.alloc);
+                g.dead.remove(&a.alloc);
+            }
+        }
+    }
+    g.by_seq.remove(&node.seq);
+    Some(node)
+}
+
+/// Takes launches out of the DAG to run them (those still pending).
+pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
+    let mut g = GRAPH.lock().unwrap();
+    seqs.iter()
+        .filter_map(|s| g.by_seq.get(s).copied())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .filter_map(|n| remove(&mut g, n))
+        .collect()
+}
+
+/// Drops every pending launch that depends on `failed` (launches already
+/// taken out of the DAG that did not run): those whose accesses conflict with
+/// theirs, and everything after those. Returned in program order.
+pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
+    let mut g = GRAPH.lock().unwrap();
+    // A full scan (failures are rare): `by_alloc` keeps only the frontier.
+    let mut stack: Vec<NodeIndex> = g
+        .dag
+        .node_indices()
+        .filter(|&n| {
+            let accs = &g.dag[n].accesses;
+            failed
+                .iter()
+                .any(|f| f.accesses.iter().any(|a| accs.iter().any(|b| b.conflicts(a))))
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(x) = stack.pop() {
+        if seen.insert(x) {
+            stack.extend(g.dag.neighbors_directed(x, Direction::Outgoing));
+        }
+    }
+    let mut out: Vec<Arc<Node>> = seen.into_iter().filter_map(|n| remove(&mut g, n)).collect();
+    out.sort_by_key(|n| n.seq);
+    out
+}
+
+/// Number of launches waiting.
+pub fn pending_count() -> usize {
+    GRAPH.lock().unwrap().by_seq.len()
+}
+
+/// The last Python view of an allocation died. Never blocks: a View can be
+/// dropped while this thread (or another) holds the graph.
+pub fn alloc_died(alloc: usize) {
+    if let Ok(mut g) = GRAPH.try_lock() {
+        if g.by_alloc.contains_key(&alloc) {
+            g.dead.insert(alloc);
+        }
+    }
+}
+
+/// Every pending launch in program order, and the pending allocations whose
+/// Python views are all gone.
+pub fn snapshot() -> (Vec<Arc<Node>>, BTreeSet<usize>) {
+    let g = GRAPH.lock().unwrap();
+    let nodes = g.by_seq.values().map(|n| g.dag[*n].clone()).collect();
+    (nodes, g.dead.clone())
+}

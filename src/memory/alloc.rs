@@ -1,0 +1,227 @@
+//! Allocations: zeroed host memory allocated on first use, borrowed NumPy
+//! memory, CUDA managed memory, and borrowed device memory (CuPy, DLPack).
+//! One `Alloc` is shared by a view and all its subviews.
+use pyo3::ffi;
+use pyo3::prelude::*;
+use std::alloc;
+use std::os::raw::c_void;
+use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// One allocation, shared by a view and all its subviews. Runtime-owned memory
+/// is allocated on first use (a flush or a host access), so a view that no
+/// kernel or host access ever needs costs nothing.
+/// Device mirror states: the host copy is newer (or may have changed), both
+/// copies agree, a kernel may have written the device copy.
+pub const STALE: u8 = 0;
+pub const SYNC: u8 = 1;
+pub const NEWER: u8 = 2;
+
+pub struct Alloc {
+    /// Bytes between the allocation's start and the data (see `owned`).
+    color: usize,
+    ptr: AtomicPtr<u8>,
+    bytes: usize,
+    /// Some for memory we only borrow (a NumPy array): released on drop.
+    foreign: Option<ForeignBuf>,
+    /// Memory the runtime did not allocate (NumPy's).
+    borrowed: bool,
+    /// Python View objects (the view and its subviews) still alive.
+    pub live: AtomicUsize,
+    /// Buffer-protocol exports alive: while > 0 Python may touch the memory
+    /// behind the runtime's back, so the memory counts as foreign.
+    pub exports: AtomicIsize,
+    /// CudaUVMSpace: the memory is CUDA managed memory, valid on both sides.
+    pub(crate) uvm: bool,
+    /// The device mirror (CUDA launches), null until a kernel needs it.
+    pub(crate) dev: AtomicPtr<u8>,
+    /// Which copy is current: `STALE`, `SYNC` or `NEWER` (see `device.rs`).
+    pub(crate) dev_state: AtomicU8,
+    /// Device memory we only borrow (a CuPy array, through
+    /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
+    /// and the owner object is kept alive while a launch uses it.
+    pub(crate) device_owner: Option<Py<PyAny>>,
+}
+
+/// A buffer exported by a Python object (a NumPy array), released on drop.
+pub struct ForeignBuf(pub Box<ffi::Py_buffer>);
+
+unsafe impl Send for Alloc {}
+unsafe impl Sync for Alloc {}
+
+// 16 bytes lets the system allocator use calloc: big views then come from fresh
+// zero pages that the first (parallel) kernel touches, instead of a serial memset.
+const ALIGN: usize = 16;
+
+impl Alloc {
+    pub fn owned(bytes: usize, uvm: bool) -> Arc<Alloc> {
+        // Big arrays come page-aligned from mmap, so element i of every array
+        // shares its address bits below 4 KiB: loads then falsely wait on stores
+        // to other arrays ("4K aliasing"), which cripples kernels touching
+        // several arrays at once. Start each at one of 16 offsets instead.
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let color = if bytes >= 1 << 16 && !uvm {
+            (NEXT.fetch_add(1, Ordering::Relaxed) % 16) * 256
+        } else {
+            0
+        };
+        Arc::new(Alloc {
+            color,
+            ptr: AtomicPtr::new(std::ptr::null_mut()),
+            bytes,
+            foreign: None,
+            borrowed: false,
+            live: AtomicUsize::new(0),
+            exports: AtomicIsize::new(0),
+            uvm,
+            dev: AtomicPtr::new(std::ptr::null_mut()),
+            dev_state: AtomicU8::new(0),
+            device_owner: None,
+        })
+    }
+
+    pub fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
+        Arc::new(Alloc {
+            color: 0,
+            ptr: AtomicPtr::new(ptr),
+            bytes: 0,
+            foreign,
+            borrowed: true,
+            live: AtomicUsize::new(0),
+            exports: AtomicIsize::new(0),
+            uvm: false,
+            dev: AtomicPtr::new(std::ptr::null_mut()),
+            dev_state: AtomicU8::new(0),
+            device_owner: None,
+        })
+    }
+
+    /// The memory, allocating (zeroed) on first use.
+    pub fn ptr(&self) -> *mut u8 {
+        let p = self.ptr.load(Ordering::Acquire);
+        if !p.is_null() {
+            return p;
+        }
+        if self.bytes == 0 {
+            return std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8;
+        }
+        if self.uvm {
+            return self.ptr_managed();
+        }
+        let layout = alloc::Layout::from_size_align(self.bytes + self.color, ALIGN)
+            .expect("view size checked at creation");
+        let base = unsafe { alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            alloc::handle_alloc_error(layout);
+        }
+        let fresh = unsafe { base.add(self.color) };
+        match self.ptr.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                unsafe { alloc::dealloc(base, layout) };
+                winner
+            }
+        }
+    }
+
+    /// CUDA managed memory (CudaUVMSpace views), zeroed on first use.
+    fn ptr_managed(&self) -> *mut u8 {
+        let c = crate::kokkos::cuda().expect("CudaUVMSpace checked at creation");
+        let fresh = unsafe { (c.malloc_managed)(self.bytes) } as *mut u8;
+        if fresh.is_null() {
+            panic!(
+                "cudaMallocManaged of {} bytes failed: {}",
+                self.bytes,
+                crate::kokkos::support_error()
+            );
+        }
+        unsafe { std::ptr::write_bytes(fresh, 0, self.bytes) };
+        match self.ptr.compare_exchange(
+            std::ptr::null_mut(),
+            fresh,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => fresh,
+            Err(winner) => {
+                unsafe { (c.free)(fresh as *mut c_void) };
+                winner
+            }
+        }
+    }
+
+    pub fn is_borrowed(&self) -> bool {
+        self.borrowed
+    }
+
+    /// Borrowed device memory (a CUDA array interface): kernels on the Cuda
+    /// space use it in place; there is nothing on the host.
+    pub fn is_device_only(&self) -> bool {
+        self.device_owner.is_some()
+    }
+
+    /// Wraps device memory owned by `owner` (e.g. a CuPy array).
+    pub fn device_borrowed(dev: *mut u8, owner: Py<PyAny>) -> Arc<Alloc> {
+        let a = Alloc::borrowed(std::ptr::null_mut(), None);
+        let mut a = Arc::try_unwrap(a).ok().expect("fresh allocation");
+        a.dev = AtomicPtr::new(dev);
+        a.dev_state = AtomicU8::new(SYNC);
+        a.device_owner = Some(owner);
+        Arc::new(a)
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    pub fn is_allocated(&self) -> bool {
+        !self.ptr.load(Ordering::Acquire).is_null()
+    }
+
+    /// Memory Python can reach without the runtime knowing.
+    pub fn is_foreign(&self) -> bool {
+        self.borrowed || self.exports.load(Ordering::Acquire) > 0
+    }
+
+    pub fn id(self: &Arc<Self>) -> usize {
+        Arc::as_ptr(self) as usize
+    }
+}
+
+impl Drop for Alloc {
+    fn drop(&mut self) {
+        let d = self.dev.load(Ordering::Acquire);
+        if !d.is_null() && self.device_owner.is_none() {
+            if let Some(c) = crate::kokkos::cuda_loaded() {
+                unsafe { (c.free)(d as *mut c_void) };
+            }
+        }
+        if self.uvm {
+            let p = self.ptr.load(Ordering::Acquire);
+            if let (false, Some(c)) = (p.is_null(), crate::kokkos::cuda_loaded()) {
+                unsafe { (c.free)(p as *mut c_void) };
+            }
+            return;
+        }
+        if let Some(ForeignBuf(buf)) = self.foreign.take() {
+            let mut buf = buf;
+            Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
+        } else if self.bytes > 0 {
+            let p = self.ptr.load(Ordering::Acquire);
+            if !p.is_null() {
+                unsafe {
+                    alloc::dealloc(
+                        p.sub(self.color),
+                        alloc::Layout::from_size_align_unchecked(self.bytes + self.color, ALIGN),
+                    )
+                };
+            }
+        }
+    }
+}
+

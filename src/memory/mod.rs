@@ -1,0 +1,9 @@
+//! Memory: allocations, their geometry, views of them as kernels take them,
+//! device mirrors for CUDA kernels, and DLPack export. Nothing here knows
+//! about kernels, launches or the lazy DAG: a flush that host access needs
+//! is asked for by the binding (python/view.rs).
+pub mod alloc;
+pub mod device;
+pub mod dlpack;
+pub mod geometry;
+pub mod view;

@@ -1,0 +1,81 @@
+//! A view of an allocation as kernels take it: the C ABI descriptor (data,
+//! extents, strides) and the value a launch records, which references its
+//! allocation instead of a pointer, so a recorded launch neither allocates nor
+//! dangles.
+use super::alloc::Alloc;
+use super::geometry;
+use crate::types::{DType, Layout, ViewTy};
+use pyo3::prelude::*;
+use std::sync::Arc;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PkViewArg {
+    pub data: *mut std::os::raw::c_void,
+    pub extent: [i64; 8],
+    pub stride: [i64; 8],
+}
+
+/// A view argument. Runtime-owned memory is referenced by allocation and
+/// offset so a recorded launch neither allocates nor dangles; the pointer is
+/// produced when the kernel actually runs.
+#[derive(Clone)]
+pub struct ViewVal {
+    pub raw: PkViewArg,
+    pub alloc: Arc<Alloc>,
+    pub offset: isize,
+    /// Byte range touched, relative to the allocation.
+    pub range: (isize, isize),
+}
+
+// SAFETY: a recorded value holds no pointer (`raw.data` is null until
+// `materialize`); the allocation itself is Send + Sync.
+unsafe impl Send for ViewVal {}
+unsafe impl Sync for ViewVal {}
+
+impl ViewVal {
+    pub fn materialize(&self) -> PkViewArg {
+        let mut a = self.raw;
+        a.data = unsafe { self.alloc.ptr().offset(self.offset) } as *mut std::os::raw::c_void;
+        a
+    }
+    pub fn foreign(&self) -> bool {
+        self.alloc.is_foreign()
+    }
+}
+
+
+/// A view over borrowed device memory (CUDA array interface or DLPack);
+/// `owner` is kept alive with it, which keeps the memory valid.
+pub fn device_view(
+    owner: &Bound<'_, PyAny>,
+    data: *mut u8,
+    dtype: DType,
+    rank: usize,
+    extent: [i64; 8],
+    stride: [i64; 8],
+) -> (ViewTy, ViewVal) {
+    let range = geometry::byte_range(0, dtype.size() as isize, &extent[..rank], &stride[..rank]);
+    let layout = geometry::classify(&extent[..rank], &stride, Layout::Right);
+    let alloc = Alloc::device_borrowed(data, owner.clone().unbind());
+    let raw = PkViewArg {
+        data: std::ptr::null_mut(),
+        extent,
+        stride,
+    };
+    let ty = ViewTy {
+        dtype,
+        rank: rank as u8,
+        layout,
+        atomic: false,
+    };
+    (
+        ty,
+        ViewVal {
+            raw,
+            alloc,
+            offset: 0,
+            range,
+        },
+    )
+}

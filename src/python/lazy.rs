@@ -1,0 +1,190 @@
+//! Bindings of the lazy runtime: lazy results (`Pending`), flushes asked for by
+//! host access, and the reports (`explain`, the pending DAG as JSON).
+use super::{detached, total_to_py};
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::FUSED;
+use crate::fusion::explain;
+use crate::lazy::graph::{self, Demand};
+use crate::lazy::slot::Slot;
+use crate::pipeline;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// A pending reduction/scan total; `value()` forces exactly what it needs.
+#[pyclass(frozen, module = "pykokkos._native", name = "Pending")]
+pub struct Pending {
+    pub seq: u64,
+    pub slot: Arc<Slot>,
+}
+
+fn slot_value<'py>(py: Python<'py>, slot: &Slot) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match slot.get() {
+        Some(Ok(t)) => total_to_py(py, t).map(Some),
+        Some(Err(why)) => Err(PyRuntimeError::new_err(why)),
+        None => Ok(None),
+    }
+}
+
+#[pymethods]
+impl Pending {
+    fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(v) = slot_value(py, &self.slot)? {
+            return Ok(v);
+        }
+        flush(py, Demand::Result(self.seq))?;
+        slot_value(py, &self.slot)?.ok_or_else(|| {
+            PyRuntimeError::new_err("this lazy result's launch was dropped after an earlier failure")
+        })
+    }
+    #[getter]
+    fn ready(&self) -> bool {
+        self.slot.is_set()
+    }
+}
+
+/// Runs the flush pipeline with the GIL released (nothing to do: no release).
+pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
+    if graph::pending_count() == 0 {
+        return Ok(());
+    }
+    detached(py, || pipeline::flush(demand))
+}
+
+/// Host access to an allocation is about to happen: its pending work runs.
+pub fn flush_host(py: Python<'_>, alloc: usize) -> PyResult<()> {
+    flush(py, Demand::Allocs(&[alloc]))
+}
+
+/// Errors of flushes started inside the buffer protocol, which NumPy swallows
+/// before falling back to `__array__`: kept so that fallback raises them.
+static SWALLOWED: LazyLock<Mutex<HashMap<usize, Py<pyo3::exceptions::PyBaseException>>>> =
+    LazyLock::new(Default::default);
+
+/// The flush of `__getbuffer__`: remembers its error for `take_swallowed`.
+pub fn flush_for_buffer(py: Python<'_>, alloc: usize) -> PyResult<()> {
+    flush_host(py, alloc).inspect_err(|err| {
+        SWALLOWED
+            .lock()
+            .unwrap()
+            .insert(alloc, err.value(py).clone().unbind());
+    })
+}
+
+/// An error a swallowed buffer-protocol flush left for this allocation.
+pub fn take_swallowed(py: Python<'_>, alloc: usize) -> PyResult<()> {
+    match SWALLOWED.lock().unwrap().remove(&alloc) {
+        Some(e) => Err(PyErr::from_value(e.into_bound(py).into_any())),
+        None => Ok(()),
+    }
+}
+
+/// Switches lazy mode (read from PK_FUSE / PK_FUSION at import; tests toggle it).
+/// Turning it off flushes what is pending first.
+#[pyfunction]
+pub fn set_lazy(py: Python<'_>, on: bool) -> PyResult<()> {
+    if !on {
+        flush(py, Demand::All)?;
+    }
+    graph::set_enabled(on);
+    Ok(())
+}
+
+#[pyfunction]
+pub fn lazy_enabled() -> bool {
+    graph::enabled()
+}
+
+/// Runs everything pending.
+#[pyfunction]
+#[pyo3(name = "flush")]
+pub fn flush_all(py: Python<'_>) -> PyResult<()> {
+    flush(py, Demand::All)
+}
+
+/// Number of launches waiting.
+#[pyfunction]
+pub fn pending_count() -> usize {
+    graph::pending_count()
+}
+
+/// The last flush's fusion report and its DOT graph.
+#[pyfunction]
+pub fn explain_last() -> Option<(String, String)> {
+    explain::last()
+}
+
+/// Every fusion report since the previous call (oldest first); with
+/// `plans=True` the plans as JSON instead (regions, joining rules, dead
+/// temporaries), for snapshot tests and tools.
+#[pyfunction]
+#[pyo3(signature = (plans=false))]
+pub fn explain_history(plans: bool) -> Vec<String> {
+    explain::take_history()
+        .into_iter()
+        .map(|(text, plan)| if plans { plan } else { text })
+        .collect()
+}
+
+/// Number of fused kernels built in this process (structurally identical
+/// regions share one).
+#[pyfunction]
+pub fn fused_kernel_count() -> usize {
+    FUSED.len()
+}
+
+/// The pending DAG as JSON: nodes (workunit identity, policy, scalars, buffer
+/// accesses), edges, and dead allocations. Deterministic: ordered by sequence.
+#[pyfunction]
+pub fn graph_json() -> String {
+    let (nodes, dead) = graph::snapshot();
+    let edges = graph::edges(&nodes);
+    // Allocation addresses differ run to run: number them by first appearance.
+    let mut ids: BTreeMap<usize, usize> = BTreeMap::new();
+    for n in &nodes {
+        for a in &n.accesses {
+            let k = ids.len();
+            ids.entry(a.alloc).or_insert(k);
+        }
+    }
+    let mut out = Vec::new();
+    for n in &nodes {
+        let l = &n.launch;
+        let wu = l.workunit();
+        let scalars: Vec<serde_json::Value> = l
+            .names
+            .iter()
+            .zip(&l.vals)
+            .filter_map(|(name, v)| match v {
+                ArgVal::Int(i) => Some(serde_json::json!({"name": name, "int": i})),
+                ArgVal::Float(f) => Some(serde_json::json!({"name": name, "float": f})),
+                ArgVal::View(_) => None,
+            })
+            .collect();
+        out.push(serde_json::json!({
+            "seq": n.seq,
+            "workunit": {"name": wu.name, "file": wu.src.filename, "line": wu.src.first_line},
+            "pattern": format!("{:?}", l.key.pattern),
+            "space": format!("{:?}", l.key.space),
+            "begin": l.lo, "end": l.hi,
+            "args": l.names.iter().zip(&l.key.args).map(|(n, t)| serde_json::json!({"name": n, "type": t})).collect::<Vec<_>>(),
+            "scalars": scalars,
+            "buffers": n.accesses.iter().map(|a| serde_json::json!({
+                "buffer": ids[&a.alloc], "start": a.start, "end": a.end, "read": a.read, "write": a.write,
+            })).collect::<Vec<_>>(),
+            "site": l.origin.site(),
+        }));
+    }
+    let edges: Vec<(u64, u64)> = edges.iter().map(|&(a, b)| (nodes[a].seq, nodes[b].seq)).collect();
+    let dead: Vec<usize> = dead.iter().filter_map(|a| ids.get(a).copied()).collect();
+    serde_json::json!({"nodes": out, "edges": edges, "dead_buffers": dead}).to_string()
+}
+
+/// The Python value of a recorded launch: a `Pending` for reductions, else None.
+pub fn record_result(seq: u64, slot: Option<Arc<Slot>>, py: Python<'_>) -> PyResult<Py<PyAny>> {
+    match slot {
+        Some(slot) => Ok(Py::new(py, Pending { seq, slot })?.into_any()),
+        None => Ok(py.None()),
+    }
+}

@@ -1,0 +1,74 @@
+//! The core's view of the launching Python program (`exec::launch::Origin`):
+//! the Workunit object, a functor's methods, and the call site.
+use super::resolve;
+use super::workunit::Workunit;
+use crate::errors::{PkError, PkResult};
+use crate::exec::launch::Origin;
+use crate::frontend::workunit;
+use crate::lower::Globals;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+
+pub struct PyOrigin {
+    pub wu: Py<Workunit>,
+    pub methods: Option<Py<PyDict>>,
+    /// The caller's code object and instruction offset: turned into
+    /// "file:line" only when a report or an error needs it.
+    pub site: Option<(Py<PyAny>, i64)>,
+}
+
+type SiteCache = Mutex<HashMap<(usize, i64), (Py<PyAny>, String)>>;
+/// Located sites (the entry holds the code object, so its address cannot be reused).
+static SITES: LazyLock<SiteCache> = LazyLock::new(Default::default);
+
+impl Origin for PyOrigin {
+    fn workunit(&self) -> &workunit::Workunit {
+        &self.wu.get().core
+    }
+
+    fn globals(&self) -> PkResult<Globals> {
+        Python::attach(|py| {
+            let methods = self.methods.as_ref().map(|m| m.bind(py).clone());
+            resolve::globals_of(py, self.wu.get(), methods.as_ref()).map_err(PkError::Python)
+        })
+    }
+
+    fn site(&self) -> String {
+        let Some((code, lasti)) = &self.site else {
+            return "<unknown>".into();
+        };
+        let key = (code.as_ptr() as usize, *lasti);
+        if let Some((_, s)) = SITES.lock().unwrap().get(&key) {
+            return s.clone();
+        }
+        Python::attach(|py| {
+            let s = locate(code.bind(py), *lasti);
+            SITES
+                .lock()
+                .unwrap()
+                .insert(key, (code.clone_ref(py), s.clone()));
+            s
+        })
+    }
+}
+
+fn locate(code: &Bound<'_, PyAny>, lasti: i64) -> String {
+    let file: String = code
+        .getattr("co_filename")
+        .and_then(|f| f.extract())
+        .unwrap_or_else(|_| "<unknown>".into());
+    let mut line: i64 = 0;
+    if let Ok(lines) = code.call_method0("co_lines").and_then(|l| l.try_iter()) {
+        for item in lines.flatten() {
+            if let Ok((start, end, ln)) = item.extract::<(i64, i64, Option<i64>)>() {
+                if start <= lasti && lasti < end {
+                    line = ln.unwrap_or(0);
+                    break;
+                }
+            }
+        }
+    }
+    format!("{file}:{line}")
+}

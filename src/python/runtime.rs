@@ -1,0 +1,56 @@
+//! Bindings of the process-wide runtime: Kokkos' lifetime, the default
+//! execution space, toolchain facts, device copy counters.
+use super::lazy::flush;
+use super::py_err;
+use crate::build::toolchain;
+use crate::exec::space;
+use crate::lazy::graph::Demand;
+use crate::memory::device;
+use pyo3::prelude::*;
+
+/// Waits for all work: pending lazy launches run, then Kokkos fences.
+#[pyfunction]
+pub fn fence(py: Python<'_>) -> PyResult<()> {
+    flush(py, Demand::All)?;
+    crate::kokkos::fence();
+    Ok(())
+}
+
+/// (host-to-device, device-to-host) bytes the View mirrors copied so far.
+#[pyfunction]
+pub fn device_copies() -> (u64, u64) {
+    device::copied_bytes()
+}
+
+#[pyfunction]
+pub fn finalize() {
+    crate::kokkos::finalize();
+}
+
+#[pyfunction]
+pub fn initialize() -> PyResult<i32> {
+    crate::kokkos::concurrency().map_err(py_err)
+}
+
+#[pyfunction]
+pub fn set_default_space(code: u8) -> PyResult<()> {
+    space::set_default_space(space::from_code(code)).map_err(py_err)
+}
+
+#[pyfunction]
+pub fn default_space() -> u8 {
+    space::code(space::default_space())
+}
+
+/// Cache folder and toolchain facts, for `pk.config()` and the tests.
+#[pyfunction]
+pub fn toolchain_info() -> PyResult<Vec<(String, String)>> {
+    let tc = toolchain::get().map_err(py_err)?;
+    Ok(vec![
+        ("compiler".into(), tc.compiler.display().to_string()),
+        ("kokkos".into(), tc.kokkos.prefix.display().to_string()),
+        ("kokkos_config".into(), tc.kokkos.config.clone()),
+        ("cache".into(), tc.cache.display().to_string()),
+        ("identity".into(), tc.identity.clone()),
+    ])
+}
