@@ -36,8 +36,11 @@ pub enum Submitted {
 /// memory Python can change behind our back: NumPy arrays, exported views)
 /// run now, after the pending work it depends on.
 pub fn submit(l: Launch) -> PkResult<Submitted> {
-    check_device_memory(&l)?;
-    let foreign = l.vals.iter().any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
+    l.check_space()?;
+    let foreign = l
+        .vals
+        .iter()
+        .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
     if graph::enabled() && !foreign {
         let (seq, slot) = graph::record(l)?;
         return Ok(Submitted::Recorded(seq, slot));
@@ -48,23 +51,16 @@ pub fn submit(l: Launch) -> PkResult<Submitted> {
     eager(&l).map(Submitted::Ran)
 }
 
-/// Borrowed device memory (CuPy, DLPack) is refused by host kernels.
-fn check_device_memory(l: &Launch) -> PkResult<()> {
-    let device_only = l.vals.iter().any(|v| matches!(v, ArgVal::View(x) if x.alloc.is_device_only()));
-    if l.key.space != Space::Cuda && device_only {
-        return Err(PkError::Argument(format!(
-            "workunit '{}': a CUDA array (it has __cuda_array_interface__) was passed to a kernel on the host; \
-             launch it in the Cuda space (pk.set_default_space(pk.Cuda) or pk.RangePolicy(pk.Cuda, ...))",
-            l.workunit().name
-        )));
-    }
-    Ok(())
-}
-
 /// Runs one launch now.
 pub fn eager(l: &Launch) -> PkResult<Option<Total>> {
     let kernel = single_kernel(l)?;
-    let totals = run(&kernel, &[&l.vals], &l.lo, &l.hi, Who::Workunit(&l.workunit().name))?;
+    let totals = run(
+        &kernel,
+        &[&l.vals],
+        &l.lo,
+        &l.hi,
+        Who::Workunit(&l.workunit().name),
+    )?;
     Ok(totals[0])
 }
 
@@ -89,16 +85,34 @@ type Region = (Vec<u64>, BTreeSet<usize>);
 /// Partitions a flush into regions (one per launch when fusion is off).
 fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
     if crate::config::get().no_fuse {
-        return Ok(nodes.iter().map(|n| (vec![n.seq], BTreeSet::new())).collect());
+        return Ok(nodes
+            .iter()
+            .map(|n| (vec![n.seq], BTreeSet::new()))
+            .collect());
     }
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
-    let cands: Vec<cand::Cand> = nodes.iter().map(|n| cand::of_launch(&n.launch, &n.access_map)).collect();
+    let cands: Vec<cand::Cand> = nodes
+        .iter()
+        .map(|n| cand::of_launch(&n.launch, &n.access_map))
+        .collect();
     let edges = graph::edges(nodes);
     let plan = plan::partition(rules::active()?, &cands);
     check(&plan, &edges)?;
     let dead = dead_temporaries(nodes, &cands, &plan);
-    explain::record(&cands, &plan, &dead, &edges, &|k| nodes[k].launch.origin.site());
-    Ok(plan.regions.iter().zip(dead).map(|(r, d)| (r.iter().map(|&k| nodes[k].seq).collect(), d.into_iter().collect())).collect())
+    explain::record(&cands, &plan, &dead, &edges, &|k| {
+        nodes[k].launch.origin.site()
+    });
+    Ok(plan
+        .regions
+        .iter()
+        .zip(dead)
+        .map(|(r, d)| {
+            (
+                r.iter().map(|&k| nodes[k].seq).collect(),
+                d.into_iter().collect(),
+            )
+        })
+        .collect())
 }
 
 /// The verify stage: on in debug builds and under `PK_VERIFY=1` (tests).
@@ -122,7 +136,9 @@ fn dead_temporaries(nodes: &[Arc<Node>], cands: &[cand::Cand], p: &plan::Plan) -
             let inside: BTreeSet<u64> = region.iter().map(|&k| nodes[k].seq).collect();
             let rc: Vec<&cand::Cand> = region.iter().map(|&k| &cands[k]).collect();
             let elsewhere = |alloc| graph::touched_elsewhere(&inside, alloc);
-            dead::dead_temporaries(&rc, &elsewhere).into_iter().collect()
+            dead::dead_temporaries(&rc, &elsewhere)
+                .into_iter()
+                .collect()
         })
         .collect()
 }
@@ -135,7 +151,9 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     if nodes.len() > 1 {
         match run_fused(&nodes, dead) {
             Ok(()) => return Ok(()),
-            Err(e) => tracing::warn!(error = %e, "fused kernel failed; running its launches one by one"),
+            Err(e) => {
+                tracing::warn!(error = %e, "fused kernel failed; running its launches one by one")
+            }
         }
     }
     for (j, node) in nodes.iter().enumerate() {
@@ -153,7 +171,13 @@ fn run_fused(nodes: &[Arc<Node>], dead: &BTreeSet<usize>) -> PkResult<()> {
     let label = layout::region_label(&region);
     let kernel = fused_kernel(&region, &lay, &label)?;
     let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
-    let totals = run(&kernel, &bodies, &region[0].lo, &region[0].hi, Who::Region(&label))?;
+    let totals = run(
+        &kernel,
+        &bodies,
+        &region[0].lo,
+        &region[0].hi,
+        Who::Region(&label),
+    )?;
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);
     }
@@ -177,7 +201,12 @@ fn single_kernel(l: &Launch) -> PkResult<Arc<Kernel>> {
     let mut kernel = load(&generated.source, &req.wu.name, l.key.space)?;
     kernel.views = generated.abi.view_slots.iter().map(|&k| (0, k)).collect();
     kernel.view_writes = view_writes(&req, &generated.abi.view_slots)?;
-    kernel.scalars = generated.abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
+    kernel.scalars = generated
+        .abi
+        .scalar_slots
+        .iter()
+        .map(|&(k, d)| (0, k, d))
+        .collect();
     kernel.accs = generated.abi.acc.map(|d| (0, d)).into_iter().collect();
     let kernel = Arc::new(kernel);
     KERNELS.insert(l.key.clone(), kernel.clone());
@@ -191,8 +220,14 @@ fn fused_kernel(region: &[&Launch], lay: &layout::Layout, label: &str) -> PkResu
         return Ok(k.clone());
     }
     let _span = tracing::info_span!("fuse", region = %label).entered();
-    let globals: Vec<Globals> = region.iter().map(|l| l.origin.globals()).collect::<PkResult<_>>()?;
-    let defs = region.iter().map(|l| l.workunit().def()).collect::<PkResult<Vec<_>>>()?;
+    let globals: Vec<Globals> = region
+        .iter()
+        .map(|l| l.origin.globals())
+        .collect::<PkResult<_>>()?;
+    let defs = region
+        .iter()
+        .map(|l| l.workunit().def())
+        .collect::<PkResult<Vec<_>>>()?;
     let bodies: Vec<fused::Body> = region
         .iter()
         .enumerate()
@@ -239,11 +274,19 @@ fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
     let mut dropped: Vec<String> = Vec::new();
     for d in graph::drop_dependents(rest) {
         fail_slot(&d, "an earlier launch it depends on failed");
-        dropped.push(format!("'{}' at {}", d.launch.label, d.launch.origin.site()));
+        dropped.push(format!(
+            "'{}' at {}",
+            d.launch.label,
+            d.launch.origin.site()
+        ));
     }
     for d in &rest[1..] {
         fail_slot(d, "an earlier launch of its fused region failed");
-        dropped.push(format!("'{}' at {}", d.launch.label, d.launch.origin.site()));
+        dropped.push(format!(
+            "'{}' at {}",
+            d.launch.label,
+            d.launch.origin.site()
+        ));
     }
     fail_slot(node, &e.to_string());
     let site = node.launch.origin.site();
@@ -301,7 +344,12 @@ impl<'a> Request<'a> {
             pattern: l.key.pattern,
             space: l.key.space,
             rank: l.key.rank as usize,
-            args: l.names.iter().cloned().zip(l.key.args.iter().cloned()).collect(),
+            args: l
+                .names
+                .iter()
+                .cloned()
+                .zip(l.key.args.iter().cloned())
+                .collect(),
             is_method: l.is_method,
             label: l.label.clone(),
         }

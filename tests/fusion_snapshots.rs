@@ -3,11 +3,11 @@
 //! confined to their body, several reductions as one multi-value reduction.
 //! No Python is involved. Accept reviewed changes with
 //! `INSTA_UPDATE=always cargo test --release --test fusion_snapshots`.
+use _native::codegen::fused::{generate, Body};
 use _native::codegen::{ArgTy, KernelSpec, Pattern, Plan, Space};
 use _native::frontend::ast::FunctionDef;
 use _native::frontend::parse::parse_function;
 use _native::frontend::source::SourceInfo;
-use _native::codegen::fused::{generate, Body};
 use _native::lower::{Global, Globals};
 use _native::types::{DType, Layout, ViewTy};
 use std::sync::Arc;

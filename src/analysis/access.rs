@@ -2,8 +2,8 @@
 //! Conservative where precision would need more than syntax: a view handed to a
 //! `@pk.function`, aliased into a local, or touched by an atomic counts as both
 //! read and written. A store after a load of the same element is a write.
-use crate::types::ArgTy;
 use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Index, Span, Stmt, StmtKind};
+use crate::types::ArgTy;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -481,15 +481,4 @@ pub fn layout_args(k: usize, v: &ViewTy) -> String {
     }
 }
 
-/// Kernel labels and C++ names: letters, digits and underscores only.
-pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
+pub use crate::lower::sanitize;

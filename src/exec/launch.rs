@@ -1,9 +1,10 @@
 //! One launch with everything needed to run it, now (eager) or later (lazy).
 use super::args::ArgVal;
 use super::kernel::KernelKey;
-use crate::errors::PkResult;
+use crate::errors::{PkError, PkResult};
 use crate::frontend::workunit::Workunit;
 use crate::lower::Globals;
+use crate::types::Space;
 use std::sync::Arc;
 
 /// What the core needs from the program that launched: the workunit, its free
@@ -44,5 +45,21 @@ impl Launch {
                 _ => None,
             })
             .collect()
+    }
+
+    /// Borrowed device memory (CuPy, DLPack) is refused by host kernels.
+    pub fn check_space(&self) -> PkResult<()> {
+        let device_only = self
+            .vals
+            .iter()
+            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.is_device_only()));
+        if self.key.space != Space::Cuda && device_only {
+            return Err(PkError::Argument(format!(
+                "workunit '{}': a CUDA array (it has __cuda_array_interface__) was passed to a kernel on the host; \
+                 launch it in the Cuda space (pk.set_default_space(pk.Cuda) or pk.RangePolicy(pk.Cuda, ...))",
+                self.workunit().name
+            )));
+        }
+        Ok(())
     }
 }

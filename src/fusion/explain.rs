@@ -88,12 +88,7 @@ pub fn record(
                 .as_deref()
                 .map(|x| format!("  [{x}]"))
                 .unwrap_or_default();
-            let _ = writeln!(
-                t,
-                "    {} at {}{how}",
-                cands[k].label,
-                site(k)
-            );
+            let _ = writeln!(t, "    {} at {}{how}", cands[k].label, site(k));
         }
         if let Some(d) = dead.get(r).filter(|d| !d.is_empty()) {
             let mut nums: Vec<usize> = d

@@ -69,7 +69,11 @@ fn pair<'r>(
         }
     }
     Err(first_failure.unwrap_or_else(|| {
-        let rel = if dependent { "dependent" } else { "independent" };
+        let rel = if dependent {
+            "dependent"
+        } else {
+            "independent"
+        };
         (
             "none".into(),
             format!(

@@ -170,7 +170,10 @@ mod tests {
     fn unknown_predicate_is_rejected_naming_file_and_key() {
         let t = GOOD.replace("[limits]", "requires=['magic']\n[limits]");
         let e = parse("rules/x/rule.toml", &t).unwrap_err().to_string();
-        assert!(e.contains("rules/x/rule.toml") && e.contains("'requires'") && e.contains("'magic'"), "{e}");
+        assert!(
+            e.contains("rules/x/rule.toml") && e.contains("'requires'") && e.contains("'magic'"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -179,16 +182,28 @@ mod tests {
         let e = parse("f.toml", &t).unwrap_err().to_string();
         assert!(e.contains("f.toml") && e.contains("requirez"), "{e}");
         let t = GOOD.replace("max_statements=10", "max_statements=10\nmax_bytes=3");
-        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("max_bytes"));
+        assert!(parse("f.toml", &t)
+            .unwrap_err()
+            .to_string()
+            .contains("max_bytes"));
     }
 
     #[test]
     fn wrong_types_and_values_are_rejected() {
         let t = GOOD.replace("max_launches=2", "max_launches='two'");
-        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("max_launches"));
+        assert!(parse("f.toml", &t)
+            .unwrap_err()
+            .to_string()
+            .contains("max_launches"));
         let t = GOOD.replace("'dependent'", "'sideways'");
-        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("sideways"));
+        assert!(parse("f.toml", &t)
+            .unwrap_err()
+            .to_string()
+            .contains("sideways"));
         let t = GOOD.replace("second=['for']", "second=['scan']");
-        assert!(parse("f.toml", &t).unwrap_err().to_string().contains("scan"));
+        assert!(parse("f.toml", &t)
+            .unwrap_err()
+            .to_string()
+            .contains("scan"));
     }
 }

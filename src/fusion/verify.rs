@@ -13,10 +13,7 @@ pub fn verify(plan: &Plan, n: usize, edges: &[(usize, usize)]) -> Result<(), Str
                 return Err(format!("region {r} holds launch {k} of a flush of {n}"));
             }
             if region_of[k] != usize::MAX {
-                return Err(format!(
-                    "launch {k} is in regions {} and {r}",
-                    region_of[k]
-                ));
+                return Err(format!("launch {k} is in regions {} and {r}", region_of[k]));
             }
             region_of[k] = r;
         }

@@ -257,9 +257,11 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
         .node_indices()
         .filter(|&n| {
             let accs = &g.dag[n].accesses;
-            failed
-                .iter()
-                .any(|f| f.accesses.iter().any(|a| accs.iter().any(|b| b.conflicts(a))))
+            failed.iter().any(|f| {
+                f.accesses
+                    .iter()
+                    .any(|a| accs.iter().any(|b| b.conflicts(a)))
+            })
         })
         .collect();
     let mut seen = BTreeSet::new();

@@ -1,12 +1,12 @@
 //! `@pk.classtype` values: a C++ struct per class, whose fields are the
 //! `self.x = ...` assignments of `__init__` (scalars or other classtypes), and
 //! whose methods are instantiated on first call like `@pk.function`s.
-use super::builtins::{bind_arguments, with_origin, Callee};
+use super::calls::{bind_arguments, with_origin, Callee};
 use super::names::ClassInfo;
 use super::{cpp_ident, ClassDef, FnCx, VTy, Val, Var, VarKind};
 use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{Expr, StmtKind};
-use crate::types::{DType, STy, Ty};
+use crate::types::Ty;
 use std::sync::Arc;
 
 /// `self` inside a classtype's `__init__` and methods.
@@ -266,27 +266,5 @@ impl FnCx<'_> {
     /// Binds `self` for the body of a method of `class`.
     pub fn bind_class_self(&mut self, class: &str) {
         self.vars.insert("self".into(), self_var(class));
-    }
-}
-
-/// A classtype field read: `p.x`.
-pub fn field_val(base: &Val, attr: &str, ty: Ty) -> Val {
-    let code = format!("{}.{}", base.code, cpp_ident(attr));
-    match ty {
-        Ty::Scalar(d) => Val {
-            code,
-            ty: VTy::S(STy::strong(d)),
-            lit: None,
-        },
-        Ty::Class(k) => Val {
-            code,
-            ty: VTy::Class(k),
-            lit: None,
-        },
-        _ => Val {
-            code,
-            ty: VTy::S(STy::strong(DType::F64)),
-            lit: None,
-        },
     }
 }

@@ -1,43 +1,10 @@
 //! Expressions: typing by NumPy's rules and C++ text with Python semantics.
 use super::names::{is_math_module, is_pk_module, Global};
+use super::values::{cpp_string, float_lit, scalar};
 use super::{FnCx, Lit, VTy, Val};
 use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{BinOp, CmpOp, Expr, ExprKind, Index, UnOp};
 use crate::types::{promote_weak, DType, Layout, STy, Ty, ViewTy};
-
-pub fn float_lit(x: f64, dt: DType) -> String {
-    let body = if x.is_nan() {
-        "NAN".to_string()
-    } else if x.is_infinite() {
-        if x > 0.0 {
-            "INFINITY".into()
-        } else {
-            "(-INFINITY)".into()
-        }
-    } else {
-        let s = format!("{x:?}");
-        if s.contains('.') || s.contains('e') {
-            s
-        } else {
-            format!("{s}.0")
-        }
-    };
-    if dt == DType::F32 && !x.is_nan() && !x.is_infinite() {
-        format!("{body}f")
-    } else if x.is_nan() || x.is_infinite() {
-        format!("(({})({}))", dt.cpp(), body)
-    } else {
-        body
-    }
-}
-
-pub fn scalar(code: String, s: STy) -> Val {
-    Val {
-        code,
-        ty: VTy::S(s),
-        lit: None,
-    }
-}
 
 impl FnCx<'_> {
     /// The C++ text of `v` converted to dtype `dt`.
@@ -247,7 +214,7 @@ impl FnCx<'_> {
         let b = self.expr(base)?;
         if let VTy::Class(c) = &b.ty {
             if let Some(t) = self.class_field(c, attr) {
-                return Ok(super::classes::field_val(&b, attr, t));
+                return Ok(super::values::field_val(&b, attr, t));
             }
             return type_error(e.span, format!("classtype {c} has no field '{attr}'"));
         }
@@ -596,21 +563,4 @@ fn narrow(code: String, dt: DType) -> String {
     } else {
         format!("({code})")
     }
-}
-
-pub fn cpp_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

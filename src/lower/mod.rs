@@ -6,11 +6,15 @@
 //! fixed and keeps the code. Keeping typing and emission in one place means a
 //! construct's semantics are written exactly once.
 mod builtins;
+mod calls;
 mod classes;
 mod expr;
+mod math;
 pub mod names;
+mod pkcalls;
 mod stmt;
 mod team;
+mod values;
 
 pub use names::{Global, Globals};
 
@@ -494,4 +498,17 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
         ExprKind::Str(_) => bad(),
         _ => bad(),
     }
+}
+
+/// Kernel labels and C++ names: letters, digits and underscores only.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }

@@ -10,9 +10,9 @@
 //! copied back, freed. None of this is reached unless a CUDA kernel ran.
 use super::alloc::{Alloc, NEWER, STALE, SYNC};
 use super::view::{PkViewArg, ViewVal};
-use crate::types::Space;
 use crate::errors::{PkError, PkResult};
 use crate::kokkos::{self as runtime, settle, CudaFns};
+use crate::types::Space;
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

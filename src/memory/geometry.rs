@@ -36,7 +36,6 @@ pub fn classify(ext: &[i64], strides: &[i64; 8], declared: Layout) -> Layout {
     }
 }
 
-
 /// First byte and one past the last byte a view of this geometry touches,
 /// relative to its allocation (empty when an extent is 0).
 pub fn byte_range(offset: isize, item: isize, extents: &[i64], strides: &[i64]) -> (isize, isize) {

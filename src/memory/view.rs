@@ -44,7 +44,6 @@ impl ViewVal {
     }
 }
 
-
 /// A view over borrowed device memory (CUDA array interface or DLPack);
 /// `owner` is kept alive with it, which keeps the memory valid.
 pub fn device_view(

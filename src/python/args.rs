@@ -189,4 +189,3 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
     let (t, v) = device_view(obj, addr as *mut u8, dtype, rank, extent, stride);
     Ok((ArgTy::View(t), ArgVal::View(v)))
 }
-

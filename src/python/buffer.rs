@@ -44,4 +44,3 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
         }
     }
 }
-

@@ -2,11 +2,12 @@
 //! (lazy mode) or run now by the eager pipeline; `generate_source` shows the
 //! C++ a launch would compile.
 use super::args::classify;
+use super::bridge::{detached, py_err, total_to_py};
 use super::buffer::HeldBuffer;
 use super::lazy::record_result;
 use super::origin::PyOrigin;
+use super::resolve;
 use super::workunit::Workunit;
-use super::{detached, py_err, resolve, total_to_py};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::Launch;
@@ -251,7 +252,10 @@ fn gather(
             }
         };
         let (t, a) = classify(&v, &mut g.held).map_err(|e| {
-            PyTypeError::new_err(format!("argument '{name}' of workunit '{}': {e}", wu.core.name))
+            PyTypeError::new_err(format!(
+                "argument '{name}' of workunit '{}': {e}",
+                wu.core.name
+            ))
         })?;
         g.tys.push(t);
         g.vals.push(a);
@@ -329,7 +333,9 @@ pub fn launch<'py>(
     let done = detached(py, move || pipeline::submit(l))?;
     drop(g.held);
     let total = match done {
-        Submitted::Recorded(seq, slot) => return record_result(seq, slot, py).map(|p| Some(p.into_bound(py))),
+        Submitted::Recorded(seq, slot) => {
+            return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
+        }
         Submitted::Ran(None) => return Ok(None),
         Submitted::Ran(Some(t)) => total_to_py(py, t)?,
     };

@@ -1,6 +1,6 @@
 //! Bindings of the lazy runtime: lazy results (`Pending`), flushes asked for by
 //! host access, and the reports (`explain`, the pending DAG as JSON).
-use super::{detached, total_to_py};
+use super::bridge::{detached, total_to_py};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::FUSED;
 use crate::fusion::explain;
@@ -35,7 +35,9 @@ impl Pending {
         }
         flush(py, Demand::Result(self.seq))?;
         slot_value(py, &self.slot)?.ok_or_else(|| {
-            PyRuntimeError::new_err("this lazy result's launch was dropped after an earlier failure")
+            PyRuntimeError::new_err(
+                "this lazy result's launch was dropped after an earlier failure",
+            )
         })
     }
     #[getter]
@@ -176,7 +178,10 @@ pub fn graph_json() -> String {
             "site": l.origin.site(),
         }));
     }
-    let edges: Vec<(u64, u64)> = edges.iter().map(|&(a, b)| (nodes[a].seq, nodes[b].seq)).collect();
+    let edges: Vec<(u64, u64)> = edges
+        .iter()
+        .map(|&(a, b)| (nodes[a].seq, nodes[b].seq))
+        .collect();
     let dead: Vec<usize> = dead.iter().filter_map(|a| ids.get(a).copied()).collect();
     serde_json::json!({"nodes": out, "edges": edges, "dead_buffers": dead}).to_string()
 }

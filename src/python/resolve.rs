@@ -1,10 +1,10 @@
 //! Free names of a kernel, resolved through Python at compile time: the Python
 //! side (`pykokkos._resolve`) classifies each value; we build `Globals`.
+use super::bridge::py_err;
+use super::workunit::Workunit;
 use crate::lower::names::{ClassInfo, FuncInfo};
 use crate::lower::{Global, Globals};
 use crate::types::DType;
-use super::py_err;
-use super::workunit::Workunit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::collections::BTreeSet;

@@ -1,7 +1,7 @@
 //! Bindings of the process-wide runtime: Kokkos' lifetime, the default
 //! execution space, toolchain facts, device copy counters.
+use super::bridge::py_err;
 use super::lazy::flush;
-use super::py_err;
 use crate::build::toolchain;
 use crate::exec::space;
 use crate::lazy::graph::Demand;

@@ -2,8 +2,9 @@
 //! exposed to NumPy through the buffer protocol without copies, and exported
 //! through the CUDA array interface and DLPack. Host access asks the lazy
 //! runtime to flush what is pending on the memory first.
+use super::bridge::py_err;
+use super::buffer;
 use super::lazy::{flush_for_buffer, flush_host, take_swallowed};
-use super::{buffer, py_err};
 use crate::lazy::graph;
 use crate::memory::alloc::{Alloc, ForeignBuf};
 use crate::memory::geometry::{byte_range, classify, contiguous_strides};
@@ -100,7 +101,12 @@ impl View {
     /// its allocation (empty when any extent is 0).
     pub fn byte_range(&self) -> (isize, isize) {
         let r = self.rank;
-        byte_range(self.offset, self.dtype.size() as isize, &self.extents[..r], &self.strides[..r])
+        byte_range(
+            self.offset,
+            self.dtype.size() as isize,
+            &self.extents[..r],
+            &self.strides[..r],
+        )
     }
 }
 
@@ -333,10 +339,7 @@ impl View {
         let (base, device) = if on_device {
             // The capsule is consumed on the consumer's stream: finish ours.
             crate::kokkos::settle();
-            (
-                self.alloc.device_ptr(true).map_err(py_err)?,
-                dlpack::CUDA,
-            )
+            (self.alloc.device_ptr(true).map_err(py_err)?, dlpack::CUDA)
         } else {
             self.alloc.host_sync().map_err(py_err)?;
             (self.alloc.ptr(), dlpack::CPU)
@@ -355,14 +358,7 @@ impl View {
 
     fn __dlpack_device__(&self) -> (i32, i32) {
         let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
-        (
-            if on_device {
-                dlpack::CUDA
-            } else {
-                dlpack::CPU
-            },
-            0,
-        )
+        (if on_device { dlpack::CUDA } else { dlpack::CPU }, 0)
     }
 
     #[getter]

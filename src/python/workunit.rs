@@ -1,6 +1,6 @@
 //! The Python Workunit: a decorated function, its core workunit (captured
 //! source, parsed once), and the keyword names each launch kind passes.
-use super::py_err;
+use super::bridge::py_err;
 use crate::frontend::source::SourceInfo;
 use crate::frontend::workunit;
 use crate::types::Pattern;
@@ -87,7 +87,12 @@ impl Workunit {
                 Pattern::Scan => 2,
             };
         let def = self.core.def().map_err(py_err)?;
-        let names: Vec<String> = def.params.iter().skip(skip).map(|p| p.name.clone()).collect();
+        let names: Vec<String> = def
+            .params
+            .iter()
+            .skip(skip)
+            .map(|p| p.name.clone())
+            .collect();
         let keys = names
             .iter()
             .map(|n| PyString::intern(py, n).unbind())
