@@ -3,10 +3,14 @@
 //! never collide), `operator()` calls them in program order for each work
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
-use super::{self as codegen, lower_workunit, KernelSpec, Pattern, Plan, Space};
+use super::body::{lower_workunit, unit_header, unit_methods};
+use super::emit::{layout_args, range_for, view_cpp};
+use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
+use crate::lower::sanitize;
 use crate::lower::Unit;
 use crate::types::{DType, ViewTy};
+use crate::types::{Pattern, Space};
 
 pub struct Body<'a> {
     pub spec: KernelSpec<'a>,
@@ -45,9 +49,9 @@ pub fn generate(
         accs: vec![],
     };
     let inner = label.trim_start_matches("fused(").trim_end_matches(')');
-    let fname = format!("pk_fused_{}", codegen::sanitize(&inner.replace('+', "_")));
+    let fname = format!("pk_fused_{}", sanitize(&inner.replace('+', "_")));
     let mut s = format!("// {label}\n#include \"pk_prelude.hpp\"\n\nnamespace {{\n");
-    s.push_str(&codegen::unit_header(&unit));
+    s.push_str(&unit_header(&unit));
     let reduces: Vec<usize> = bodies
         .iter()
         .enumerate()
@@ -69,7 +73,7 @@ pub fn generate(
         s.push_str("  using value_type = pk_vals;\n");
     }
     for (g, (_, _, vt)) in groups.iter().enumerate() {
-        s.push_str(&format!("  {} pk_b{g};\n", codegen::view_cpp(vt, space)));
+        s.push_str(&format!("  {} pk_b{g};\n", view_cpp(vt, space)));
     }
     for (b, lw) in lowered.iter().enumerate() {
         for (k, dt) in &lw.abi.scalar_slots {
@@ -77,7 +81,7 @@ pub fn generate(
             abi.scalars.push((b, *k, *dt));
         }
     }
-    s.push_str(&codegen::unit_methods(&unit));
+    s.push_str(&unit_methods(&unit));
     for (b, lw) in lowered.iter().enumerate() {
         let mut sig = format!("const int64_t {}", lw.index[0]);
         if let Some((p, d)) = &lw.acc {
@@ -158,7 +162,7 @@ pub fn generate(
         s.push_str(&format!(
             "    f.pk_b{g} = decltype(f.pk_b{g})(({}*)views[{g}].data, {});\n",
             vt.dtype.cpp(),
-            codegen::layout_args(g, vt)
+            layout_args(g, vt)
         ));
     }
     for (j, (b, k, d)) in abi.scalars.iter().enumerate() {
@@ -174,7 +178,7 @@ pub fn generate(
     );
     let clabel = label.replace('"', "'");
     match reduces.len() {
-        0 => s.push_str(&codegen::range_for(space, &clabel, &policy)),
+        0 => s.push_str(&range_for(space, &clabel, &policy)),
         1 => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));

@@ -1,0 +1,257 @@
+//! One workunit lowered into a functor body (members, parameters, the typed
+//! C++ of its statements), and the helper functions and classtypes of a
+//! translation unit, emitted ahead of the functor.
+use super::emit::view_cpp;
+use super::spec::{KernelAbi, KernelSpec, Lowered, Plan, PlanFn};
+use crate::errors::{type_error, KResult};
+use crate::lower::{sanitize, FnCx, Unit, VarKind};
+use crate::types::{ArgTy, DType, Pattern, Ty};
+
+/// Lowers one workunit's body against `unit` (shared by all bodies of a
+/// translation unit). `plan(k, name)` says how argument k is represented;
+/// `None` gives each argument its own member named as in the workunit.
+pub fn lower_workunit(
+    spec: &KernelSpec,
+    unit: &mut Unit,
+    plan: Option<&PlanFn>,
+) -> KResult<Lowered> {
+    let def = spec.def;
+    let mut params = def.params.iter();
+    if spec.is_method {
+        params.next();
+    }
+    // Rank 0 is a TeamPolicy: one leading parameter, the team member.
+    let team = spec.rank == 0;
+    let nidx = spec.rank.max(1);
+    let index_params: Vec<_> = params.by_ref().take(nidx).cloned().collect();
+    if index_params.len() < nidx {
+        let need = if team {
+            "a team member parameter first, for pk.TeamPolicy".to_string()
+        } else {
+            format!("{nidx} index parameter(s) for this policy")
+        };
+        return type_error(def.span, format!("workunit '{}' needs {need}", def.name));
+    }
+    let mut extra = Vec::new();
+    let mut acc = None;
+    let mut last_pass = None;
+    if spec.pattern != Pattern::For {
+        match params.next() {
+            Some(p) => acc = Some(p.clone()),
+            None => return type_error(def.span, format!("workunit '{}' is launched as a reduction/scan but has no accumulator parameter", def.name)),
+        }
+        if spec.pattern == Pattern::Scan {
+            match params.next() {
+                Some(p) => last_pass = Some(p.clone()),
+                None => {
+                    return type_error(
+                        def.span,
+                        format!(
+                        "scan workunit '{}' needs a 'last_pass' parameter after the accumulator",
+                        def.name
+                    ),
+                    )
+                }
+            }
+        }
+    }
+    extra.extend(params.cloned());
+
+    let mut cx = FnCx::new(spec.globals, unit, spec.src.clone(), true);
+    for p in &index_params {
+        if team {
+            cx.bind(&p.name, Ty::Void, VarKind::Team);
+        } else {
+            cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
+        }
+    }
+    let acc_dt = match &acc {
+        Some(p) => match &p.ann {
+            Some(a) => match cx.annotation(a)? {
+                Ty::Scalar(d) => Some(d),
+                _ => {
+                    return type_error(
+                        a.span,
+                        "the accumulator must be a number: pk.Acc[pk.double]",
+                    )
+                }
+            },
+            None => Some(DType::F64),
+        },
+        None => None,
+    };
+    if let (Some(p), Some(d)) = (&acc, acc_dt) {
+        cx.bind(&p.name, Ty::Scalar(d), VarKind::Acc);
+    }
+    if let Some(p) = &last_pass {
+        cx.bind(&p.name, Ty::Scalar(DType::Bool), VarKind::LastPass);
+    }
+    // Launch arguments: annotated scalars take the annotation's dtype.
+    let mut members = Vec::new();
+    let mut abi = KernelAbi {
+        view_slots: vec![],
+        scalar_slots: vec![],
+        acc: acc_dt,
+    };
+    for (k, (name, at)) in spec.args.iter().enumerate() {
+        let ann = if spec.is_method {
+            None
+        } else {
+            extra
+                .iter()
+                .find(|p| &p.name == name)
+                .and_then(|p| p.ann.clone())
+        };
+        let declared = match &ann {
+            Some(a) => Some(cx.annotation(a)?),
+            None => None,
+        };
+        let ty = match (at, declared) {
+            (ArgTy::View(v), Some(Ty::View(w))) => {
+                if v.dtype != w.dtype || v.rank != w.rank {
+                    return type_error(
+                        ann.unwrap().span,
+                        format!(
+                            "argument '{name}' is {} but the workunit declares {}",
+                            Ty::View(*v).describe(),
+                            Ty::View(w).describe()
+                        ),
+                    );
+                }
+                Ty::View(*v)
+            }
+            (ArgTy::View(v), None) => Ty::View(*v),
+            (ArgTy::Scalar { dtype, .. }, None) => Ty::Scalar(*dtype),
+            (ArgTy::Scalar { .. }, Some(Ty::Scalar(d))) => Ty::Scalar(d),
+            (at, Some(t)) => {
+                let got = match at {
+                    ArgTy::View(v) => Ty::View(*v).describe(),
+                    ArgTy::Scalar { dtype, .. } => dtype.name().to_string(),
+                };
+                return type_error(
+                    ann.unwrap().span,
+                    format!(
+                        "argument '{name}' is {got} but the workunit declares {}",
+                        t.describe()
+                    ),
+                );
+            }
+        };
+        let weak = matches!(at, ArgTy::Scalar { weak: true, .. }) && ann.is_none();
+        // Functor members live apart from locals: `self.x` and a local `x` differ.
+        let key = if spec.is_method {
+            format!("self.{name}")
+        } else {
+            name.clone()
+        };
+        cx.bind(&key, ty.clone(), VarKind::Arg);
+        let var = cx.vars.get_mut(key.as_str()).unwrap();
+        var.weak = weak;
+        if spec.is_method {
+            var.cpp = format!("pk_m_{}", sanitize(name));
+        }
+        let decided = plan.map(|p| p(k, name));
+        match &decided {
+            Some(Plan::Member(c)) | Some(Plan::Shared(c)) => var.cpp = c.clone(),
+            Some(Plan::Local(c, _)) => var.cpp = c.clone(),
+            None => {}
+        }
+        let cpp = var.cpp.clone();
+        if let Some(Plan::Local(c, d)) = &decided {
+            cx.elem_locals.insert(key.clone(), (c.clone(), *d));
+            continue;
+        }
+        let declare = !matches!(decided, Some(Plan::Shared(_)));
+        match &ty {
+            Ty::View(v) => {
+                abi.view_slots.push(k);
+                if declare {
+                    members.push((
+                        cpp,
+                        view_cpp(v, spec.space),
+                        Some((abi.view_slots.len() - 1, *v)),
+                    ));
+                }
+            }
+            Ty::Scalar(d) => {
+                abi.scalar_slots.push((k, *d));
+                if declare {
+                    members.push((cpp, d.cpp().to_string(), None));
+                }
+            }
+            _ => {}
+        }
+    }
+    if !spec.is_method {
+        for p in &extra {
+            if !spec.args.iter().any(|(n, _)| n == &p.name) {
+                return type_error(
+                    p.span,
+                    format!(
+                        "workunit '{}' has parameter '{}' but the launch did not pass it",
+                        def.name, p.name
+                    ),
+                );
+            }
+        }
+    }
+    let body = cx.lower_body(&def.body)?;
+    let decls = cx.declarations();
+    drop(cx);
+    Ok(Lowered {
+        index: index_params
+            .iter()
+            .map(|p| crate::lower::cpp_ident(&p.name))
+            .collect(),
+        acc: acc
+            .as_ref()
+            .zip(acc_dt)
+            .map(|(p, d)| (crate::lower::cpp_ident(&p.name), d)),
+        last_pass: last_pass.as_ref().map(|p| crate::lower::cpp_ident(&p.name)),
+        decls,
+        body,
+        members,
+        abi,
+    })
+}
+
+/// Classtypes and `@pk.function`s of a unit, ahead of the functor.
+pub fn unit_header(unit: &Unit) -> String {
+    let mut s = String::new();
+    // Classtypes in completion order, their methods declared inside ...
+    for name in &unit.class_order {
+        let def = &unit.classes[name];
+        s.push_str(&format!("struct {name} {{\n{}", def.head));
+        for key in &unit.order {
+            let inst = &unit.instances[key];
+            if inst.class.as_deref() == Some(name.as_str()) {
+                for l in inst.decl.lines() {
+                    s.push_str(&format!("  {l}\n"));
+                }
+            }
+        }
+        s.push_str("};\n\n");
+    }
+    // ... then functions, callees first, and the classtype methods' bodies.
+    for key in &unit.order {
+        let inst = &unit.instances[key];
+        if !inst.method {
+            s.push_str(&inst.code);
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Functor methods (`@pk.function` methods of a functor class).
+pub fn unit_methods(unit: &Unit) -> String {
+    let mut s = String::new();
+    for key in &unit.order {
+        if unit.instances[key].method {
+            for l in unit.instances[key].code.lines() {
+                s.push_str(&format!("  {l}\n"));
+            }
+        }
+    }
+    s
+}

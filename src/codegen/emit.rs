@@ -1,0 +1,45 @@
+//! C++ snippets both generators share: view types, view construction from
+//! the ABI, the 1-D dispatch, the team member type.
+use crate::types::{Layout, Space, ViewTy};
+
+/// The dispatch of a 1-D parallel_for of functor `f` over `lo[0]..hi[0]` (single
+/// and fused kernels). On the GPU it goes through `pk::cuda_for` (prelude.hpp):
+/// Kokkos 3.4's RangePolicy block sizing costs a fifth of the bandwidth there.
+pub fn range_for(space: Space, label: &str, policy: &str) -> String {
+    if space == Space::Cuda {
+        format!("    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n")
+    } else {
+        format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")
+    }
+}
+
+/// The C++ type of a TeamPolicy workunit's team member in `space`.
+pub fn team_member_cpp(space: Space) -> String {
+    format!("Kokkos::TeamPolicy<{}>::member_type&", space.cpp())
+}
+
+pub fn layout_args(k: usize, v: &ViewTy) -> String {
+    let r = v.rank as usize;
+    match v.layout {
+        Layout::Stride => {
+            let parts: Vec<String> = (0..r)
+                .map(|d| format!("views[{k}].extent[{d}], views[{k}].stride[{d}]"))
+                .collect();
+            format!("Kokkos::LayoutStride({})", parts.join(", "))
+        }
+        _ => (0..r)
+            .map(|d| format!("views[{k}].extent[{d}]"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+pub fn view_cpp(v: &ViewTy, space: Space) -> String {
+    format!(
+        "Kokkos::View<{}{}, {}, {}, Kokkos::MemoryTraits<Kokkos::Unmanaged>>",
+        v.dtype.cpp(),
+        "*".repeat(v.rank as usize),
+        v.layout.cpp(),
+        space.mem()
+    )
+}

@@ -1,0 +1,125 @@
+//! The translation unit of one launch: the workunit's functor, then an
+//! `extern "C"` entry that unpacks raw arguments, builds the policy
+//! (range, multi-dimensional or team) and dispatches.
+use super::body::{lower_workunit, unit_header, unit_methods};
+use super::emit::{layout_args, range_for, team_member_cpp};
+use super::spec::{Generated, KernelSpec};
+use crate::errors::KResult;
+use crate::lower::sanitize;
+use crate::lower::Unit;
+use crate::types::Pattern;
+
+/// Generates the translation unit for one kernel.
+pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
+    let def = spec.def;
+    let mut unit = Unit::default();
+    let lw = lower_workunit(spec, &mut unit, None)?;
+    let (members, abi, decls, body) = (lw.members, lw.abi, lw.decls, lw.body);
+    let acc_dt = lw.acc.as_ref().map(|a| a.1);
+    let nidx = spec.rank;
+
+    // `pk_wu_` keeps clear of the entry points (pk_run, pk_error) and ABI structs.
+    let fname = format!("pk_wu_{}", sanitize(&def.name));
+    let mut s = String::new();
+    s.push_str(&format!(
+        "// workunit '{}' ({}:{})\n",
+        def.name, spec.src.filename, spec.src.first_line
+    ));
+    s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
+    s.push_str(&unit_header(&unit));
+    s.push_str(&format!("struct {fname} {{\n"));
+    for (name, ty, _) in &members {
+        s.push_str(&format!("  {ty} {name};\n"));
+    }
+    s.push_str(&unit_methods(&unit));
+    let team = spec.rank == 0;
+    let idx: Vec<String> = lw
+        .index
+        .iter()
+        .map(|p| {
+            if team {
+                format!("const {} {p}", team_member_cpp(spec.space))
+            } else {
+                format!("const int64_t {p}")
+            }
+        })
+        .collect();
+    let mut sig = idx.join(", ");
+    if let Some((p, d)) = &lw.acc {
+        sig.push_str(&format!(", {}& {p}", d.cpp()));
+    }
+    if let Some(p) = &lw.last_pass {
+        sig.push_str(&format!(", const bool {p}"));
+    }
+    s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
+
+    // The entry point: unpack raw arguments, dispatch, report exceptions.
+    s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
+    s.push_str(&format!("    {fname} f;\n"));
+    for (name, _, slot) in &members {
+        if let Some((k, v)) = slot {
+            s.push_str(&format!(
+                "    f.{name} = decltype(f.{name})(({}*)views[{k}].data, {});\n",
+                v.dtype.cpp(),
+                layout_args(*k, v)
+            ));
+        }
+    }
+    for (j, (k, d)) in abi.scalar_slots.iter().enumerate() {
+        let name = &members.iter().filter(|m| m.2.is_none()).nth(j).unwrap().0;
+        let _ = k;
+        let field = if d.is_float() { "d" } else { "i" };
+        s.push_str(&format!(
+            "    f.{name} = ({})scalars[{j}].{field};\n",
+            d.cpp()
+        ));
+    }
+    let policy = if team {
+        // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,
+        //       scratch bytes per team and per thread at levels 0 and 1].
+        // Kokkos aborts the process on a team larger than the kernel allows:
+        // ask first, and fail like any other launch error instead.
+        let t = format!("Kokkos::TeamPolicy<{}>", spec.space.cpp());
+        let tag = match spec.pattern {
+            Pattern::For => "Kokkos::ParallelForTag",
+            _ => "Kokkos::ParallelReduceTag",
+        };
+        s.push_str(&format!(
+            "    {t} pk_probe((int)hi[0], 1, (int)hi[2]);\n    pk::team_scratch(pk_probe, hi);\n    const int pk_team_max = pk_probe.team_size_max(f, {tag}());\n    if (hi[1] > pk_team_max) return pk::team_too_large(hi[1], pk_team_max);\n    {t} pk_policy = hi[1] > 0 ? {t}((int)hi[0], (int)hi[1], (int)hi[2]) : {t}((int)hi[0], Kokkos::AUTO, (int)hi[2]);\n    pk::team_scratch(pk_policy, hi);\n"
+        ));
+        "pk_policy".to_string()
+    } else if nidx == 1 {
+        format!(
+            "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",
+            spec.space.cpp()
+        )
+    } else {
+        let los: Vec<String> = (0..nidx).map(|d| format!("lo[{d}]")).collect();
+        let his: Vec<String> = (0..nidx).map(|d| format!("hi[{d}]")).collect();
+        format!(
+            "Kokkos::MDRangePolicy<{}, Kokkos::Rank<{nidx}>, Kokkos::IndexType<int64_t>>({{{}}}, {{{}}})",
+            spec.space.cpp(),
+            los.join(", "),
+            his.join(", ")
+        )
+    };
+    let label = sanitize(&spec.label);
+    match (spec.pattern, acc_dt) {
+        (Pattern::For, _) if nidx == 1 && !team => {
+            s.push_str(&range_for(spec.space, &label, &policy))
+        }
+        (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
+        (Pattern::Reduce, Some(d)) => s.push_str(&format!(
+            "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
+            d.cpp()
+        )),
+        (Pattern::Scan, Some(d)) => s.push_str(&format!(
+            "    {0} r = {0}();\n    Kokkos::parallel_scan(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
+            d.cpp()
+        )),
+        _ => unreachable!("reductions always have an accumulator type"),
+    }
+    s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
+    s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
+    Ok(Generated { source: s, abi })
+}

@@ -1,0 +1,70 @@
+//! What code generation takes and gives: the kernel spec, the entry point's
+//! argument slots, per-argument plans, and a lowered body before assembly.
+use crate::frontend::ast::FunctionDef;
+use crate::frontend::source::SourceInfo;
+use crate::lower::Globals;
+use crate::types::{ArgTy, DType, Pattern, Space, ViewTy};
+use serde::Serialize;
+use std::sync::Arc;
+
+pub const PRELUDE: &str = include_str!("prelude.hpp");
+
+/// Everything that determines one generated kernel.
+pub struct KernelSpec<'a> {
+    pub def: &'a FunctionDef,
+    pub src: Arc<SourceInfo>,
+    pub globals: &'a Globals,
+    pub pattern: Pattern,
+    pub space: Space,
+    /// Number of work indices (1 for RangePolicy, n for MDRange).
+    pub rank: usize,
+    /// Launch arguments in workunit parameter order (functor members for functors).
+    pub args: Vec<(String, ArgTy)>,
+    /// `self` is the first parameter (functor method): members are `self.x`.
+    pub is_method: bool,
+    pub label: String,
+}
+
+/// What the runtime needs to call the entry point.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelAbi {
+    /// Argument index (into `KernelSpec::args`) for each view slot, in order.
+    pub view_slots: Vec<usize>,
+    /// Argument index and C++ dtype for each scalar slot, in order.
+    pub scalar_slots: Vec<(usize, DType)>,
+    pub acc: Option<DType>,
+}
+
+pub struct Generated {
+    pub source: String,
+    pub abi: KernelAbi,
+}
+
+/// How one launch argument appears in the functor being generated.
+#[derive(Clone, Debug, Hash)]
+pub enum Plan {
+    /// A member of its own (the default), with this C++ name.
+    Member(String),
+    /// Shares a member declared for an earlier body (same buffer, fused).
+    Shared(String),
+    /// A dead temporary of a fused kernel: a per-work-item local of this dtype.
+    Local(String, DType),
+}
+
+/// (C++ name, C++ type, view slot) of one functor member.
+pub type Member = (String, String, Option<(usize, ViewTy)>);
+
+/// One workunit lowered into a functor body, before assembly.
+pub struct Lowered {
+    pub index: Vec<String>,
+    pub acc: Option<(String, DType)>,
+    pub last_pass: Option<String>,
+    pub decls: String,
+    pub body: String,
+    /// (C++ name, C++ type, view slot) of members this body declares.
+    pub members: Vec<Member>,
+    pub abi: KernelAbi,
+}
+
+/// Decides, per argument index and name, how an argument is represented.
+pub type PlanFn<'a> = dyn Fn(usize, &str) -> Plan + 'a;
