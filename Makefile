@@ -38,7 +38,7 @@ demo: setup
 	$(PY) examples/demo.py
 
 test-rust:
-	cargo test --release --lib --test codegen_snapshots --test fusion_snapshots -q
+	cargo test --release --lib --test codegen_snapshots --test fusion_snapshots --test fusion_plan -q
 
 test-python: setup
 	$(PY) -m pytest -q tests

@@ -17,7 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import pykokkos as pk
+# Every flush plan is verified in tests (each launch in one region, regions in
+# dependency order): read once when the extension loads, so set it first.
+os.environ.setdefault("PK_VERIFY", "1")
+
+import pykokkos as pk  # noqa: E402
 
 # Every View dtype, with the NumPy dtype it must match on the host.
 ALL_DTYPES = [

@@ -4,6 +4,7 @@ differential property test (eager == fused == NumPy) over random programs."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pykokkos as pk
 pytestmark = pytest.mark.eager_only  # each test runs its program both ways itself
 
 RULES = Path(__file__).resolve().parents[1] / "fusion-rules"
+PLAN_SNAPSHOTS = Path(__file__).resolve().parent / "snapshots" / "plans"
 FIXTURES = sorted(RULES.glob("*/*fuse_*.py"))
 
 
@@ -30,8 +32,8 @@ def fused():
     pk._native.set_lazy(False)
 
 
-def both(program):
-    """(eager results, fused results, fusion reports of the fused run)."""
+def both(program, with_plans=False):
+    """(eager results, fused results, fusion reports of the fused run[, its plans])."""
     pk._native.set_lazy(False)
     eager = program()
     pk._native.set_lazy(True)
@@ -39,9 +41,12 @@ def both(program):
     try:
         lazy = program()
         pk.flush()
-        reports = "".join(pk._native.explain_history())
+        history = pk._native.explain_history(plans=True)
     finally:
         pk._native.set_lazy(False)
+    reports = "".join(text for text, _ in history)
+    if with_plans:
+        return eager, lazy, reports, [json.loads(plan) for _, plan in history]
     return eager, lazy, reports
 
 
@@ -57,13 +62,22 @@ def test_rule_fixture(path):
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    eager, lazy, reports = both(lambda: mod.run(pk))
+    eager, lazy, reports, plans = both(lambda: mod.run(pk), with_plans=True)
     assert_same(eager, lazy)
     rule = path.parent.name
     if path.stem.startswith("fuse_"):
         assert f"[{rule}]" in reports, reports
     else:
         assert f"[{rule}]" not in reports, reports
+    # The plan of every flush (regions, the rule that joined each launch, dead
+    # temporaries) is pinned: a change is a reviewed snapshot update.
+    snap = PLAN_SNAPSHOTS / f"{rule}__{path.stem}.json"
+    text = json.dumps(plans, indent=1, sort_keys=True) + "\n"
+    if os.environ.get("PK_UPDATE_SNAPSHOTS") == "1":
+        snap.parent.mkdir(parents=True, exist_ok=True)
+        snap.write_text(text)
+    assert snap.exists(), f"no plan snapshot {snap}: run with PK_UPDATE_SNAPSHOTS=1 and review it"
+    assert json.loads(snap.read_text()) == plans, f"plan differs from {snap}:\n{text}"
 
 
 # --- the PyFuser wrong-result cases (fusion.md), each eager == fused == NumPy ---

@@ -118,14 +118,20 @@ pub fn explain_last() -> Option<(String, String)> {
 }
 
 /// Every fusion report since the previous call (oldest first); with
-/// `plans=True` the plans as JSON instead (regions, joining rules, dead
-/// temporaries), for snapshot tests and tools.
+/// `plans=True`, (report, plan as JSON) pairs: the plan lists regions, the
+/// rule that joined each launch and dead temporaries (snapshot tests, tools).
 #[pyfunction]
 #[pyo3(signature = (plans=false))]
-pub fn explain_history(plans: bool) -> Vec<String> {
+pub fn explain_history(py: Python<'_>, plans: bool) -> PyResult<Vec<Bound<'_, PyAny>>> {
     explain::take_history()
         .into_iter()
-        .map(|(text, plan)| if plans { plan } else { text })
+        .map(|(text, plan)| {
+            if plans {
+                Ok((text, plan).into_pyobject(py)?.into_any())
+            } else {
+                Ok(text.into_pyobject(py)?.into_any())
+            }
+        })
         .collect()
 }
 
