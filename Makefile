@@ -13,16 +13,16 @@ help:
 	@echo "make demo    build everything that is missing, then run the demo"
 	@echo "make test    build everything that is missing, then run Rust and Python tests"
 	@echo "make bench   benchmarks (figures and ratios from one run)"
-	@echo "make lint    rustfmt + clippy"
+	@echo "make lint    rustfmt, clippy -D warnings, stubtest of _native.pyi, layer/cycle/size check"
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
 	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu (scripts/gpu/README.md)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
 	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
 
-$(STAMPS)/venv: pyproject.toml
+$(STAMPS)/venv: pyproject.toml Makefile
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja
+	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15"
 	@touch $@
 
 kokkos: $(STAMPS)/venv
@@ -45,9 +45,11 @@ test-python: setup
 
 test: setup test-rust test-python
 
-lint:
+lint: setup
 	cargo fmt --all -- --check
-	cargo clippy --release -q -- -D warnings
+	cargo clippy --release -q --all-targets -- -D warnings
+	$(PY) -m mypy.stubtest pykokkos._native
+	$(PY) scripts/check_layers.py
 
 bench: setup
 	$(PY) benches/run_all.py

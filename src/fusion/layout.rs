@@ -19,9 +19,13 @@ pub struct Layout {
     pub locals: Vec<(usize, DType)>,
 }
 
+/// What makes two view arguments one member: allocation, offset, extents,
+/// strides and type.
+type GroupKey = (usize, isize, Vec<i64>, Vec<i64>, ViewTy);
+
 pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
     let mut groups: Vec<(usize, usize, ViewTy)> = Vec::new();
-    let mut group_keys: Vec<(usize, isize, Vec<i64>, Vec<i64>, ViewTy)> = Vec::new();
+    let mut group_keys: Vec<GroupKey> = Vec::new();
     let mut locals: Vec<(usize, DType)> = Vec::new();
     let mut plans = Vec::new();
     for (b, l) in region.iter().enumerate() {
