@@ -23,18 +23,18 @@ use crate::types::{ArgTy, Pattern, Space};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-/// What became of a submitted launch.
+/// A launch the program submitted: recorded (lazy mode), or to run now.
 pub enum Submitted {
-    /// Lazy mode: recorded as this sequence number (with a result slot for
-    /// reductions and scans).
+    /// Recorded as this sequence number (with a result slot for reductions
+    /// and scans).
     Recorded(u64, Option<Arc<crate::lazy::slot::Slot>>),
-    /// Run now, with its total.
-    Ran(Option<Total>),
+    /// To run now (`run_now`): eager mode, or it touches memory Python can
+    /// change behind our back (NumPy arrays, exported views).
+    Now(Launch),
 }
 
-/// A launch from the program: recorded in lazy mode, else (or when it touches
-/// memory Python can change behind our back: NumPy arrays, exported views)
-/// run now, after the pending work it depends on.
+/// Records a launch in lazy mode; gives it back when it must run now. Cheap
+/// and GIL-free work: the binding calls it without releasing the GIL.
 pub fn submit(l: Launch) -> PkResult<Submitted> {
     l.check_space()?;
     let foreign = l
@@ -45,10 +45,15 @@ pub fn submit(l: Launch) -> PkResult<Submitted> {
         let (seq, slot) = graph::record(l)?;
         return Ok(Submitted::Recorded(seq, slot));
     }
+    Ok(Submitted::Now(l))
+}
+
+/// Runs a launch now, after the pending work it depends on.
+pub fn run_now(l: &Launch) -> PkResult<Option<Total>> {
     if graph::enabled() {
         flush(Demand::Allocs(&l.allocs()))?;
     }
-    eager(&l).map(Submitted::Ran)
+    eager(l)
 }
 
 /// Runs one launch now.

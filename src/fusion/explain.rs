@@ -22,7 +22,7 @@ pub struct Report {
 static LAST: Mutex<Option<Report>> = Mutex::new(None);
 /// Reports and plan snapshots since the last `take_history` (bounded), for
 /// tests and tools.
-static HISTORY: Mutex<Vec<(String, String)>> = Mutex::new(Vec::new());
+static HISTORY: Mutex<Vec<(String, PlanParts)>> = Mutex::new(Vec::new());
 
 /// Launches a plan snapshot lists by name: larger flushes are summarized.
 const SNAPSHOT_LAUNCHES: usize = 256;
@@ -198,41 +198,75 @@ pub fn last() -> Option<(String, String)> {
         .map(|r| (r.text.clone(), r.dot.clone()))
 }
 
-/// All (report, plan snapshot) pairs recorded since the previous call.
+/// All (report, plan as JSON) pairs recorded since the previous call.
 pub fn take_history() -> Vec<(String, String)> {
-    std::mem::take(&mut *HISTORY.lock().unwrap())
+    let h = std::mem::take(&mut *HISTORY.lock().unwrap());
+    h.into_iter().map(|(t, p)| (t, p.json())).collect()
 }
 
-/// The plan of one flush as deterministic JSON: regions of launch labels, the
-/// rule that joined each launch, dead temporaries numbered by first use.
+/// What a plan snapshot shows, kept raw: flushes happen far more often than
+/// anyone reads their history, so the JSON is written on demand.
+struct PlanParts {
+    launches: usize,
+    labels: Vec<String>,
+    regions: Vec<Vec<usize>>,
+    joined_by: Vec<Option<String>>,
+    dead: Vec<Vec<usize>>,
+}
+
+impl PlanParts {
+    fn json(&self) -> String {
+        if self.labels.len() < self.launches {
+            return serde_json::json!({"launches": self.launches, "regions": self.regions.len()})
+                .to_string();
+        }
+        let regions: Vec<serde_json::Value> = self
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(r, region)| {
+                serde_json::json!({
+                    "launches": region.iter().map(|&k| serde_json::json!({
+                        "workunit": self.labels[k],
+                        "joined_by": self.joined_by[k],
+                    })).collect::<Vec<_>>(),
+                    "dead_temporaries": self.dead.get(r).cloned().unwrap_or_default(),
+                })
+            })
+            .collect();
+        serde_json::json!({"regions": regions}).to_string()
+    }
+}
+
+/// The plan of one flush: regions of launch labels, the rule that joined each
+/// launch, dead temporaries numbered by first use (large flushes: counts only).
 fn plan_snapshot(
     cands: &[Cand<'_>],
     plan: &Plan,
     dead: &[Vec<usize>],
     ids: &BTreeMap<usize, usize>,
-) -> String {
-    if cands.len() > SNAPSHOT_LAUNCHES {
-        return serde_json::json!({"launches": cands.len(), "regions": plan.regions.len()})
-            .to_string();
-    }
-    let regions: Vec<serde_json::Value> = plan
-        .regions
-        .iter()
-        .enumerate()
-        .map(|(r, region)| {
-            let mut d: Vec<usize> = dead
-                .get(r)
-                .map(|d| d.iter().filter_map(|a| ids.get(a).copied()).collect())
-                .unwrap_or_default();
-            d.sort_unstable();
-            serde_json::json!({
-                "launches": region.iter().map(|&k| serde_json::json!({
-                    "workunit": cands[k].label,
-                    "joined_by": plan.joined_by[k],
-                })).collect::<Vec<_>>(),
-                "dead_temporaries": d,
+) -> PlanParts {
+    let small = cands.len() <= SNAPSHOT_LAUNCHES;
+    PlanParts {
+        launches: cands.len(),
+        labels: if small {
+            cands.iter().map(|c| c.label.to_string()).collect()
+        } else {
+            Vec::new()
+        },
+        regions: plan.regions.clone(),
+        joined_by: if small {
+            plan.joined_by.clone()
+        } else {
+            Vec::new()
+        },
+        dead: dead
+            .iter()
+            .map(|d| {
+                let mut n: Vec<usize> = d.iter().filter_map(|a| ids.get(a).copied()).collect();
+                n.sort_unstable();
+                n
             })
-        })
-        .collect();
-    serde_json::json!({"regions": regions}).to_string()
+            .collect(),
+    }
 }

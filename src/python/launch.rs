@@ -330,15 +330,18 @@ pub fn launch<'py>(
         label: label.unwrap_or(&wu.core.name).to_string(),
         origin: Arc::new(origin),
     };
-    let done = detached(py, move || pipeline::submit(l))?;
-    drop(g.held);
-    let total = match done {
+    // The launch is dropped here, with the GIL: it holds Python references.
+    let total = match pipeline::submit(l).map_err(py_err)? {
         Submitted::Recorded(seq, slot) => {
             return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
         }
-        Submitted::Ran(None) => return Ok(None),
-        Submitted::Ran(Some(t)) => total_to_py(py, t)?,
+        Submitted::Now(l) => detached(py, || pipeline::run_now(&l))?,
     };
+    drop(g.held);
+    let Some(total) = total else {
+        return Ok(None);
+    };
+    let total = total_to_py(py, total)?;
     match initial {
         Some(init) if !init.is_none() => Ok(Some(init.add(total)?)),
         _ => Ok(Some(total)),
