@@ -15,11 +15,12 @@ use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, Total, FUSED, KERNELS};
 use crate::exec::launch::Launch;
 use crate::exec::run::{run, Who};
+use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
 use crate::fusion::{cand, dead, explain, layout, plan, rules, verify};
 use crate::lazy::graph::{self, Demand, Node};
 use crate::lower::Globals;
-use crate::types::{ArgTy, Pattern, Space};
+use crate::types::Space;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -59,14 +60,10 @@ pub fn run_now(l: &Launch) -> PkResult<Option<Total>> {
 /// Runs one launch now.
 pub fn eager(l: &Launch) -> PkResult<Option<Total>> {
     let kernel = single_kernel(l)?;
-    let totals = run(
-        &kernel,
-        &[&l.vals],
-        &l.lo,
-        &l.hi,
-        Who::Workunit(&l.workunit().name),
-    )?;
-    Ok(totals[0])
+    let mut total = [None];
+    let who = Who::Workunit(&l.workunit().name);
+    run(&kernel, &[&l.vals], &l.lo, &l.hi, who, &mut total)?;
+    Ok(total[0])
 }
 
 /// Runs what `demand` depends on, fused by the rules into one kernel per region.
@@ -103,7 +100,7 @@ fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
     let edges = graph::edges(nodes);
     let plan = plan::partition(rules::active()?, &cands);
     check(&plan, &edges)?;
-    let dead = dead_temporaries(nodes, &cands, &plan);
+    let dead = dead_temporaries(&cands, &plan);
     explain::record(&cands, &plan, &dead, &edges, &|k| {
         nodes[k].launch.origin.site()
     });
@@ -129,18 +126,26 @@ fn check(p: &plan::Plan, edges: &[(usize, usize)]) -> PkResult<()> {
         .map_err(|e| PkError::Runtime(format!("internal error: the fusion plan is invalid: {e}")))
 }
 
-/// The dead-temporary pass per region (empty when switched off).
-fn dead_temporaries(nodes: &[Arc<Node>], cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
-    let off = crate::config::get().is_disabled(dead::PASS);
+/// The dead-temporary pass per region (empty when switched off). A buffer
+/// is touched elsewhere when more pending launches use it than the region has.
+fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
+    if crate::config::get().is_disabled(dead::PASS) {
+        return vec![Vec::new(); p.regions.len()];
+    }
+    let total = graph::use_counts();
     p.regions
         .iter()
         .map(|region| {
-            if off || region.len() < 2 {
+            if region.len() < 2 {
                 return Vec::new();
             }
-            let inside: BTreeSet<u64> = region.iter().map(|&k| nodes[k].seq).collect();
             let rc: Vec<&cand::Cand> = region.iter().map(|&k| &cands[k]).collect();
-            let elsewhere = |alloc| graph::touched_elsewhere(&inside, alloc);
+            let inside = |alloc: usize| {
+                rc.iter()
+                    .filter(|c| c.views.iter().any(|v| v.alloc == alloc))
+                    .count()
+            };
+            let elsewhere = |alloc: usize| total.get(&alloc).copied().unwrap_or(0) > inside(alloc);
             dead::dead_temporaries(&rc, &elsewhere)
                 .into_iter()
                 .collect()
@@ -176,12 +181,15 @@ fn run_fused(nodes: &[Arc<Node>], dead: &BTreeSet<usize>) -> PkResult<()> {
     let label = layout::region_label(&region);
     let kernel = fused_kernel(&region, &lay, &label)?;
     let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
-    let totals = run(
+    let mut totals = vec![None; region.len()];
+    let who = Who::Region(&label);
+    run(
         &kernel,
         &bodies,
         &region[0].lo,
         &region[0].hi,
-        Who::Region(&label),
+        who,
+        &mut totals,
     )?;
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);
@@ -201,18 +209,15 @@ fn single_kernel(l: &Launch) -> PkResult<Arc<Kernel>> {
         return Ok(k.clone());
     }
     let globals = l.origin.globals()?;
-    let req = Request::of_launch(l, &globals);
-    let generated = translate(&req)?;
-    let mut kernel = load(&generated.source, &req.wu.name, l.key.space)?;
-    kernel.views = generated.abi.view_slots.iter().map(|&k| (0, k)).collect();
-    kernel.view_writes = view_writes(&req, &generated.abi.view_slots)?;
-    kernel.scalars = generated
-        .abi
-        .scalar_slots
-        .iter()
-        .map(|&(k, d)| (0, k, d))
-        .collect();
-    kernel.accs = generated.abi.acc.map(|d| (0, d)).into_iter().collect();
+    let def = l.workunit().def()?;
+    let spec = spec(l, &def, &globals);
+    let generated = translate(l.workunit(), &spec)?;
+    let abi = &generated.abi;
+    let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
+    kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
+    kernel.view_writes = view_writes(&spec, &abi.view_slots);
+    kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
+    kernel.accs = abi.acc.map(|d| (0, d)).into_iter().collect();
     let kernel = Arc::new(kernel);
     KERNELS.insert(l.key.clone(), kernel.clone());
     Ok(kernel)
@@ -237,7 +242,7 @@ fn fused_kernel(region: &[&Launch], lay: &layout::Layout, label: &str) -> PkResu
         .iter()
         .enumerate()
         .map(|(i, l)| fused::Body {
-            spec: Request::of_launch(l, &globals[i]).spec(&defs[i]),
+            spec: spec(l, &defs[i], &globals[i]),
             plans: lay.plans[i].clone(),
         })
         .collect();
@@ -260,16 +265,15 @@ fn load(source: &str, label: &str, space: Space) -> PkResult<Kernel> {
 }
 
 /// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
-fn view_writes(req: &Request, slots: &[usize]) -> PkResult<Vec<bool>> {
-    if req.space != Space::Cuda || req.is_method {
-        return Ok(Vec::new());
+fn view_writes(spec: &KernelSpec, slots: &[usize]) -> Vec<bool> {
+    if spec.space != Space::Cuda || spec.is_method {
+        return Vec::new();
     }
-    let def = req.wu.def()?;
-    let acc = crate::analysis::access::view_access(&def, &req.args, None);
-    Ok(slots
+    let acc = crate::analysis::access::view_access(spec.def, &spec.args, None);
+    slots
         .iter()
-        .map(|&k| acc.get(&req.args[k].0).is_none_or(|a| a.write))
-        .collect())
+        .map(|&k| acc.get(&spec.args[k].0).is_none_or(|a| a.write))
+        .collect()
 }
 
 /// Error of a failed launch (`rest[0]`; `rest[1..]` of its region did not
@@ -329,60 +333,30 @@ fn fail_slot(node: &Node, why: &str) {
     }
 }
 
-/// What one workunit's translation needs.
-pub struct Request<'a> {
-    pub wu: &'a Workunit,
-    pub globals: &'a Globals,
-    pub pattern: Pattern,
-    pub space: Space,
-    pub rank: usize,
-    pub args: Vec<(String, ArgTy)>,
-    pub is_method: bool,
-    pub label: String,
-}
-
-impl<'a> Request<'a> {
-    fn of_launch(l: &'a Launch, globals: &'a Globals) -> Self {
-        Request {
-            wu: l.workunit(),
-            globals,
-            pattern: l.key.pattern,
-            space: l.key.space,
-            rank: l.key.rank as usize,
-            args: l
-                .names
-                .iter()
-                .cloned()
-                .zip(l.key.args.iter().cloned())
-                .collect(),
-            is_method: l.is_method,
-            label: l.label.clone(),
-        }
-    }
-
-    fn spec<'d>(&self, def: &'d crate::frontend::ast::FunctionDef) -> KernelSpec<'d>
-    where
-        'a: 'd,
-    {
-        KernelSpec {
-            def,
-            src: self.wu.src.clone(),
-            globals: self.globals,
-            pattern: self.pattern,
-            space: self.space,
-            rank: self.rank,
-            args: self.args.clone(),
-            is_method: self.is_method,
-            label: self.label.clone(),
-        }
+/// The kernel spec of a launch (its parsed definition and resolved names given).
+fn spec<'a>(l: &Launch, def: &'a FunctionDef, globals: &'a Globals) -> KernelSpec<'a> {
+    KernelSpec {
+        def,
+        src: l.workunit().src.clone(),
+        globals,
+        pattern: l.key.pattern,
+        space: l.key.space,
+        rank: l.key.rank as usize,
+        args: l
+            .names
+            .iter()
+            .cloned()
+            .zip(l.key.args.iter().cloned())
+            .collect(),
+        is_method: l.is_method,
+        label: l.label.to_string(),
     }
 }
 
 /// The C++ of one workunit (lower and generate), without compiling it.
-pub fn translate(req: &Request) -> PkResult<codegen::Generated> {
-    let def = req.wu.def()?;
-    let _span = tracing::info_span!("translate", workunit = %req.wu.name).entered();
-    codegen::generate(&req.spec(&def)).map_err(|e| located(e, req.wu))
+pub fn translate(wu: &Workunit, spec: &KernelSpec) -> PkResult<codegen::Generated> {
+    let _span = tracing::info_span!("translate", workunit = %wu.name).entered();
+    codegen::generate(spec).map_err(|e| located(e, wu))
 }
 
 fn located(e: crate::errors::KernelError, wu: &Workunit) -> PkError {

@@ -27,7 +27,8 @@ pub struct Launch {
     pub hi: Vec<i64>,
     /// A functor's workunit method: arguments are its members.
     pub is_method: bool,
-    pub label: String,
+    /// The kernel label (the workunit's name unless the launch gave one).
+    pub label: Arc<str>,
     pub origin: Arc<dyn Origin>,
 }
 

@@ -15,15 +15,16 @@ pub enum Who<'a> {
 
 /// Runs `k` now over the argument values of its bodies (one for a single
 /// launch, one per launch of a fused region) and the policy `lo..hi`.
-/// Returns each body's reduction total (None for fors). The caller has
-/// released the GIL: kernels may run long.
+/// Writes each body's reduction total into `totals` (one per body; fors are
+/// left alone). The caller has released the GIL: kernels may run long.
 pub fn run(
     k: &Kernel,
     bodies: &[&[ArgVal]],
     lo: &[i64],
     hi: &[i64],
     who: Who<'_>,
-) -> PkResult<Vec<Option<Total>>> {
+    totals: &mut [Option<Total>],
+) -> PkResult<()> {
     crate::kokkos::kokkos()?;
     let vals: Vec<&ViewVal> = k
         .views
@@ -73,9 +74,8 @@ pub fn run(
     if let Some(l) = device_launch {
         l.finish()?;
     }
-    let mut totals = vec![None; bodies.len()];
     for (slot, &(b, dt)) in k.accs.iter().enumerate() {
         totals[b] = Some(read_total(&result[slot], dt));
     }
-    Ok(totals)
+    Ok(())
 }

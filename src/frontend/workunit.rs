@@ -13,6 +13,8 @@ pub struct Workunit {
     /// Unique in the process: kernel keys name workunits by it.
     pub id: usize,
     pub name: String,
+    /// `name` as the default label of its launches (shared, not copied per launch).
+    pub label: Arc<str>,
     pub src: Arc<SourceInfo>,
     parsed: OnceLock<Result<Arc<FunctionDef>, LocatedError>>,
     statements: OnceLock<usize>,
@@ -22,6 +24,7 @@ impl Workunit {
     pub fn new(name: String, src: SourceInfo) -> Self {
         Workunit {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            label: Arc::from(name.as_str()),
             name,
             src: Arc::new(src),
             parsed: OnceLock::new(),

@@ -99,6 +99,6 @@ pub fn region_key(region: &[&Launch], plans: &[Vec<Plan>]) -> [u8; 32] {
 }
 
 pub fn region_label(region: &[&Launch]) -> String {
-    let names: Vec<&str> = region.iter().map(|l| l.label.as_str()).collect();
+    let names: Vec<&str> = region.iter().map(|l| &*l.label).collect();
     format!("fused({})", names.join("+"))
 }

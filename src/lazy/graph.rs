@@ -208,14 +208,19 @@ pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Whether a pending launch outside `inside` (sequence numbers) touches `alloc`.
-pub fn touched_elsewhere(inside: &BTreeSet<u64>, alloc: usize) -> bool {
+/// For each allocation, how many pending launches touch it (one pass over
+/// the DAG: a flush asks once, not once per region and buffer).
+pub fn use_counts() -> HashMap<usize, usize> {
     let g = GRAPH.lock().unwrap();
-    let found = g
-        .dag
-        .node_weights()
-        .any(|n| !inside.contains(&n.seq) && n.accesses.iter().any(|a| a.alloc == alloc));
-    found
+    let mut out: HashMap<usize, usize> = HashMap::new();
+    for n in g.dag.node_weights() {
+        for (k, a) in n.accesses.iter().enumerate() {
+            if n.accesses[..k].iter().all(|b| b.alloc != a.alloc) {
+                *out.entry(a.alloc).or_default() += 1;
+            }
+        }
+    }
+    out
 }
 
 fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {

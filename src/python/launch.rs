@@ -8,11 +8,12 @@ use super::lazy::record_result;
 use super::origin::PyOrigin;
 use super::resolve;
 use super::workunit::Workunit;
+use crate::codegen::KernelSpec;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::Launch;
 use crate::exec::space::{default_space, from_code};
-use crate::pipeline::{self, Request, Submitted};
+use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Space};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -327,7 +328,7 @@ pub fn launch<'py>(
         lo,
         hi,
         is_method,
-        label: label.unwrap_or(&wu.core.name).to_string(),
+        label: label.map_or_else(|| wu.core.label.clone(), Arc::from),
         origin: Arc::new(origin),
     };
     // The launch is dropped here, with the GIL: it holds Python references.
@@ -365,15 +366,19 @@ pub fn generate_source(
     let (_, _, space, rank) = policy_of(policy)?;
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     let globals = resolve::globals_of(py, wu, methods)?;
-    let req = Request {
-        wu: &wu.core,
+    let def = wu.core.def().map_err(py_err)?;
+    let spec = KernelSpec {
+        def: &def,
+        src: wu.core.src.clone(),
         globals: &globals,
         pattern,
         space,
         rank,
-        args: g.names.iter().cloned().zip(g.tys.iter().cloned()).collect(),
+        args: g.names.iter().cloned().zip(g.tys).collect(),
         is_method,
         label: wu.core.name.clone(),
     };
-    pipeline::translate(&req).map(|g| g.source).map_err(py_err)
+    pipeline::translate(&wu.core, &spec)
+        .map(|g| g.source)
+        .map_err(py_err)
 }
