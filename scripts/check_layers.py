@@ -20,17 +20,8 @@ BUDGET = 400
 # Files allowed over the budget, and why. Each is one job whose parts are
 # easier to read together than apart.
 OVER_BUDGET: dict[str, str] = {
-    "build/toolchain.rs": "finding the compiler, Kokkos and CUDA and deriving one identity from them: "
-    "the probes fill one Toolchain value; about 40 lines are its unit tests",
-    "frontend/parse.rs": "the one file that may see rustpython's AST (fenced on purpose): one conversion "
-    "per accepted node kind, plus its unit tests",
-    "lower/expr.rs": "one match over every expression kind; the indexing forms share its private helpers",
-    "lower/mod.rs": "the lowering context (FnCx) with its variables, C++ identifiers and annotation typing; "
-    "splitting the reserved-word table and annotations out is the next cut",
-    "lower/stmt.rs": "one match over every statement kind; the assignment forms (locals, views, members, "
-    "atomics) share private helpers",
-    "lower/team.rs": "TeamPolicy kernels: team member methods, nested patterns over three range kinds, "
-    "scratch views",
+    "frontend/parse.rs": "the one file that may see rustpython's AST (fenced on purpose, so the "
+    "parser can be swapped by rewriting one file): one conversion per accepted node kind, plus tests",
     "python/view.rs": "pyo3 allows one #[pymethods] block per class (no multiple-pymethods feature): "
     "moving the View's data and geometry into memory/ is the cut that shrinks it",
 }
@@ -243,6 +234,8 @@ def main() -> int:
     for name in OVER_BUDGET:
         if not (SRC / name).exists():
             problems.append(f"OVER_BUDGET names {name}, which does not exist")
+        elif len((SRC / name).read_text().splitlines()) <= BUDGET:
+            problems.append(f"OVER_BUDGET names {name}, which is within budget now: drop the exception")
     if problems:
         print("check_layers: " + str(len(problems)) + " problem(s)")
         for p in problems:

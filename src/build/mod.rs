@@ -1,6 +1,7 @@
 //! From C++ text to callable code: toolchain probe, blake3-keyed disk cache,
 //! loader. `load` is the one way a generated translation unit becomes a kernel.
 pub mod cache;
+pub mod cuda;
 pub mod loader;
 pub mod toolchain;
 

@@ -5,6 +5,7 @@
 //! translation unit that includes its headers compiled by nvcc, host-space kernels
 //! too: then the compiler is the `nvcc_wrapper` Kokkos installs in `<prefix>/bin`,
 //! targeting the GPU's own architecture (nvidia-smi, or `PK_CUDA_ARCH`).
+use super::cuda::{cuda_toolchain, which, Cuda};
 use crate::codegen::PRELUDE;
 use crate::errors::{PkError, PkResult};
 use std::ffi::OsString;
@@ -21,17 +22,6 @@ pub struct Kokkos {
     /// e.g. "30401 SERIAL OPENMP": from KokkosCore_config.h.
     pub config: String,
     pub has_cuda: bool,
-}
-
-/// What a CUDA-enabled Kokkos adds to the toolchain.
-#[derive(Debug)]
-pub struct Cuda {
-    /// e.g. "sm_90": from PK_CUDA_ARCH or the first GPU nvidia-smi lists.
-    pub arch: String,
-    /// The nvcc that nvcc_wrapper runs ($CUDA_ROOT/bin/nvcc, else the one on PATH).
-    pub nvcc: PathBuf,
-    /// The CUDA runtime's library folder (beside nvcc), for the kernels' rpath.
-    pub libdir: Option<PathBuf>,
 }
 
 #[derive(Debug)]
@@ -213,114 +203,6 @@ fn binary_identity(p: &Path) -> String {
     format!("{}:{len}:{mtime}", real.display())
 }
 
-fn which(p: &Path) -> Option<PathBuf> {
-    if p.components().count() > 1 {
-        return Some(p.to_path_buf());
-    }
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join(p))
-            .find(|c| c.is_file())
-    })
-}
-
-/// "sm_90" from "sm_90", "90", "9.0" or "compute_90"; None for anything else.
-pub fn normalize_arch(raw: &str) -> Option<String> {
-    let t = raw.trim();
-    let digits = if let Some(r) = t.strip_prefix("sm_").or_else(|| t.strip_prefix("compute_")) {
-        r.to_string()
-    } else if let Some((major, minor)) = t.split_once('.') {
-        format!("{}{}", major.trim(), minor.trim())
-    } else {
-        t.to_string()
-    };
-    let (num, suffix) = match digits.strip_suffix('a') {
-        Some(n) => (n, "a"),
-        None => (digits.as_str(), ""),
-    };
-    if num.len() >= 2 && num.chars().all(|c| c.is_ascii_digit()) {
-        Some(format!("sm_{num}{suffix}"))
-    } else {
-        None
-    }
-}
-
-/// The GPU architecture kernels are compiled for: PK_CUDA_ARCH, else the first GPU's
-/// compute capability as nvidia-smi reports it.
-fn cuda_arch() -> PkResult<String> {
-    if let Some(v) = &crate::config::get().cuda_arch {
-        return normalize_arch(v).ok_or_else(|| {
-            PkError::Environment(format!(
-                "PK_CUDA_ARCH={v} is not a CUDA architecture: use e.g. sm_90, 90 or 9.0"
-            ))
-        });
-    }
-    let out = Command::new("nvidia-smi")
-        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
-        .output();
-    let text = match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).to_string(),
-        Ok(o) => {
-            return Err(PkError::Environment(format!(
-                "Kokkos is built with CUDA but `nvidia-smi --query-gpu=compute_cap` failed ({}): \
-                 set PK_CUDA_ARCH (e.g. sm_90) or use a host-only Kokkos (PK_KOKKOS_CUDA unset)",
-                String::from_utf8_lossy(&o.stderr).trim()
-            )))
-        }
-        Err(e) => {
-            return Err(PkError::Environment(format!(
-                "Kokkos is built with CUDA but nvidia-smi could not run ({e}): set PK_CUDA_ARCH \
-                 (e.g. sm_90) or use a host-only Kokkos (PK_KOKKOS_CUDA unset)"
-            )))
-        }
-    };
-    let first = text.lines().next().unwrap_or("").to_string();
-    normalize_arch(&first).ok_or_else(|| {
-        PkError::Environment(format!(
-            "nvidia-smi reported no usable compute capability ({first:?}): set PK_CUDA_ARCH (e.g. sm_90)"
-        ))
-    })
-}
-
-/// nvcc_wrapper and the facts about CUDA that go into the toolchain identity.
-fn cuda_toolchain(kokkos: &Kokkos) -> PkResult<(PathBuf, Cuda)> {
-    let wrapper = kokkos.prefix.join("bin").join("nvcc_wrapper");
-    if !wrapper.is_file() {
-        return Err(PkError::Environment(format!(
-            "Kokkos at {} is built with CUDA but has no bin/nvcc_wrapper",
-            kokkos.prefix.display()
-        )));
-    }
-    // nvcc_wrapper runs $CUDA_ROOT/bin/nvcc when CUDA_ROOT is set, else `nvcc` from PATH.
-    let nvcc = match std::env::var_os("CUDA_ROOT") {
-        Some(root) => PathBuf::from(root).join("bin").join("nvcc"),
-        None => which(Path::new("nvcc")).ok_or_else(|| {
-            PkError::Environment(
-                "Kokkos is built with CUDA but nvcc is not on PATH (nor CUDA_ROOT set)".into(),
-            )
-        })?,
-    };
-    let nvcc = std::fs::canonicalize(&nvcc).unwrap_or(nvcc);
-    let libdir = nvcc.parent().and_then(|bin| {
-        let root = bin.parent()?;
-        [
-            root.join("lib64"),
-            root.join("lib"),
-            root.join("targets/x86_64-linux/lib"),
-        ]
-        .into_iter()
-        .find(|d| d.join("libcudart.so").exists())
-    });
-    Ok((
-        wrapper,
-        Cuda {
-            arch: cuda_arch()?,
-            nvcc,
-            libdir,
-        },
-    ))
-}
-
 static TOOLCHAIN: OnceLock<Result<Toolchain, String>> = OnceLock::new();
 
 pub fn get() -> PkResult<&'static Toolchain> {
@@ -334,7 +216,7 @@ fn probe() -> PkResult<Toolchain> {
     let kokkos = find_kokkos()?;
     let mut h = blake3::Hasher::new();
     let (compiler, mut args, cuda) = if kokkos.has_cuda {
-        let (wrapper, cuda) = cuda_toolchain(&kokkos)?;
+        let (wrapper, cuda) = cuda_toolchain(&kokkos.prefix)?;
         let mut args: Vec<OsString> = Vec::new();
         for a in [
             "-std=c++17",
@@ -418,23 +300,5 @@ impl Toolchain {
             }
         }
         v
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::normalize_arch;
-
-    #[test]
-    fn arch_spellings() {
-        for raw in ["sm_90", "90", "9.0", "9.0\n", "compute_90"] {
-            assert_eq!(normalize_arch(raw).as_deref(), Some("sm_90"), "{raw:?}");
-        }
-        assert_eq!(normalize_arch("sm_90a").as_deref(), Some("sm_90a"));
-        assert_eq!(normalize_arch("8.6").as_deref(), Some("sm_86"));
-        assert_eq!(normalize_arch("12.0").as_deref(), Some("sm_120"));
-        for bad in ["", "hopper", "sm_", "9", "N/A"] {
-            assert_eq!(normalize_arch(bad), None, "{bad:?}");
-        }
     }
 }

@@ -5,21 +5,31 @@
 //! becomes a float, as in Python). `emit` runs it once more with those types
 //! fixed and keeps the code. Keeping typing and emission in one place means a
 //! construct's semantics are written exactly once.
+mod annotation;
+mod assign;
 mod builtins;
 mod calls;
 mod classes;
 mod expr;
+mod ident;
+mod index;
+mod lambda;
 mod math;
 pub mod names;
+mod ops;
 mod pkcalls;
 mod stmt;
 mod team;
+mod update;
 mod values;
+
+pub use annotation::annotation_type;
+pub use ident::{cpp_ident, sanitize};
 
 pub use names::{Global, Globals};
 
-use crate::errors::{type_error, KResult};
-use crate::frontend::ast::{Expr, ExprKind};
+use crate::errors::KResult;
+use crate::frontend::ast::Expr;
 use crate::frontend::source::SourceInfo;
 use crate::types::{DType, STy, Ty, ViewTy};
 use std::collections::BTreeMap;
@@ -167,155 +177,6 @@ pub struct FnCx<'a> {
     pub closures: BTreeMap<String, Arc<crate::frontend::ast::FunctionDef>>,
 }
 
-/// C++ keywords, alternative operator tokens, standard typedefs and macros, and
-/// the names generated code relies on: a Python name equal to one of these gets
-/// a `u_` prefix in C++.
-const RESERVED: &[&str] = &[
-    // keywords and alternative tokens (those that are not Python keywords too)
-    "alignas",
-    "alignof",
-    "and_eq",
-    "asm",
-    "auto",
-    "bitand",
-    "bitor",
-    "bool",
-    "case",
-    "catch",
-    "char",
-    "char8_t",
-    "char16_t",
-    "char32_t",
-    "compl",
-    "concept",
-    "const",
-    "consteval",
-    "constexpr",
-    "constinit",
-    "const_cast",
-    "co_await",
-    "co_return",
-    "co_yield",
-    "decltype",
-    "default",
-    "delete",
-    "do",
-    "double",
-    "dynamic_cast",
-    "enum",
-    "explicit",
-    "export",
-    "extern",
-    "false",
-    "float",
-    "friend",
-    "goto",
-    "inline",
-    "int",
-    "long",
-    "mutable",
-    "namespace",
-    "new",
-    "noexcept",
-    "not_eq",
-    "nullptr",
-    "operator",
-    "or_eq",
-    "private",
-    "protected",
-    "public",
-    "register",
-    "reinterpret_cast",
-    "requires",
-    "short",
-    "signed",
-    "sizeof",
-    "static",
-    "static_assert",
-    "static_cast",
-    "struct",
-    "switch",
-    "template",
-    "this",
-    "thread_local",
-    "throw",
-    "true",
-    "typedef",
-    "typeid",
-    "typename",
-    "union",
-    "unsigned",
-    "using",
-    "virtual",
-    "void",
-    "volatile",
-    "wchar_t",
-    "xor",
-    "xor_eq",
-    "and",
-    "or",
-    "not",
-    // standard typedefs and lower-case macros
-    "int8_t",
-    "int16_t",
-    "int32_t",
-    "int64_t",
-    "uint8_t",
-    "uint16_t",
-    "uint32_t",
-    "uint64_t",
-    "size_t",
-    "ssize_t",
-    "ptrdiff_t",
-    "intptr_t",
-    "uintptr_t",
-    "intmax_t",
-    "uintmax_t",
-    "errno",
-    "stdin",
-    "stdout",
-    "stderr",
-    "offsetof",
-    "linux",
-    "unix",
-    "i386",
-    // macros without an underscore (those with one are caught by the rule below)
-    "NULL",
-    "EOF",
-    "NAN",
-    "INFINITY",
-    "BUFSIZ",
-    "EDOM",
-    "ERANGE",
-    "EILSEQ",
-    // names generated code uses unqualified
-    "Kokkos",
-    "pk",
-    "std",
-    "printf",
-    "f",
-    "main",
-];
-
-pub fn cpp_ident(name: &str) -> String {
-    let upper_macro = name.contains('_')
-        && name.len() > 1
-        && name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-    if RESERVED.contains(&name)
-        || upper_macro
-        || name.starts_with("pk_")
-        || name.starts_with("pkf_")
-        || name.starts_with("__")
-        || name.starts_with("u_")
-    {
-        format!("u_{name}")
-    } else {
-        name.to_string()
-    }
-}
-
 impl<'a> FnCx<'a> {
     pub fn new(
         globals: &'a Globals,
@@ -412,103 +273,4 @@ impl<'a> FnCx<'a> {
     pub fn annotation(&self, ann: &Expr) -> KResult<Ty> {
         annotation_type(ann, self.globals)
     }
-}
-
-/// Turns an annotation expression into a type; shared by parameters and locals.
-pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
-    let bad = || {
-        type_error(
-            ann.span,
-            "unsupported annotation: use int, float, bool, a pk dtype (pk.double, pk.int32, ...), pk.ViewND[dtype] or pk.Acc[dtype]",
-        )
-    };
-    match &ann.kind {
-        ExprKind::Name(n) => match n.as_str() {
-            "int" => Ok(Ty::Scalar(DType::I32)),
-            "float" => Ok(Ty::Scalar(DType::F64)),
-            "bool" => Ok(Ty::Scalar(DType::Bool)),
-            other => match globals.get(other) {
-                Some(Global::ClassType(c)) => Ok(Ty::Class(c.name.clone())),
-                Some(Global::DTypeConst(d)) => Ok(Ty::Scalar(*d)),
-                // `from pykokkos import double`: annotations are not among the
-                // names the resolver sees, so accept the dtype names themselves.
-                None => match names::dtype_by_pk_name(other) {
-                    Some(d) => Ok(Ty::Scalar(d)),
-                    None => bad(),
-                },
-                _ => bad(),
-            },
-        },
-        ExprKind::Attr(..) => match ann.dotted() {
-            Some((m, a)) if names::is_pk_module(globals, m) || m == "np" || m == "numpy" => {
-                match names::dtype_by_pk_name(a) {
-                    Some(d) => Ok(Ty::Scalar(d)),
-                    None => bad(),
-                }
-            }
-            _ => bad(),
-        },
-        ExprKind::Index(base, items) => {
-            // `pk.View2D[pk.double, pk.LayoutLeft]`: the layout comes from the
-            // argument itself, so items after the dtype are not needed.
-            let inner = match items.as_slice() {
-                [crate::frontend::ast::Index::At(e), ..] => annotation_type(e, globals)?,
-                _ => return bad(),
-            };
-            let dt = match inner {
-                Ty::Scalar(d) => d,
-                _ => return bad(),
-            };
-            let head = match &base.kind {
-                ExprKind::Attr(..) => base.dotted().map(|(_, a)| a.to_string()),
-                ExprKind::Name(n) => Some(n.clone()),
-                _ => None,
-            };
-            match head.as_deref() {
-                Some("Acc") => Ok(Ty::Scalar(dt)),
-                Some(h) if h.starts_with("ScratchView") && h.ends_with('D') => {
-                    match h["ScratchView".len()..h.len() - 1].parse::<u8>() {
-                        Ok(rank @ 1..=3) => Ok(Ty::View(ViewTy {
-                            dtype: dt,
-                            rank,
-                            layout: crate::types::Layout::Stride,
-                            atomic: false,
-                        })),
-                        _ => bad(),
-                    }
-                }
-                Some(h) if h.starts_with("View") && h.ends_with('D') => {
-                    let rank: u8 = h[4..h.len() - 1]
-                        .parse()
-                        .map_err(|_| ())
-                        .or_else(|_| bad().map(|_: Ty| 0))?;
-                    if !(1..=8).contains(&rank) {
-                        return bad();
-                    }
-                    Ok(Ty::View(ViewTy {
-                        dtype: dt,
-                        rank,
-                        layout: crate::types::Layout::Right,
-                        atomic: false,
-                    }))
-                }
-                _ => bad(),
-            }
-        }
-        ExprKind::Str(_) => bad(),
-        _ => bad(),
-    }
-}
-
-/// Kernel labels and C++ names: letters, digits and underscores only.
-pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -1,7 +1,7 @@
 //! Small value builders shared by the lowering files: literals, scalar values,
 //! C++ string literals, classtype fields.
 use super::{cpp_ident, VTy, Val};
-use crate::types::{DType, STy, Ty};
+use crate::types::{promote, DType, STy, Ty};
 
 pub fn float_lit(x: f64, dt: DType) -> String {
     let body = if x.is_nan() {
@@ -74,4 +74,38 @@ pub fn cpp_string(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// A weak Python int literal becomes int64 and a weak float double, as in NumPy.
+pub fn default_dtype(s: STy) -> DType {
+    s.dt
+}
+
+/// Python rebinding an int local to a float makes it a float; keep the wider kind.
+pub fn widen(a: DType, b: DType) -> DType {
+    if a == b {
+        return a;
+    }
+    match (a.is_float(), b.is_float()) {
+        (false, true) => promote(a, b),
+        (true, false) => a,
+        (true, true) => promote(a, b),
+        // Python ints do not overflow; keep the wider integer.
+        (false, false) => {
+            if a.size() >= b.size() {
+                a
+            } else {
+                b
+            }
+        }
+    }
+}
+
+/// C++ promotes narrow integers to int; cast back so wrap-around matches NumPy.
+pub fn narrow(code: String, dt: DType) -> String {
+    if dt.size() < 4 && dt != DType::F32 {
+        format!("({})({code})", dt.cpp())
+    } else {
+        format!("({code})")
+    }
 }
