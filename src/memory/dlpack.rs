@@ -116,6 +116,35 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     }
 }
 
+/// The device a DLPack export of `alloc` lives on: its device copy once a
+/// CUDA kernel used it (managed memory counts as host memory here).
+pub fn device_type(alloc: &Alloc) -> i32 {
+    let on_device = !alloc.uvm
+        && !alloc
+            .dev
+            .load(std::sync::atomic::Ordering::Acquire)
+            .is_null();
+    if on_device {
+        CUDA
+    } else {
+        CPU
+    }
+}
+
+/// The start of the copy an export hands out, made current: the device copy
+/// (counted newer: the consumer may write it) or host memory.
+pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, i32)> {
+    let device = device_type(alloc);
+    if device == CUDA {
+        // The capsule is consumed on the consumer's stream: finish ours.
+        crate::kokkos::settle();
+        Ok((alloc.device_ptr(true)?, CUDA))
+    } else {
+        alloc.host_sync()?;
+        Ok((alloc.ptr(), CPU))
+    }
+}
+
 /// A DLPack capsule for `data` (already current on `device`).
 #[allow(clippy::too_many_arguments)]
 pub fn export(

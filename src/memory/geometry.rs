@@ -1,6 +1,7 @@
 //! View geometry: contiguous strides, the layout kernels see, and the byte
 //! range a view can touch (what hazards and device copies are computed on).
-use crate::types::Layout;
+use crate::errors::{PkError, PkResult};
+use crate::types::{DType, Layout};
 
 pub fn contiguous_strides(ext: &[i64], left: bool) -> [i64; 8] {
     let mut s = [0i64; 8];
@@ -52,4 +53,52 @@ pub fn byte_range(offset: isize, item: isize, extents: &[i64], strides: &[i64]) 
         }
     }
     (lo, hi)
+}
+
+/// Per dimension of a subview: start, length, step, and whether it is kept
+/// (False for an integer index).
+pub type Slicing<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [bool]);
+
+/// The (offset, rank, extents, strides) of a subview of a view at `offset`
+/// with these extents and element strides; None when no dimension is kept.
+pub fn subview(
+    offset: isize,
+    item: isize,
+    extents: &[i64],
+    strides: &[i64; 8],
+    (start, length, step, keep): Slicing<'_>,
+) -> Option<(isize, usize, [i64; 8], [i64; 8])> {
+    let mut offset = offset;
+    let mut ext = [0i64; 8];
+    let mut str = [0i64; 8];
+    let mut r = 0;
+    for d in 0..extents.len() {
+        offset += (start[d] * strides[d]) as isize * item;
+        if keep[d] {
+            ext[r] = length[d];
+            str[r] = strides[d] * step[d];
+            r += 1;
+        }
+    }
+    (r > 0).then_some((offset, r, ext, str))
+}
+
+/// Bytes of a new allocation of this shape and dtype (1 to 8 extents >= 0).
+pub fn allocation_bytes(shape: &[i64], dtype: DType) -> PkResult<usize> {
+    if shape.is_empty() || shape.len() > 8 {
+        return Err(PkError::Value(format!(
+            "a View has 1 to 8 dimensions, not {}",
+            shape.len()
+        )));
+    }
+    if let Some(n) = shape.iter().find(|n| **n < 0) {
+        return Err(PkError::Value(format!(
+            "View extents must be >= 0, got {n}"
+        )));
+    }
+    let n: i64 = shape.iter().product();
+    (n as usize)
+        .checked_mul(dtype.size())
+        .filter(|b| *b < isize::MAX as usize / 2)
+        .ok_or_else(|| PkError::Value("View too large".into()))
 }

@@ -1,9 +1,12 @@
-//! Python buffers (NumPy arrays) read by the runtime: requested writable,
-//! strided and typed, held for one launch or owned by a wrapping View.
+//! Memory exchanged with Python libraries: buffers imported (NumPy arrays,
+//! requested writable, strided and typed; held for one launch or owned by a
+//! wrapping View) and exported (the buffer protocol, the CUDA array interface).
 use crate::types::DType;
-use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::os::raw::{c_char, c_int, c_void};
 
 /// A buffer borrowed from a Python object for the duration of one launch.
 pub struct HeldBuffer(pub Box<ffi::Py_buffer>);
@@ -43,4 +46,126 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
             Err(PyBufferError::new_err(format!("unsupported array element format '{fmt}': use bool, int8..uint64, float32 or float64")))
         }
     }
+}
+
+/// Rank, extents and element strides of an imported buffer.
+pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], [i64; 8])> {
+    let rank = b.ndim as usize;
+    if rank == 0 || rank > 8 {
+        return Err(PyValueError::new_err(format!(
+            "can wrap arrays of 1 to 8 dimensions, not {rank}"
+        )));
+    }
+    let mut extents = [0i64; 8];
+    let mut strides = [0i64; 8];
+    let item = dtype.size() as isize;
+    for d in 0..rank {
+        // SAFETY: a strided buffer request fills `ndim` shape and stride entries.
+        let (e, s) = unsafe { (*b.shape.add(d), *b.strides.add(d)) };
+        if s % item != 0 {
+            return Err(PyValueError::new_err(
+                "array strides are not a multiple of the item size",
+            ));
+        }
+        extents[d] = e as i64;
+        strides[d] = (s / item) as i64;
+    }
+    Ok((rank, extents, strides))
+}
+
+/// Fills a buffer-protocol export of `data` (element `strides`) for
+/// `owner` (a new reference the export keeps), honouring the consumer's flags.
+///
+/// # Safety
+/// `v` is the Py_buffer the interpreter passed to `__getbuffer__`; `release`
+/// must see it again.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn export(
+    v: &mut ffi::Py_buffer,
+    owner: *mut ffi::PyObject,
+    data: *mut c_void,
+    dtype: DType,
+    shape: &[i64],
+    strides: &[i64],
+    c_contiguous: bool,
+    flags: c_int,
+) -> PyResult<()> {
+    if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES && !c_contiguous {
+        // Without PyBUF_STRIDES the consumer assumes C order.
+        return Err(PyBufferError::new_err(
+            "this View is not C-contiguous; ask for a strided buffer",
+        ));
+    }
+    let item = dtype.size() as isize;
+    // shape and strides live until `release` frees them.
+    let mut meta: Box<[isize; 16]> = Box::new([0; 16]);
+    for (d, (e, s)) in shape.iter().zip(strides).enumerate() {
+        meta[d] = *e as isize;
+        meta[8 + d] = *s as isize * item;
+    }
+    let raw = Box::into_raw(meta) as *mut isize;
+    v.obj = owner;
+    v.buf = data;
+    v.len = shape.iter().product::<i64>() as isize * item;
+    v.readonly = 0;
+    v.itemsize = item;
+    v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT {
+        format_ptr(dtype)
+    } else {
+        std::ptr::null_mut()
+    };
+    v.ndim = shape.len() as c_int;
+    v.shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
+        raw
+    } else {
+        std::ptr::null_mut()
+    };
+    v.strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES {
+        raw.add(8)
+    } else {
+        std::ptr::null_mut()
+    };
+    v.suboffsets = std::ptr::null_mut();
+    v.internal = raw as *mut c_void;
+    Ok(())
+}
+
+/// Frees what `export` allocated.
+///
+/// # Safety
+/// `v` was filled by `export`.
+pub unsafe fn release(v: &mut ffi::Py_buffer) {
+    if !v.internal.is_null() {
+        drop(Box::from_raw(v.internal as *mut [isize; 16]));
+        v.internal = std::ptr::null_mut();
+    }
+}
+
+fn format_ptr(d: DType) -> *mut c_char {
+    const F: [&[u8]; 11] = [
+        b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0",
+    ];
+    F[d as usize].as_ptr() as *mut c_char
+}
+
+/// The CUDA Array Interface (version 3) of device memory at `data`.
+pub fn cuda_array_interface<'py>(
+    py: Python<'py>,
+    data: usize,
+    dtype: DType,
+    shape: &[i64],
+    strides: &[i64],
+) -> PyResult<Bound<'py, PyDict>> {
+    const T: [&str; 11] = [
+        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
+    ];
+    let item = dtype.size() as i64;
+    let bytes: Vec<i64> = strides[..shape.len()].iter().map(|s| s * item).collect();
+    let d = PyDict::new(py);
+    d.set_item("shape", PyTuple::new(py, shape)?)?;
+    d.set_item("strides", PyTuple::new(py, bytes)?)?;
+    d.set_item("typestr", T[dtype as usize])?;
+    d.set_item("data", (data, false))?;
+    d.set_item("version", 3)?;
+    Ok(d)
 }

@@ -7,7 +7,9 @@ use super::buffer;
 use super::lazy::{flush_for_buffer, flush_host, take_swallowed};
 use crate::lazy::graph;
 use crate::memory::alloc::{Alloc, ForeignBuf};
-use crate::memory::geometry::{byte_range, classify, contiguous_strides};
+use crate::memory::geometry::{
+    allocation_bytes, byte_range, classify, contiguous_strides, subview,
+};
 use crate::memory::{device, dlpack};
 use crate::types::{DType, Layout};
 use pyo3::exceptions::{PyBufferError, PyValueError};
@@ -54,27 +56,7 @@ impl View {
 
     /// A view over a borrowed buffer; the caller keeps the buffer alive.
     pub fn wrap_raw(b: &ffi::Py_buffer, dtype: DType) -> PyResult<View> {
-        let rank = b.ndim as usize;
-        if rank == 0 || rank > 8 {
-            return Err(PyValueError::new_err(format!(
-                "can wrap arrays of 1 to 8 dimensions, not {rank}"
-            )));
-        }
-        let mut extents = [0i64; 8];
-        let mut strides = [0i64; 8];
-        let item = dtype.size() as isize;
-        for d in 0..rank {
-            unsafe {
-                extents[d] = *b.shape.add(d) as i64;
-                let s = *b.strides.add(d);
-                if s % item != 0 {
-                    return Err(PyValueError::new_err(
-                        "array strides are not a multiple of the item size",
-                    ));
-                }
-                strides[d] = (s / item) as i64;
-            }
-        }
+        let (rank, extents, strides) = buffer::geometry(b, dtype)?;
         let ptr = b.buf as *mut u8;
         let kernel_layout = classify(&extents[..rank], &strides, Layout::Right);
         let declared = if kernel_layout == Layout::Left && rank > 1 {
@@ -149,23 +131,15 @@ impl View {
         step: Vec<i64>,
         keep: Vec<bool>,
     ) -> PyResult<View> {
-        let mut offset = self.offset;
-        let mut extents = [0i64; 8];
-        let mut strides = [0i64; 8];
-        let mut r = 0;
-        for d in 0..self.rank {
-            offset += (start[d] * self.strides[d]) as isize * self.dtype.size() as isize;
-            if keep[d] {
-                extents[r] = length[d];
-                strides[r] = self.strides[d] * step[d];
-                r += 1;
-            }
-        }
-        if r == 0 {
-            return Err(PyValueError::new_err(
-                "a subview keeps at least one dimension",
-            ));
-        }
+        let item = self.dtype.size() as isize;
+        let (offset, r, extents, strides) = subview(
+            self.offset,
+            item,
+            self.shape(),
+            &self.strides,
+            (&start, &length, &step, &keep),
+        )
+        .ok_or_else(|| PyValueError::new_err("a subview keeps at least one dimension"))?;
         let kernel_layout = classify(&extents[..r], &strides, self.declared);
         Ok(View {
             alloc: self.alloc.clone(),
@@ -218,27 +192,12 @@ impl View {
         let shape = shape.ok_or_else(|| PyValueError::new_err("View needs a shape"))?;
         let dtype = DType::from_code(dtype_code)
             .ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
-        if shape.is_empty() || shape.len() > 8 {
-            return Err(PyValueError::new_err(format!(
-                "a View has 1 to 8 dimensions, not {}",
-                shape.len()
-            )));
-        }
-        if let Some(n) = shape.iter().find(|n| **n < 0) {
-            return Err(PyValueError::new_err(format!(
-                "View extents must be >= 0, got {n}"
-            )));
-        }
         let declared = if layout_code == 1 {
             Layout::Left
         } else {
             Layout::Right
         };
-        let n: i64 = shape.iter().product();
-        let bytes = (n as usize)
-            .checked_mul(dtype.size())
-            .filter(|b| *b < isize::MAX as usize / 2);
-        let bytes = bytes.ok_or_else(|| PyValueError::new_err("View too large"))?;
+        let bytes = allocation_bytes(&shape, dtype).map_err(py_err)?;
         // 0 HostSpace, 1 CudaSpace (host memory mirrored on the device when a
         // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
         let uvm = space_code == 2;
@@ -311,16 +270,8 @@ impl View {
         let base = self.alloc.device_ptr(true).map_err(py_err)?;
         // The interface has no stream: the data must be ready when handed over.
         crate::kokkos::settle();
-        let item = self.dtype.size() as i64;
-        let d = pyo3::types::PyDict::new(py);
-        let shape: Vec<i64> = self.shape().to_vec();
-        let strides: Vec<i64> = self.strides[..self.rank].iter().map(|s| s * item).collect();
-        d.set_item("shape", pyo3::types::PyTuple::new(py, shape)?)?;
-        d.set_item("strides", pyo3::types::PyTuple::new(py, strides)?)?;
-        d.set_item("typestr", typestr(self.dtype))?;
-        d.set_item("data", (base.wrapping_offset(self.offset) as usize, false))?;
-        d.set_item("version", 3)?;
-        Ok(d)
+        let data = base.wrapping_offset(self.offset) as usize;
+        buffer::cuda_array_interface(py, data, self.dtype, self.shape(), &self.strides)
     }
 
     /// DLPack export: a capsule over the device copy when a CUDA kernel used
@@ -335,30 +286,15 @@ impl View {
     ) -> PyResult<Py<PyAny>> {
         let _ = stream;
         flush_host(py, self.alloc.id())?;
-        let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
-        let (base, device) = if on_device {
-            // The capsule is consumed on the consumer's stream: finish ours.
-            crate::kokkos::settle();
-            (self.alloc.device_ptr(true).map_err(py_err)?, dlpack::CUDA)
-        } else {
-            self.alloc.host_sync().map_err(py_err)?;
-            (self.alloc.ptr(), dlpack::CPU)
-        };
-        let strides: Vec<i64> = self.strides[..self.rank].to_vec();
-        dlpack::export(
-            py,
-            self.alloc.clone(),
-            base.wrapping_offset(self.offset),
-            device,
-            self.dtype,
-            self.shape(),
-            &strides,
-        )
+        let (base, device) = dlpack::current_copy(&self.alloc).map_err(py_err)?;
+        let data = base.wrapping_offset(self.offset);
+        let strides = &self.strides[..self.rank];
+        let alloc = self.alloc.clone();
+        dlpack::export(py, alloc, data, device, self.dtype, self.shape(), strides)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {
-        let on_device = !self.alloc.uvm && !self.alloc.dev.load(Ordering::Acquire).is_null();
-        (if on_device { dlpack::CUDA } else { dlpack::CPU }, 0)
+        (dlpack::device_type(&self.alloc), 0)
     }
 
     #[getter]
@@ -438,72 +374,25 @@ impl View {
         if !me.read_once.swap(false, Ordering::AcqRel) {
             me.alloc.host_sync().map_err(py_err)?;
         }
-        let item = me.dtype.size() as isize;
-        let r = me.rank;
-        // shape and strides live until __releasebuffer__ frees them.
-        let mut meta: Box<[isize; 16]> = Box::new([0; 16]);
-        for d in 0..r {
-            meta[d] = me.extents[d] as isize;
-            meta[8 + d] = me.strides[d] as isize * item;
-        }
         let contiguous_c = me.kernel_layout == Layout::Right;
-        if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES {
-            // Without PyBUF_STRIDES the consumer assumes C order.
-            if !contiguous_c {
-                return Err(PyBufferError::new_err(
-                    "this View is not C-contiguous; ask for a strided buffer",
-                ));
-            }
-        }
-        let v = &mut *view;
-        v.obj = slf.clone().into_any().into_ptr();
-        v.buf = me.data_ptr();
-        v.len = me.element_count() as isize * item;
-        v.readonly = 0;
-        v.itemsize = item;
-        v.format = if (flags & ffi::PyBUF_FORMAT) == ffi::PyBUF_FORMAT {
-            format_ptr(me.dtype)
-        } else {
-            std::ptr::null_mut()
-        };
-        v.ndim = r as c_int;
-        let raw = Box::into_raw(meta) as *mut isize;
-        v.shape = if (flags & ffi::PyBUF_ND) == ffi::PyBUF_ND {
-            raw
-        } else {
-            std::ptr::null_mut()
-        };
-        v.strides = if (flags & ffi::PyBUF_STRIDES) == ffi::PyBUF_STRIDES {
-            raw.add(8)
-        } else {
-            std::ptr::null_mut()
-        };
-        v.suboffsets = std::ptr::null_mut();
-        v.internal = raw as *mut c_void;
+        let owner = slf.clone().into_any().into_ptr();
+        let (shape, strides) = (me.shape(), &me.strides[..me.rank]);
+        buffer::export(
+            &mut *view,
+            owner,
+            me.data_ptr(),
+            me.dtype,
+            shape,
+            strides,
+            contiguous_c,
+            flags,
+        )?;
         me.alloc.exports.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
 
     unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
-        let v = &mut *view;
-        if !v.internal.is_null() {
-            drop(Box::from_raw(v.internal as *mut [isize; 16]));
-            v.internal = std::ptr::null_mut();
-        }
+        buffer::release(&mut *view);
         self.alloc.exports.fetch_sub(1, Ordering::SeqCst);
     }
-}
-
-fn typestr(d: DType) -> &'static str {
-    const T: [&str; 11] = [
-        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
-    ];
-    T[d as usize]
-}
-
-fn format_ptr(d: DType) -> *mut std::os::raw::c_char {
-    const F: [&[u8]; 11] = [
-        b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0",
-    ];
-    F[d as usize].as_ptr() as *mut std::os::raw::c_char
 }
