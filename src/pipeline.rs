@@ -13,7 +13,7 @@ use crate::codegen::{self, fused, KernelSpec};
 use crate::errors::{LocatedError, PkError, PkResult};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, Total, FUSED, KERNELS};
-use crate::exec::launch::Launch;
+use crate::exec::launch::{Launch, Origin};
 use crate::exec::run::{run, Who};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
@@ -34,32 +34,33 @@ pub enum Submitted {
     Now(Launch),
 }
 
-/// Records a launch in lazy mode; gives it back when it must run now. Cheap
-/// and GIL-free work: the binding calls it without releasing the GIL.
-pub fn submit(l: Launch) -> PkResult<Submitted> {
+/// Records a launch in lazy mode (with the origin `origin()` makes); gives it
+/// back when it must run now. Cheap, GIL-free work: the binding calls it
+/// without releasing the GIL.
+pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<Submitted> {
     l.check_space()?;
     let foreign = l
         .vals
         .iter()
         .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
     if graph::enabled() && !foreign {
-        let (seq, slot) = graph::record(l)?;
+        let (seq, slot) = graph::record(l, origin())?;
         return Ok(Submitted::Recorded(seq, slot));
     }
     Ok(Submitted::Now(l))
 }
 
 /// Runs a launch now, after the pending work it depends on.
-pub fn run_now(l: &Launch) -> PkResult<Option<Total>> {
+pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if graph::enabled() {
         flush(Demand::Allocs(&l.allocs()))?;
     }
-    eager(l)
+    eager(l, origin)
 }
 
 /// Runs one launch now.
-pub fn eager(l: &Launch) -> PkResult<Option<Total>> {
-    let kernel = single_kernel(l)?;
+pub fn eager(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
+    let kernel = single_kernel(l, origin)?;
     let mut total = [None];
     let who = Who::Workunit(&l.workunit().name);
     run(&kernel, &[&l.vals], &l.lo, &l.hi, who, &mut total)?;
@@ -101,9 +102,7 @@ fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
     let plan = plan::partition(rules::active()?, &cands);
     check(&plan, &edges)?;
     let dead = dead_temporaries(&cands, &plan);
-    explain::record(&cands, &plan, &dead, &edges, &|k| {
-        nodes[k].launch.origin.site()
-    });
+    explain::record(&cands, &plan, &dead, &edges, &|k| nodes[k].origin.site());
     Ok(plan
         .regions
         .iter()
@@ -167,7 +166,7 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
         }
     }
     for (j, node) in nodes.iter().enumerate() {
-        match eager(&node.launch) {
+        match eager(&node.launch, &*node.origin) {
             Ok(total) => deliver(node, total),
             Err(e) => return Err(fail(&nodes[j..], e)),
         }
@@ -179,7 +178,7 @@ fn run_fused(nodes: &[Arc<Node>], dead: &BTreeSet<usize>) -> PkResult<()> {
     let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
     let lay = layout::layout(&region, dead);
     let label = layout::region_label(&region);
-    let kernel = fused_kernel(&region, &lay, &label)?;
+    let kernel = fused_kernel(nodes, &region, &lay, &label)?;
     let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
     let mut totals = vec![None; region.len()];
     let who = Who::Region(&label);
@@ -204,11 +203,11 @@ fn deliver(node: &Node, total: Option<Total>) {
 }
 
 /// The kernel of one launch: the in-process table, else translated and built.
-fn single_kernel(l: &Launch) -> PkResult<Arc<Kernel>> {
+fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
     if let Some(k) = KERNELS.get(&l.key) {
         return Ok(k.clone());
     }
-    let globals = l.origin.globals()?;
+    let globals = origin.globals()?;
     let def = l.workunit().def()?;
     let spec = spec(l, &def, &globals);
     let generated = translate(l.workunit(), &spec)?;
@@ -224,15 +223,20 @@ fn single_kernel(l: &Launch) -> PkResult<Arc<Kernel>> {
 }
 
 /// The kernel of a fused region: found by its structure, else generated and built.
-fn fused_kernel(region: &[&Launch], lay: &layout::Layout, label: &str) -> PkResult<Arc<Kernel>> {
+fn fused_kernel(
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+    lay: &layout::Layout,
+    label: &str,
+) -> PkResult<Arc<Kernel>> {
     let key = layout::region_key(region, &lay.plans);
     if let Some(k) = FUSED.get(&key) {
         return Ok(k.clone());
     }
     let _span = tracing::info_span!("fuse", region = %label).entered();
-    let globals: Vec<Globals> = region
+    let globals: Vec<Globals> = nodes
         .iter()
-        .map(|l| l.origin.globals())
+        .map(|n| n.origin.globals())
         .collect::<PkResult<_>>()?;
     let defs = region
         .iter()
@@ -283,22 +287,14 @@ fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
     let mut dropped: Vec<String> = Vec::new();
     for d in graph::drop_dependents(rest) {
         fail_slot(&d, "an earlier launch it depends on failed");
-        dropped.push(format!(
-            "'{}' at {}",
-            d.launch.label,
-            d.launch.origin.site()
-        ));
+        dropped.push(format!("'{}' at {}", d.launch.label, d.origin.site()));
     }
     for d in &rest[1..] {
         fail_slot(d, "an earlier launch of its fused region failed");
-        dropped.push(format!(
-            "'{}' at {}",
-            d.launch.label,
-            d.launch.origin.site()
-        ));
+        dropped.push(format!("'{}' at {}", d.launch.label, d.origin.site()));
     }
     fail_slot(node, &e.to_string());
-    let site = node.launch.origin.site();
+    let site = node.origin.site();
     let mut msg = format!(
         "pending launch of workunit '{}' at {site} failed: {e}",
         node.launch.label

@@ -7,18 +7,19 @@ use crate::lower::Globals;
 use crate::types::Space;
 use std::sync::Arc;
 
-/// What the core needs from the program that launched: the workunit, its free
-/// names (module constants, helper functions, classtypes: resolved by the host
-/// language, which may take the GIL) and the call site for reports. The Python
-/// layer implements it; the core holds no Python objects of its own.
+/// What the core needs from the program that launched, beyond values: the
+/// workunit's free names (module constants, helper functions, classtypes:
+/// resolved by the host language, which may take the GIL) and the call site
+/// for reports. The Python layer implements it; the core holds no Python
+/// objects of its own. Eager launches borrow one; recorded launches own one.
 pub trait Origin: Send + Sync {
-    fn workunit(&self) -> &Workunit;
     fn globals(&self) -> PkResult<Globals>;
     /// "file:line" of the launch call.
     fn site(&self) -> String;
 }
 
 pub struct Launch {
+    pub wu: Arc<Workunit>,
     pub key: KernelKey,
     /// Argument names, in the order of `vals` and `key.args`.
     pub names: Arc<[String]>,
@@ -29,12 +30,11 @@ pub struct Launch {
     pub is_method: bool,
     /// The kernel label (the workunit's name unless the launch gave one).
     pub label: Arc<str>,
-    pub origin: Arc<dyn Origin>,
 }
 
 impl Launch {
     pub fn workunit(&self) -> &Workunit {
-        self.origin.workunit()
+        &self.wu
     }
 
     /// The allocations of its view arguments.

@@ -1,6 +1,6 @@
 //! The one way a loaded kernel runs: eager launches, single launches of a
 //! flush and fused regions all come through `run`.
-use super::args::{ArgVal, PkScalarArg, ViewVal};
+use super::args::{ArgVal, PkScalarArg};
 use super::kernel::{read_total, Kernel, Total};
 use crate::build::loader;
 use crate::errors::{PkError, PkResult};
@@ -14,33 +14,48 @@ pub enum Who<'a> {
 }
 
 /// Runs `k` now over the argument values of its bodies (one for a single
-/// launch, one per launch of a fused region) and the policy `lo..hi`.
+/// launch, one per launch of a fused region) and the policy `lo..his`.
 /// Writes each body's reduction total into `totals` (one per body; fors are
 /// left alone). The caller has released the GIL: kernels may run long.
 pub fn run(
     k: &Kernel,
     bodies: &[&[ArgVal]],
     lo: &[i64],
-    hi: &[i64],
+    his: &[i64],
     who: Who<'_>,
     totals: &mut [Option<Total>],
 ) -> PkResult<()> {
     crate::kokkos::kokkos()?;
-    let vals: Vec<&ViewVal> = k
-        .views
-        .iter()
-        .map(|&(b, a)| match &bodies[b][a] {
-            ArgVal::View(v) => v,
-            _ => unreachable!("a view slot holds a view"),
-        })
-        .collect();
-    let (device_launch, views) = device::kernel_views(k.space, &vals, &k.view_writes)?;
-    let scalars: Vec<PkScalarArg> = k
-        .scalars
-        .iter()
-        .map(|&(b, a, dt)| bodies[b][a].scalar(dt))
-        .collect();
-    let hi: Vec<i64> = hi.iter().zip(lo).map(|(h, l)| (*h).max(*l)).collect();
+    let vals = k.views.iter().map(|&(b, a)| match &bodies[b][a] {
+        ArgVal::View(v) => v,
+        _ => unreachable!("a view slot holds a view"),
+    });
+    let (device_launch, views) = device::kernel_views(k.space, vals, &k.view_writes)?;
+    // Small launches are the common case: scalars, bounds and results on the
+    // stack, spilling to the heap only past these sizes.
+    let mut scalar_buf = [PkScalarArg { i: 0 }; 16];
+    let mut scalar_spill = Vec::new();
+    let scalars: &mut [PkScalarArg] = if k.scalars.len() <= scalar_buf.len() {
+        &mut scalar_buf[..k.scalars.len()]
+    } else {
+        scalar_spill.resize(k.scalars.len(), PkScalarArg { i: 0 });
+        &mut scalar_spill
+    };
+    for (slot, &(b, a, dt)) in scalars.iter_mut().zip(&k.scalars) {
+        *slot = bodies[b][a].scalar(dt);
+    }
+    // Ends before begins are empty ranges (Kokkos wants end >= begin).
+    let mut hi_buf = [0i64; 8];
+    let mut hi_spill = Vec::new();
+    let hi: &mut [i64] = if his.len() <= hi_buf.len() {
+        &mut hi_buf[..his.len()]
+    } else {
+        hi_spill.resize(his.len(), 0);
+        &mut hi_spill
+    };
+    for (h, (e, b)) in hi.iter_mut().zip(his.iter().zip(lo)) {
+        *h = (*e).max(*b);
+    }
     let mut result = [0u64; 8];
     let mut spill = Vec::new();
     let result: &mut [u64] = if k.accs.len() <= result.len() {

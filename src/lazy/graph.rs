@@ -8,7 +8,7 @@ use crate::analysis::access::{self, Access};
 use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
-use crate::exec::launch::Launch;
+use crate::exec::launch::{Launch, Origin};
 use crate::types::Pattern;
 use dashmap::DashMap;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -51,6 +51,8 @@ pub struct Node {
     /// Program order: unique, increasing.
     pub seq: u64,
     pub launch: Launch,
+    /// Where it came from: names for its translation, its call site.
+    pub origin: Arc<dyn Origin>,
     pub accesses: Vec<BufAccess>,
     pub access_map: AccessMap,
     /// Where a reduction's total lands.
@@ -114,7 +116,7 @@ fn accesses_of(l: &Launch) -> PkResult<(Vec<BufAccess>, AccessMap)> {
 
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
-pub fn record(launch: Launch) -> PkResult<(u64, Option<Arc<Slot>>)> {
+pub fn record(launch: Launch, origin: Arc<dyn Origin>) -> PkResult<(u64, Option<Arc<Slot>>)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
     let (accesses, access_map) = accesses_of(&launch)?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
@@ -124,6 +126,7 @@ pub fn record(launch: Launch) -> PkResult<(u64, Option<Arc<Slot>>)> {
     let n = g.dag.add_node(Arc::new(Node {
         seq,
         launch,
+        origin,
         accesses: accesses.clone(),
         access_map,
         result: slot.clone(),

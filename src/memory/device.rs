@@ -166,18 +166,18 @@ struct Temp {
 /// CUDA launches get device pointers (and a `Launch` to finish after the
 /// kernel); host launches first take back what a GPU kernel left newer, and
 /// views they only read keep their device copy current.
-pub fn kernel_views(
+pub fn kernel_views<'v>(
     space: Space,
-    vals: &[&ViewVal],
+    vals: impl Iterator<Item = &'v ViewVal>,
     writes: &[bool],
 ) -> PkResult<(Option<Launch>, Vec<PkViewArg>)> {
     if space == Space::Cuda {
-        let (l, args) = Launch::prepare(vals, writes)?;
+        let vals: Vec<&ViewVal> = vals.collect();
+        let (l, args) = Launch::prepare(&vals, writes)?;
         return Ok((Some(l), args));
     }
     let mirrors = USED.load(Ordering::Relaxed);
     let args = vals
-        .iter()
         .enumerate()
         .map(|(i, v)| {
             if mirrors {

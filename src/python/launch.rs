@@ -5,13 +5,13 @@ use super::args::classify;
 use super::bridge::{detached, py_err, total_to_py};
 use super::buffer::HeldBuffer;
 use super::lazy::record_result;
-use super::origin::PyOrigin;
+use super::origin::{CallOrigin, PyOrigin};
 use super::resolve;
 use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
-use crate::exec::launch::Launch;
+use crate::exec::launch::{Launch, Origin};
 use crate::exec::space::{default_space, from_code};
 use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Space};
@@ -310,12 +310,8 @@ pub fn launch<'py>(
         )));
     }
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
-    let origin = PyOrigin {
-        wu: wu_ref.clone().unbind(),
-        methods: methods.map(|m| m.clone().unbind()),
-        site: site_code.map(|f| (f.unbind(), site_offset)),
-    };
     let l = Launch {
+        wu: wu.core.clone(),
         key: KernelKey {
             workunit: wu.core.id,
             pattern,
@@ -329,14 +325,27 @@ pub fn launch<'py>(
         hi,
         is_method,
         label: label.map_or_else(|| wu.core.label.clone(), Arc::from),
-        origin: Arc::new(origin),
     };
-    // The launch is dropped here, with the GIL: it holds Python references.
-    let total = match pipeline::submit(l).map_err(py_err)? {
+    // A recorded launch owns its origin; one that runs now borrows it.
+    let recorded = || -> Arc<dyn Origin> {
+        Arc::new(PyOrigin {
+            wu: wu_ref.clone().unbind(),
+            methods: methods.map(|m| m.clone().unbind()),
+            site: site_code.map(|f| (f.unbind(), site_offset)),
+        })
+    };
+    let total = match pipeline::submit(l, recorded).map_err(py_err)? {
         Submitted::Recorded(seq, slot) => {
             return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
         }
-        Submitted::Now(l) => detached(py, || pipeline::run_now(&l))?,
+        Submitted::Now(l) => {
+            let origin = CallOrigin {
+                wu: wu_ref.as_unbound(),
+                methods: methods.map(|m| m.as_unbound()),
+            };
+            // Dropped after the call, with the GIL (NumPy buffers are released).
+            detached(py, || pipeline::run_now(&l, &origin))?
+        }
     };
     drop(g.held);
     let Some(total) = total else {

@@ -181,7 +181,7 @@ pub fn graph_json() -> String {
             "buffers": n.accesses.iter().map(|a| serde_json::json!({
                 "buffer": ids[&a.alloc], "start": a.start, "end": a.end, "read": a.read, "write": a.write,
             })).collect::<Vec<_>>(),
-            "site": l.origin.site(),
+            "site": n.origin.site(),
         }));
     }
     let edges: Vec<(u64, u64)> = edges

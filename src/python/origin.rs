@@ -1,10 +1,12 @@
 //! The core's view of the launching Python program (`exec::launch::Origin`):
-//! the Workunit object, a functor's methods, and the call site.
+//! the Workunit's free names (and a functor's methods), and the call site.
+//! A recorded launch owns a `PyOrigin`; a launch that runs at once borrows a
+//! `CallOrigin` from the binding's arguments (no allocation, no reference
+//! counting on the hot path).
 use super::resolve;
 use super::workunit::Workunit;
 use crate::errors::{PkError, PkResult};
 use crate::exec::launch::Origin;
-use crate::frontend::workunit;
 use crate::lower::Globals;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -23,16 +25,34 @@ type SiteCache = Mutex<HashMap<(usize, i64), (Py<PyAny>, String)>>;
 /// Located sites (the entry holds the code object, so its address cannot be reused).
 static SITES: LazyLock<SiteCache> = LazyLock::new(Default::default);
 
-impl Origin for PyOrigin {
-    fn workunit(&self) -> &workunit::Workunit {
-        &self.wu.get().core
+/// The origin of a launch that runs while its binding call is on the stack.
+pub struct CallOrigin<'a> {
+    pub wu: &'a Py<Workunit>,
+    pub methods: Option<&'a Py<PyDict>>,
+}
+
+fn globals(wu: &Py<Workunit>, methods: Option<&Py<PyDict>>) -> PkResult<Globals> {
+    Python::attach(|py| {
+        let methods = methods.map(|m| m.bind(py).clone());
+        resolve::globals_of(py, wu.get(), methods.as_ref()).map_err(PkError::Python)
+    })
+}
+
+impl Origin for CallOrigin<'_> {
+    fn globals(&self) -> PkResult<Globals> {
+        globals(self.wu, self.methods)
     }
 
+    /// Errors of launches that run at once are raised at their call: Python's
+    /// traceback already shows the site.
+    fn site(&self) -> String {
+        "<the current call>".into()
+    }
+}
+
+impl Origin for PyOrigin {
     fn globals(&self) -> PkResult<Globals> {
-        Python::attach(|py| {
-            let methods = self.methods.as_ref().map(|m| m.bind(py).clone());
-            resolve::globals_of(py, self.wu.get(), methods.as_ref()).map_err(PkError::Python)
-        })
+        globals(&self.wu, self.methods.as_ref())
     }
 
     fn site(&self) -> String {

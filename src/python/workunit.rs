@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 
 #[pyclass(frozen, module = "pykokkos._native", name = "Workunit")]
 pub struct Workunit {
-    pub core: workunit::Workunit,
+    /// Shared with every launch of it.
+    pub core: Arc<workunit::Workunit>,
     /// The Python function: its globals and closure are read at compile time.
     pub func: Py<PyAny>,
     /// Keyword parameters per (pattern, index count): computed once, so a
@@ -44,7 +45,7 @@ impl Workunit {
             indent,
         };
         Workunit {
-            core: workunit::Workunit::new(name, src),
+            core: Arc::new(workunit::Workunit::new(name, src)),
             func,
             launch_params: Mutex::new(Vec::new()),
         }
