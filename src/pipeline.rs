@@ -102,18 +102,20 @@ fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
     let plan = plan::partition(rules::active()?, &cands);
     check(&plan, &edges)?;
     let dead = dead_temporaries(&cands, &plan);
-    explain::record(&cands, &plan, &dead, &edges, &|k| nodes[k].origin.site());
-    Ok(plan
+    let regions = plan
         .regions
         .iter()
-        .zip(dead)
+        .zip(&dead)
         .map(|(r, d)| {
             (
                 r.iter().map(|&k| nodes[k].seq).collect(),
-                d.into_iter().collect(),
+                d.iter().copied().collect(),
             )
         })
-        .collect())
+        .collect();
+    let info = |k: usize| (nodes[k].launch.label.clone(), nodes[k].origin.clone());
+    explain::record(&cands, plan, &dead, &edges, &info);
+    Ok(regions)
 }
 
 /// The verify stage: on in debug builds and under `PK_VERIFY=1` (tests).
@@ -131,7 +133,8 @@ fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
     if crate::config::get().is_disabled(dead::PASS) {
         return vec![Vec::new(); p.regions.len()];
     }
-    let total = graph::use_counts();
+    // Counted once per flush, and only if some buffer gets this far.
+    let total = std::cell::OnceCell::new();
     p.regions
         .iter()
         .map(|region| {
@@ -144,7 +147,10 @@ fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
                     .filter(|c| c.views.iter().any(|v| v.alloc == alloc))
                     .count()
             };
-            let elsewhere = |alloc: usize| total.get(&alloc).copied().unwrap_or(0) > inside(alloc);
+            let elsewhere = |alloc: usize| {
+                let total = total.get_or_init(graph::use_counts);
+                total.get(&alloc).copied().unwrap_or(0) > inside(alloc)
+            };
             dead::dead_temporaries(&rc, &elsewhere)
                 .into_iter()
                 .collect()

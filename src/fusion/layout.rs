@@ -74,12 +74,14 @@ pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
     }
 }
 
-/// Feeds `std::hash::Hash` values into blake3.
-struct Blake3Hasher(blake3::Hasher);
+/// Collects the bytes `std::hash::Hash` writes, for one blake3 call (a region
+/// key is many tiny writes: feeding them to blake3 one by one costs more than
+/// the hashing).
+struct Bytes(Vec<u8>);
 
-impl std::hash::Hasher for Blake3Hasher {
+impl std::hash::Hasher for Bytes {
     fn write(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
+        self.0.extend_from_slice(bytes);
     }
     fn finish(&self) -> u64 {
         unreachable!("region keys use the full blake3 digest")
@@ -90,12 +92,12 @@ impl std::hash::Hasher for Blake3Hasher {
 /// than formatted: a flush of many small regions computes one key per region,
 /// and blake3 makes a collision out of the question.
 pub fn region_key(region: &[&Launch], plans: &[Vec<Plan>]) -> [u8; 32] {
-    let mut h = Blake3Hasher(blake3::Hasher::new());
+    let mut h = Bytes(Vec::with_capacity(256));
     region[0].key.space.hash(&mut h);
     for (l, p) in region.iter().zip(plans) {
         (l.key.workunit, l.key.pattern, &l.key.args, l.is_method, p).hash(&mut h);
     }
-    h.0.finalize().into()
+    blake3::hash(&h.0).into()
 }
 
 pub fn region_label(region: &[&Launch]) -> String {

@@ -240,6 +240,11 @@ fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
         }
     }
     g.by_seq.remove(&node.seq);
+    if g.by_seq.is_empty() {
+        // Vacant slots of removed nodes would otherwise be walked by every
+        // scan of the DAG until the process ends.
+        g.dag.clear();
+    }
     Some(node)
 }
 
