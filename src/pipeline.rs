@@ -53,7 +53,7 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
 /// Runs a launch now, after the pending work it depends on.
 pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if graph::enabled() {
-        flush(Demand::Allocs(&l.allocs()))?;
+        let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     eager(l, origin)
 }
@@ -67,19 +67,25 @@ pub fn eager(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     Ok(total[0])
 }
 
+/// The launches a flush ran. Their origins hold Python references: the
+/// binding drops them once it holds the GIL again, so the references go at
+/// once instead of through pyo3's deferred pool.
+#[must_use]
+pub struct Ran(#[allow(dead_code)] Vec<Arc<Node>>);
+
 /// Runs what `demand` depends on, fused by the rules into one kernel per region.
 /// On a failure the failed launch and everything that depends on it are
 /// dropped (and named in the error); unrelated pending work stays pending.
-pub fn flush(demand: Demand<'_>) -> PkResult<()> {
+pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     let nodes = graph::closure(&demand);
     if nodes.is_empty() {
-        return Ok(());
+        return Ok(Ran(nodes));
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
     for (region, dead) in plan(&nodes)? {
         run_region(&region, &dead)?;
     }
-    Ok(())
+    Ok(Ran(nodes))
 }
 
 /// A region (sequence numbers, program order) and its dead temporaries.

@@ -51,7 +51,9 @@ pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
     if graph::pending_count() == 0 {
         return Ok(());
     }
-    detached(py, || pipeline::flush(demand))
+    let ran = detached(py, || pipeline::flush(demand))?;
+    drop(ran);
+    Ok(())
 }
 
 /// Host access to an allocation is about to happen: its pending work runs.
