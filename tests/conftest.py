@@ -185,15 +185,16 @@ def pytest_configure(config):
 
 def pytest_generate_tests(metafunc):
     if metafunc.definition.get_closest_marker("eager_only") is None:
-        metafunc.fixturenames.append("pk_mode")
         metafunc.parametrize("pk_mode", ["eager", "lazy"], indirect=True)
 
 
-@pytest.fixture
+# Autouse: a test need not name the fixture to run in both modes (appending
+# it to `fixturenames` parametrized the ids but never switched the mode on).
+@pytest.fixture(autouse=True)
 def pk_mode(request):
-    lazy = request.param == "lazy"
-    pk._native.set_lazy(lazy)
-    yield request.param
+    mode = getattr(request, "param", "eager")
+    pk._native.set_lazy(mode == "lazy")
+    yield mode
     # Nothing pending may leak into the next test.
     pk.flush()
     pk._native.set_lazy(False)

@@ -11,6 +11,10 @@ from . import bad_kernels as bk
 
 SYN, TYP = pk.KernelSyntaxError, pk.KernelTypeError
 
+# Raised at the launch call: in lazy mode the same errors come at the flush,
+# naming the launch site (tests/test_lazy.py covers that path).
+pytestmark = pytest.mark.eager_only
+
 # (kernel, exception, message fragment[, object holding the '# ERR' line])
 CASES = [
     ("string_local", SYN, "strings are only allowed as the format of pk.printf"),
