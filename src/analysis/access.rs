@@ -242,6 +242,16 @@ impl Walk<'_> {
                 for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
                     self.expr(a, mode);
                 }
+                // `self.m(...)`: a functor's @pk.function method may read and
+                // write any member, anywhere; until method bodies are followed,
+                // every member view counts as read and written off the index.
+                if matches!(&func.kind, ExprKind::Attr(b, _) if matches!(&b.kind, ExprKind::Name(s) if s == "self"))
+                {
+                    let members: Vec<String> = self.ranks.keys().cloned().collect();
+                    for n in members {
+                        self.mark(&n, Mode::Both, e.span);
+                    }
+                }
             }
             ExprKind::Bin(_, a, b) => {
                 self.expr(a, Mode::Read);
@@ -344,5 +354,15 @@ mod tests {
         );
         assert!(acc["a"].at_work_index && acc["e"].at_work_index);
         assert!(!acc["b"].at_work_index && !acc["c"].at_work_index && !acc["d"].at_work_index);
+    }
+
+    #[test]
+    fn a_functor_method_call_touches_every_member() {
+        // `self.put(i, 1.0)` may write `self.a` inside the method.
+        let f = parse_function("def init(self, i):\n    self.put(i, 1.0)\n").unwrap();
+        let acc = view_access(&f, &[v("a", 1), v("b", 2)], Some("i"));
+        for n in ["a", "b"] {
+            assert!(acc[n].read && acc[n].write && !acc[n].at_work_index, "{n}");
+        }
     }
 }

@@ -86,3 +86,47 @@ def test_functor_with_mdrange():
     g = Grid(m)
     pk.parallel_for(pk.MDRangePolicy([0, 0], [3, 4]), g.fill)
     np.testing.assert_array_equal(np.asarray(m), (np.arange(3)[:, None] * 10 + np.arange(4)) * 3)
+
+
+@pk.functor
+class Filler:
+    """Writes its member only through a @pk.function method (issue 11)."""
+
+    def __init__(self, a):
+        self.a: pk.View1D[pk.double] = a
+
+    @pk.function
+    def put(self, i: int, v: float):
+        self.a[i] = v
+
+    @pk.workunit
+    def init(self, i: int):
+        self.put(i, 2.0 * i)
+
+    @pk.workunit
+    def total(self, i: int, acc: pk.Acc[pk.double]):
+        acc += self.a[i]
+
+
+@pk.functor
+class Bumper:
+    def __init__(self, a):
+        self.a: pk.View1D[pk.double] = a
+
+    @pk.workunit
+    def bump(self, i: int):
+        self.a[i] = self.a[i] + 1.0
+
+
+def test_writes_through_a_method_are_seen_by_later_launches_and_host_reads():
+    n = 50
+    a = pk.View([n], pk.double)
+    f = Filler(a)
+    pk.parallel_for(n, f.init)
+    expect = 2.0 * np.arange(n)
+    assert pk.parallel_reduce(n, f.total) == expect.sum()
+    # A second functor sharing the view, then a host read of the first's member.
+    pk.parallel_for(n, Bumper(a).bump)
+    pk.parallel_for(n, f.init)
+    pk.parallel_for(n, Bumper(a).bump)
+    np.testing.assert_array_equal(np.asarray(f.a), expect + 1.0)
