@@ -311,6 +311,41 @@ def test_exit_flushes_pending_work(tmp_path):
     assert np.array_equal(np.load(out), np.full(4, 7))
 
 
+def test_a_failure_at_exit_sets_the_exit_status_and_names_the_site(tmp_path):
+    r = _run("""
+        import pykokkos as pk
+
+        @pk.workunit
+        def bad(i, v):
+            v[i] = undefined_name
+
+        v = pk.View([4], pk.double)
+        pk.parallel_for(4, bad, v=v)   # never read: it runs (and fails) at exit
+        print("program done")
+        """, tmp_path)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "program done" in r.stdout
+    assert "undefined_name" in r.stderr and "prog.py:9" in r.stderr.replace(str(tmp_path) + "/", ""), r.stderr
+
+
+def test_finalize_runs_pending_work_first(tmp_path):
+    r = _run("""
+        import numpy as np, pykokkos as pk
+
+        @pk.workunit
+        def fill(i, v, x):
+            v[i] = x
+
+        v = pk.View([4], pk.int64)
+        pk.parallel_for(4, fill, v=v, x=5)
+        pk.finalize()
+        assert pk.pending() == 0
+        print(np.asarray(v).tolist())
+        """, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "[5, 5, 5, 5]" in r.stdout, r.stdout
+
+
 def test_pk_fusion_naive_is_the_same_switch(tmp_path):
     r = _run("""
         import pykokkos as pk

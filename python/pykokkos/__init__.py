@@ -43,7 +43,11 @@ def initialize() -> None:
 
 
 def finalize() -> None:
-    _native.finalize()
+    """Runs what is pending, then shuts Kokkos down."""
+    try:
+        _native.flush()
+    finally:
+        _native.finalize()
 
 
 def config() -> dict:
@@ -51,9 +55,28 @@ def config() -> dict:
     return dict(_native.toolchain_info())
 
 
+def _exit_flush() -> None:
+    """Runs what is still pending at exit. A failure there is the program's
+    failure: its report (naming the launch site) goes to stderr and the exit
+    status becomes 1, as for an uncaught exception (Python ignores errors of
+    exit handlers otherwise)."""
+    try:
+        _native.flush()
+    except BaseException:
+        import os
+        import sys
+        import traceback
+
+        traceback.print_exc()
+        _native.finalize()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+
 atexit.register(_native.finalize)
 # Registered after finalize, so it runs before it: nothing pending is dropped at exit.
-atexit.register(_native.flush)
+atexit.register(_exit_flush)
 
 
 def explain_graph() -> str:
