@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 struct Support {
     fence: unsafe extern "C" fn(),
+    thread_enter: unsafe extern "C" fn(),
     finalize: unsafe extern "C" fn(),
     concurrency: unsafe extern "C" fn() -> c_int,
     error: loader::ErrorFn,
@@ -96,6 +97,7 @@ fn init() -> PkResult<Support> {
     }
     Ok(Support {
         fence: loader::symbol(lib, "pk_fence")?,
+        thread_enter: loader::symbol(lib, "pk_thread_enter")?,
         finalize: loader::symbol(lib, "pk_finalize")?,
         concurrency: loader::symbol(lib, "pk_concurrency")?,
         error,
@@ -122,6 +124,14 @@ pub fn fence() {
     IN_FLIGHT.store(false, Ordering::Release);
     if let Some(Ok(s)) = SUPPORT.get() {
         unsafe { (s.fence)() }
+    }
+}
+
+/// Lets the calling thread dispatch Kokkos work (any Python thread may
+/// launch); the caller holds the dispatch turn.
+pub fn thread_enter() {
+    if let Some(Ok(s)) = SUPPORT.get() {
+        unsafe { (s.thread_enter)() }
     }
 }
 

@@ -22,7 +22,8 @@ use crate::lazy::graph::{self, Demand, Node};
 use crate::lower::Globals;
 use crate::types::Space;
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A launch the program submitted: recorded (lazy mode), or to run now.
 pub enum Submitted {
@@ -77,6 +78,11 @@ pub struct Ran(#[allow(dead_code)] Vec<Arc<Node>>);
 /// On a failure the failed launch and everything that depends on it are
 /// dropped (and named in the error); unrelated pending work stays pending.
 pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
+    // One flush at a time: a region taken out of the DAG is invisible to
+    // another thread's closure, so that thread must wait until it has run
+    // (its host read, or the launch that depends on it, comes after).
+    let _turn = FLUSH.lock().unwrap_or_else(|e| e.into_inner());
+    let _busy = Busy::enter();
     let nodes = graph::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
@@ -86,6 +92,30 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         run_region(&region, &dead)?;
     }
     Ok(Ran(nodes))
+}
+
+static FLUSH: Mutex<()> = Mutex::new(());
+static FLUSHING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a flush is under way or waiting (a host access must then go
+/// through `flush` even when nothing is pending).
+pub fn flushing() -> bool {
+    FLUSHING.load(Ordering::Acquire) > 0
+}
+
+struct Busy;
+
+impl Busy {
+    fn enter() -> Busy {
+        FLUSHING.fetch_add(1, Ordering::AcqRel);
+        Busy
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        FLUSHING.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A region (sequence numbers, program order) and its dead temporaries.

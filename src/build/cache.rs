@@ -148,6 +148,12 @@ pub fn support_library(tc: &Toolchain) -> PkResult<PathBuf> {
 
 const SUPPORT_SOURCE: &str = r#"// pykokkos-fuse support library: Kokkos lifetime and fences.
 #include "pk_prelude.hpp"
+#ifdef KOKKOS_ENABLE_OPENMP
+// The OpenMP backend's instance, which Kokkos 3.4 keeps in a thread-local of
+// the thread that initialized it: other threads lend it (one dispatch at a
+// time, serialized by the runtime) instead of failing "not initialized".
+static Kokkos::Impl::OpenMPExec* pk_openmp_master = nullptr;
+#endif
 extern "C" int pk_initialize(int threads) {
   if (Kokkos::is_initialized()) return 0;
   try {
@@ -155,8 +161,16 @@ extern "C" int pk_initialize(int threads) {
     args.num_threads = threads;
     args.disable_warnings = true;
     Kokkos::initialize(args);
+#ifdef KOKKOS_ENABLE_OPENMP
+    pk_openmp_master = Kokkos::Impl::t_openmp_instance;
+#endif
     return 0;
   } catch (std::exception& e) { return pk::fail(e.what()); }
+}
+extern "C" void pk_thread_enter() {
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (!Kokkos::Impl::t_openmp_instance) Kokkos::Impl::t_openmp_instance = pk_openmp_master;
+#endif
 }
 extern "C" void pk_finalize() {
   // Kokkos 3.4 cannot be re-initialized after finalize; finalize at most once.

@@ -5,6 +5,22 @@ use super::kernel::{read_total, Kernel, Total};
 use crate::build::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
+use std::sync::{Mutex, MutexGuard};
+
+/// Kokkos' host backends run one parallel dispatch at a time per process
+/// (OpenMP refuses a second one: "in parallel or not initialized"), so
+/// kernels launched from several threads take turns here.
+static DISPATCH: Mutex<()> = Mutex::new(());
+
+/// Holds the dispatch turn (also for fences and Kokkos' own calls).
+pub fn dispatch_turn() -> MutexGuard<'static, ()> {
+    DISPATCH.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Whether a kernel is running in another thread right now.
+pub fn dispatch_busy() -> bool {
+    DISPATCH.try_lock().is_err()
+}
 
 /// What ran, for the error a failing kernel raises.
 #[derive(Clone, Copy)]
@@ -26,6 +42,8 @@ pub fn run(
     totals: &mut [Option<Total>],
 ) -> PkResult<()> {
     crate::kokkos::kokkos()?;
+    let _turn = dispatch_turn();
+    crate::kokkos::thread_enter();
     let vals = k.views.iter().map(|&(b, a)| match &bodies[b][a] {
         ArgVal::View(v) => v,
         _ => unreachable!("a view slot holds a view"),

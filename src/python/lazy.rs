@@ -3,6 +3,7 @@
 use super::bridge::{detached, total_to_py};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::FUSED;
+use crate::exec::run::{dispatch_busy, dispatch_turn};
 use crate::fusion::explain;
 use crate::lazy::graph::{self, Demand};
 use crate::lazy::slot::Slot;
@@ -46,9 +47,10 @@ impl Pending {
     }
 }
 
-/// Runs the flush pipeline with the GIL released (nothing to do: no release).
+/// Runs the flush pipeline with the GIL released (nothing pending and no
+/// flush under way in another thread: nothing to wait for).
 pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
-    if graph::pending_count() == 0 {
+    if graph::pending_count() == 0 && !pipeline::flushing() {
         return Ok(());
     }
     let ran = detached(py, || pipeline::flush(demand))?;
@@ -56,9 +58,17 @@ pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
     Ok(())
 }
 
-/// Host access to an allocation is about to happen: its pending work runs.
+/// Host access to an allocation is about to happen: its pending work runs,
+/// and a kernel another thread is running finishes first (it may write it).
 pub fn flush_host(py: Python<'_>, alloc: usize) -> PyResult<()> {
-    flush(py, Demand::Allocs(&[alloc]))
+    flush(py, Demand::Allocs(&[alloc]))?;
+    if dispatch_busy() {
+        detached(py, || {
+            drop(dispatch_turn());
+            Ok(())
+        })?;
+    }
+    Ok(())
 }
 
 /// Errors of flushes started inside the buffer protocol, which NumPy swallows

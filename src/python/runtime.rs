@@ -1,8 +1,9 @@
 //! Bindings of the process-wide runtime: Kokkos' lifetime, the default
 //! execution space, toolchain facts, device copy counters.
-use super::bridge::py_err;
+use super::bridge::{detached, py_err};
 use super::lazy::flush;
 use crate::build::toolchain;
+use crate::exec::run::dispatch_turn;
 use crate::exec::space;
 use crate::lazy::graph::Demand;
 use crate::memory::device;
@@ -12,8 +13,12 @@ use pyo3::prelude::*;
 #[pyfunction]
 pub fn fence(py: Python<'_>) -> PyResult<()> {
     flush(py, Demand::All)?;
-    crate::kokkos::fence();
-    Ok(())
+    detached(py, || {
+        let _turn = dispatch_turn();
+        crate::kokkos::thread_enter();
+        crate::kokkos::fence();
+        Ok(())
+    })
 }
 
 /// (host-to-device, device-to-host) bytes the View mirrors copied so far.
