@@ -18,6 +18,7 @@ use crate::exec::run::{run, Who};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
 use crate::fusion::{cand, dead, explain, layout, plan, rules, verify};
+use crate::lazy::failure;
 use crate::lazy::graph::{self, Demand, Node};
 use crate::lower::Globals;
 use crate::types::Space;
@@ -210,7 +211,7 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     for (j, node) in nodes.iter().enumerate() {
         match eager(&node.launch, &*node.origin) {
             Ok(total) => deliver(node, total),
-            Err(e) => return Err(fail(&nodes[j..], e)),
+            Err(e) => return Err(failure::fail(&nodes[j..], e)),
         }
     }
     Ok(())
@@ -320,55 +321,6 @@ fn view_writes(spec: &KernelSpec, slots: &[usize]) -> Vec<bool> {
         .iter()
         .map(|&k| acc.get(&spec.args[k].0).is_none_or(|a| a.write))
         .collect()
-}
-
-/// Error of a failed launch (`rest[0]`; `rest[1..]` of its region did not
-/// run): drops what depended on them and names the launch site.
-fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
-    let node = &rest[0];
-    let mut dropped: Vec<String> = Vec::new();
-    for d in graph::drop_dependents(rest) {
-        fail_slot(&d, "an earlier launch it depends on failed");
-        dropped.push(format!("'{}' at {}", d.launch.label, d.origin.site()));
-    }
-    for d in &rest[1..] {
-        fail_slot(d, "an earlier launch of its fused region failed");
-        dropped.push(format!("'{}' at {}", d.launch.label, d.origin.site()));
-    }
-    fail_slot(node, &e.to_string());
-    let site = node.origin.site();
-    let mut msg = format!(
-        "pending launch of workunit '{}' at {site} failed: {e}",
-        node.launch.label
-    );
-    if !dropped.is_empty() {
-        msg.push_str(&format!(
-            "\nlaunches that depended on it were dropped: {}",
-            dropped.join(", ")
-        ));
-    }
-    match e {
-        PkError::Kernel(mut le) => {
-            le.message = format!("{} (launched at {site})", le.message);
-            PkError::Kernel(le)
-        }
-        PkError::Compile {
-            kernel,
-            cpp_path,
-            excerpt,
-        } => PkError::Compile {
-            kernel: format!("{kernel}' launched at '{site}"),
-            cpp_path,
-            excerpt,
-        },
-        _ => PkError::Runtime(msg),
-    }
-}
-
-fn fail_slot(node: &Node, why: &str) {
-    if let Some(s) = &node.result {
-        s.fail(why);
-    }
 }
 
 /// The kernel spec of a launch (its parsed definition and resolved names given).
