@@ -99,6 +99,12 @@ pub enum PkError {
     Argument(String),
     #[error("{0}")]
     Value(String),
+    /// Memory could not be allocated (host or device).
+    #[error("{0}")]
+    Memory(String),
+    /// An index or subview outside a View.
+    #[error("{0}")]
+    Index(String),
     /// Set-up problems: Kokkos missing, no compiler, cache not writable.
     #[error("{0}")]
     Environment(String),

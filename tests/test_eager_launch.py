@@ -431,3 +431,18 @@ def test_workunit_reused_with_several_signatures():
         y = yr.copy()
         pk.parallel_for(20, axpy, a=a, x=xr, y=y)
         np.testing.assert_array_equal(y, (np_t(a) * xr + yr).astype(np_t))
+
+
+@pk.workunit
+def set_one(i, v):
+    v[i] = 1.0
+
+
+def test_a_launch_on_a_view_the_machine_cannot_hold_raises_memory_error():
+    big = pk.View([10**11], pk.double)
+    with pytest.raises(MemoryError, match="cannot allocate"):
+        pk.parallel_for(10, set_one, v=big)
+        pk.flush()  # lazily the launch runs (and fails) here
+    ok = pk.View([10], pk.double)
+    pk.parallel_for(10, set_one, v=ok)
+    assert np.asarray(ok).sum() == 10.0

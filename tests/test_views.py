@@ -333,3 +333,28 @@ def test_dlpack_export_shares_memory_and_counts_as_an_export():
     b = np.from_dlpack(w[1:3, ::2])
     assert np.array_equal(b, np.arange(24).reshape(4, 6)[1:3, ::2])
     assert v.__dlpack_device__() == (1, 0)
+
+
+# --- memory errors and bounds (never an abort, never a write outside) --------------
+
+@pytest.mark.parametrize("start,length,step", [([5], [6], [1]), ([-1], [2], [1]), ([0], [5], [3]), ([0], [2], [0])])
+def test_subview_outside_its_parent_is_an_index_error(start, length, step):
+    v = pk.View([10], pk.double)
+    with pytest.raises(IndexError, match="outside extent 10"):
+        pk._native.View(parent=v, start=start, length=length, step=step, keep=[True])
+
+
+def test_subviews_inside_their_parent_still_work():
+    v = pk.array(np.arange(10.0))
+    np.testing.assert_array_equal(np.asarray(v[::-1]), np.arange(10.0)[::-1])
+    np.testing.assert_array_equal(np.asarray(v[2:9:3]), [2.0, 5.0, 8.0])
+    assert np.asarray(pk.View([0], pk.double)[::-1]).shape == (0,)
+
+
+def test_a_view_the_machine_cannot_hold_raises_memory_error():
+    big = pk.View([10**11], pk.double)  # 800 GB: allocated on first use
+    with pytest.raises(MemoryError, match="cannot allocate"):
+        np.asarray(big)
+    small = pk.View([3], pk.double)  # the process goes on
+    np.asarray(small)[:] = 1.0
+    assert np.asarray(small).sum() == 3.0

@@ -44,7 +44,13 @@ pub fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
             cpp_path,
             excerpt,
         },
-        _ => PkError::Runtime(msg),
+        // The same kind of error, now naming the launch: a MemoryError stays one.
+        PkError::Memory(_) => PkError::Memory(msg),
+        PkError::Index(_) => PkError::Index(msg),
+        PkError::Argument(_) => PkError::Argument(msg),
+        PkError::Value(_) => PkError::Value(msg),
+        PkError::Environment(_) => PkError::Environment(msg),
+        PkError::Runtime(_) | PkError::Python(_) => PkError::Runtime(msg),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Allocations: zeroed host memory allocated on first use, borrowed NumPy
 //! memory, CUDA managed memory, and borrowed device memory (CuPy, DLPack).
 //! One `Alloc` is shared by a view and all its subviews.
+use crate::errors::{PkError, PkResult};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::alloc;
@@ -96,14 +97,15 @@ impl Alloc {
         })
     }
 
-    /// The memory, allocating (zeroed) on first use.
-    pub fn ptr(&self) -> *mut u8 {
+    /// The memory, allocating (zeroed) on first use; a MemoryError (not an
+    /// abort) when the system has none to give.
+    pub fn ptr(&self) -> PkResult<*mut u8> {
         let p = self.ptr.load(Ordering::Acquire);
         if !p.is_null() {
-            return p;
+            return Ok(p);
         }
         if self.bytes == 0 {
-            return std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8;
+            return Ok(std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8);
         }
         if self.uvm {
             return self.ptr_managed();
@@ -112,7 +114,10 @@ impl Alloc {
             .expect("view size checked at creation");
         let base = unsafe { alloc::alloc_zeroed(layout) };
         if base.is_null() {
-            alloc::handle_alloc_error(layout);
+            return Err(PkError::Memory(format!(
+                "cannot allocate {} bytes for a View",
+                self.bytes
+            )));
         }
         let fresh = unsafe { base.add(self.color) };
         match self.ptr.compare_exchange(
@@ -121,24 +126,24 @@ impl Alloc {
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => fresh,
+            Ok(_) => Ok(fresh),
             Err(winner) => {
                 unsafe { alloc::dealloc(base, layout) };
-                winner
+                Ok(winner)
             }
         }
     }
 
     /// CUDA managed memory (CudaUVMSpace views), zeroed on first use.
-    fn ptr_managed(&self) -> *mut u8 {
-        let c = crate::kokkos::cuda().expect("CudaUVMSpace checked at creation");
+    fn ptr_managed(&self) -> PkResult<*mut u8> {
+        let c = crate::kokkos::cuda()?;
         let fresh = unsafe { (c.malloc_managed)(self.bytes) } as *mut u8;
         if fresh.is_null() {
-            panic!(
+            return Err(PkError::Memory(format!(
                 "cudaMallocManaged of {} bytes failed: {}",
                 self.bytes,
                 crate::kokkos::support_error()
-            );
+            )));
         }
         unsafe { std::ptr::write_bytes(fresh, 0, self.bytes) };
         match self.ptr.compare_exchange(
@@ -147,10 +152,10 @@ impl Alloc {
             Ordering::AcqRel,
             Ordering::Acquire,
         ) {
-            Ok(_) => fresh,
+            Ok(_) => Ok(fresh),
             Err(winner) => {
                 unsafe { (c.free)(fresh as *mut c_void) };
-                winner
+                Ok(winner)
             }
         }
     }

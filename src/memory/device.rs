@@ -93,7 +93,7 @@ impl Alloc {
         match self.dev_state.load(Ordering::Acquire) {
             NEWER => {
                 let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-                let rc = d2h(c, self.ptr(), d, self.bytes());
+                let rc = d2h(c, self.ptr()?, d, self.bytes());
                 if rc != 0 {
                     return Err(cuda_err("copying a view back from the GPU"));
                 }
@@ -113,7 +113,7 @@ impl Alloc {
             return Ok(self.dev.load(Ordering::Acquire));
         }
         if self.uvm || self.bytes() == 0 {
-            return Ok(self.ptr());
+            return self.ptr();
         }
         let c = runtime::cuda()?;
         let mut d = self.dev.load(Ordering::Acquire);
@@ -140,7 +140,7 @@ impl Alloc {
             d = fresh;
         }
         if self.dev_state.load(Ordering::Acquire) == STALE {
-            let rc = h2d(c, d, self.ptr(), self.bytes());
+            let rc = h2d(c, d, self.ptr()?, self.bytes());
             if rc != 0 {
                 return Err(cuda_err("copying a view to the GPU"));
             }
@@ -187,7 +187,7 @@ pub fn kernel_views<'v>(
                     v.alloc.host_read()?;
                 }
             }
-            Ok(v.materialize())
+            v.materialize()
         })
         .collect::<PkResult<_>>()?;
     Ok((None, args))
@@ -247,7 +247,7 @@ impl Launch {
                     return Err(cuda_err(&format!("allocating {n} bytes of GPU memory")));
                 }
                 t.dev = d;
-                let src = t.alloc.ptr().wrapping_offset(t.lo);
+                let src = t.alloc.ptr()?.wrapping_offset(t.lo);
                 if h2d(c, d, src, n) != 0 {
                     return Err(cuda_err("copying an array to the GPU"));
                 }
@@ -285,7 +285,7 @@ impl Launch {
         if let Some(c) = self.c {
             for t in self.temps.iter().filter(|t| t.written) {
                 let n = (t.hi - t.lo) as usize;
-                let dst = t.alloc.ptr().wrapping_offset(t.lo);
+                let dst = t.alloc.ptr()?.wrapping_offset(t.lo);
                 if d2h(c, dst, t.dev, n) != 0 {
                     return Err(cuda_err("copying an array back from the GPU"));
                 }

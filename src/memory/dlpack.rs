@@ -141,7 +141,7 @@ pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, i32)> {
         Ok((alloc.device_ptr(true)?, CUDA))
     } else {
         alloc.host_sync()?;
-        Ok((alloc.ptr(), CPU))
+        Ok((alloc.ptr()?, CPU))
     }
 }
 

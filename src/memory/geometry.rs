@@ -60,14 +60,33 @@ pub fn byte_range(offset: isize, item: isize, extents: &[i64], strides: &[i64]) 
 pub type Slicing<'a> = (&'a [i64], &'a [i64], &'a [i64], &'a [bool]);
 
 /// The (offset, rank, extents, strides) of a subview of a view at `offset`
-/// with these extents and element strides; None when no dimension is kept.
+/// with these extents and element strides. Every element it can reach must
+/// lie in the parent (IndexError otherwise); at least one dimension is kept.
 pub fn subview(
     offset: isize,
     item: isize,
     extents: &[i64],
     strides: &[i64; 8],
     (start, length, step, keep): Slicing<'_>,
-) -> Option<(isize, usize, [i64; 8], [i64; 8])> {
+) -> PkResult<(isize, usize, [i64; 8], [i64; 8])> {
+    let r = extents.len();
+    if [start.len(), length.len(), step.len(), keep.len()] != [r; 4] {
+        return Err(PkError::Value(format!(
+            "a subview of a {r}-dimensional View needs {r} starts, lengths, steps and keeps"
+        )));
+    }
+    for d in 0..r {
+        let (s, n, e) = (start[d], if keep[d] { length[d] } else { 1 }, extents[d]);
+        let last = s + (n - 1).max(0) * step[d];
+        let inside = |x: i64| (0..e).contains(&x);
+        // An empty dimension reaches nothing, wherever it starts.
+        if n < 0 || step[d] == 0 || (n > 0 && !(inside(s) && inside(last))) {
+            return Err(PkError::Index(format!(
+                "subview dimension {d}: start {s}, length {n}, step {} reaches outside extent {e}",
+                step[d]
+            )));
+        }
+    }
     let mut offset = offset;
     let mut ext = [0i64; 8];
     let mut str = [0i64; 8];
@@ -80,7 +99,12 @@ pub fn subview(
             r += 1;
         }
     }
-    (r > 0).then_some((offset, r, ext, str))
+    if r == 0 {
+        return Err(PkError::Value(
+            "a subview keeps at least one dimension".into(),
+        ));
+    }
+    Ok((offset, r, ext, str))
 }
 
 /// Bytes of a new allocation of this shape and dtype (1 to 8 extents >= 0).

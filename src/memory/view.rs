@@ -34,10 +34,10 @@ unsafe impl Send for ViewVal {}
 unsafe impl Sync for ViewVal {}
 
 impl ViewVal {
-    pub fn materialize(&self) -> PkViewArg {
+    pub fn materialize(&self) -> crate::errors::PkResult<PkViewArg> {
         let mut a = self.raw;
-        a.data = unsafe { self.alloc.ptr().offset(self.offset) } as *mut std::os::raw::c_void;
-        a
+        a.data = unsafe { self.alloc.ptr()?.offset(self.offset) } as *mut std::os::raw::c_void;
+        Ok(a)
     }
     pub fn foreign(&self) -> bool {
         self.alloc.is_foreign()

@@ -4,7 +4,9 @@
 use crate::errors::{KernelErrorKind, PkError, PkResult};
 use crate::exec::kernel::Total;
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PySyntaxError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyMemoryError, PyRuntimeError, PySyntaxError, PyTypeError, PyValueError,
+};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -54,6 +56,8 @@ pub fn py_err(e: PkError) -> PyErr {
         PkError::Compile { .. } => CompileError::new_err(e.to_string()),
         PkError::Argument(m) => PyTypeError::new_err(m),
         PkError::Value(m) => PyValueError::new_err(m),
+        PkError::Memory(m) => PyMemoryError::new_err(m),
+        PkError::Index(m) => PyIndexError::new_err(m),
         PkError::Environment(m) => KokkosError::new_err(m),
         PkError::Runtime(m) => PyRuntimeError::new_err(m),
         PkError::Python(e) => e,

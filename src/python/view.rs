@@ -44,8 +44,9 @@ pub struct View {
 }
 
 impl View {
-    pub fn data_ptr(&self) -> *mut c_void {
-        unsafe { self.alloc.ptr().offset(self.offset) as *mut c_void }
+    pub fn data_ptr(&self) -> PyResult<*mut c_void> {
+        let base = self.alloc.ptr().map_err(py_err)?;
+        Ok(unsafe { base.offset(self.offset) as *mut c_void })
     }
     pub fn shape(&self) -> &[i64] {
         &self.extents[..self.rank]
@@ -139,7 +140,7 @@ impl View {
             &self.strides,
             (&start, &length, &step, &keep),
         )
-        .ok_or_else(|| PyValueError::new_err("a subview keeps at least one dimension"))?;
+        .map_err(py_err)?;
         let kernel_layout = classify(&extents[..r], &strides, self.declared);
         Ok(View {
             alloc: self.alloc.clone(),
@@ -324,7 +325,7 @@ impl View {
     #[getter]
     fn _ptr(&self) -> PyResult<usize> {
         self.alloc.host_sync().map_err(py_err)?;
-        Ok(self.data_ptr() as usize)
+        Ok(self.data_ptr()? as usize)
     }
     #[getter]
     fn _exports(&self) -> isize {
@@ -380,7 +381,7 @@ impl View {
         buffer::export(
             &mut *view,
             owner,
-            me.data_ptr(),
+            me.data_ptr()?,
             me.dtype,
             shape,
             strides,
