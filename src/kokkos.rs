@@ -127,11 +127,19 @@ pub fn fence() {
     }
 }
 
+thread_local! {
+    static ENTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Lets the calling thread dispatch Kokkos work (any Python thread may
-/// launch); the caller holds the dispatch turn.
+/// launch); the caller holds the dispatch turn. Once per thread.
 pub fn thread_enter() {
+    if ENTERED.get() {
+        return;
+    }
     if let Some(Ok(s)) = SUPPORT.get() {
         unsafe { (s.thread_enter)() }
+        ENTERED.set(true);
     }
 }
 

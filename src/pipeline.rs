@@ -250,7 +250,7 @@ fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
     if let Some(k) = KERNELS.get(&l.key) {
         return Ok(k.clone());
     }
-    let globals = origin.globals()?;
+    let globals = origin.globals(l.key.consts())?;
     let def = l.workunit().def()?;
     let spec = spec(l, &def, &globals);
     let generated = translate(l.workunit(), &spec)?;
@@ -279,7 +279,7 @@ fn fused_kernel(
     let _span = tracing::info_span!("fuse", region = %label).entered();
     let globals: Vec<Globals> = nodes
         .iter()
-        .map(|n| n.origin.globals())
+        .map(|n| n.origin.globals(n.launch.key.consts()))
         .collect::<PkResult<_>>()?;
     let defs = region
         .iter()

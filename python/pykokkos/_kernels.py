@@ -164,5 +164,58 @@ def _resolve(fn) -> dict:
     return found
 
 
-_native.set_resolver(_resolve)
+def _constant_sources(fn, methods=None) -> list:
+    """Where each number a kernel compiles in lives, as (globals dict or
+    closure cell, name or None for a cell, the name, the id of the native
+    workunit whose translation reads it); for the workunit, its @pk.function
+    helpers, classtypes and functor methods. The runtime reads them at every
+    launch, so rebinding one takes effect at the next launch, as in Python."""
+    out, seen = [], set()
+
+    def walk(f):
+        nat = native_of(f)
+        owner = nat.id if nat is not None else 0
+        if f is None or id(f) in seen or not hasattr(f, "__code__"):
+            return
+        seen.add(id(f))
+        code = f.__code__
+        cells = dict(zip(code.co_freevars, f.__closure__ or ()))
+        names = set(code.co_names) | set(code.co_freevars)
+        stack = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        while stack:  # nested defs (team bodies) and their own nested defs
+            c = stack.pop()
+            names |= set(c.co_names) | set(c.co_freevars)
+            stack.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
+        for name in sorted(names):
+            if name in cells:
+                src, key = cells[name], None
+                try:
+                    value = src.cell_contents
+                except ValueError:
+                    continue
+            elif name in f.__globals__:
+                src, key = f.__globals__, name
+                value = src[name]
+            else:
+                continue
+            kind = _classify(value)
+            if kind is None:
+                continue
+            if kind[0] in ("bool", "int", "float"):
+                out.append((src, key, name, owner))
+            elif kind[0] == "function":
+                walk(getattr(value, "__func__", value))
+            elif kind[0] == "classtype":
+                for m in value.__dict__.values():
+                    if inspect.isfunction(m):
+                        walk(m)
+
+    walk(fn)
+    for kind in (methods or {}).values():
+        if kind and kind[0] == "function":
+            walk(kind[1].func)
+    return out
+
+
+_native.set_resolver(_resolve, _constant_sources)
 _ = builtins

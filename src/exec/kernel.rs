@@ -48,6 +48,10 @@ pub struct KernelKey {
     pub space: Space,
     pub rank: u8,
     pub args: Vec<ArgTy>,
+    /// The values of the numbers it compiles in (module constants, closure
+    /// values): rebinding one makes another kernel. None when there are none
+    /// (the common case costs no comparison of an empty list).
+    pub consts: Option<Box<[u64]>>,
 }
 
 /// Single-launch kernels by key.
@@ -82,5 +86,12 @@ pub fn read_total(r: &u64, d: DType) -> Total {
             DType::U32 => Total::I(*(p as *const u32) as i64),
             DType::U64 => Total::U(*(p as *const u64)),
         }
+    }
+}
+
+impl KernelKey {
+    /// The constants' values as a list (empty when there are none).
+    pub fn consts(&self) -> &[u64] {
+        self.consts.as_deref().unwrap_or(&[])
     }
 }

@@ -13,7 +13,9 @@ use std::sync::Arc;
 /// for reports. The Python layer implements it; the core holds no Python
 /// objects of its own. Eager launches borrow one; recorded launches own one.
 pub trait Origin: Send + Sync {
-    fn globals(&self) -> PkResult<Globals>;
+    /// The free names of a launch whose key constants are `consts`: the
+    /// numbers as they were at the launch, whatever they are now.
+    fn globals(&self, consts: &[u64]) -> PkResult<Globals>;
     /// "file:line" of the launch call.
     fn site(&self) -> String;
 }

@@ -95,7 +95,8 @@ pub fn region_key(region: &[&Launch], plans: &[Vec<Plan>]) -> [u8; 32] {
     let mut h = Bytes(Vec::with_capacity(256));
     region[0].key.space.hash(&mut h);
     for (l, p) in region.iter().zip(plans) {
-        (l.key.workunit, l.key.pattern, &l.key.args, l.is_method, p).hash(&mut h);
+        let k = &l.key;
+        (k.workunit, k.pattern, &k.args, &k.consts, l.is_method, p).hash(&mut h);
     }
     blake3::hash(&h.0).into()
 }

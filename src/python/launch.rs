@@ -318,6 +318,7 @@ pub fn launch<'py>(
             space,
             rank: rank as u8,
             args: g.tys,
+            consts: wu.constants(py, methods)?,
         },
         names: g.names,
         vals: g.vals,
@@ -374,7 +375,9 @@ pub fn generate_source(
     let pattern = pattern_of(pattern);
     let (_, _, space, rank) = policy_of(policy)?;
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
-    let globals = resolve::globals_of(py, wu, methods)?;
+    let consts = wu.constants(py, methods)?;
+    let over = wu.overrides(consts.as_deref().unwrap_or(&[]));
+    let globals = resolve::globals_of(py, wu, methods, &over)?;
     let def = wu.core.def().map_err(py_err)?;
     let spec = KernelSpec {
         def: &def,

@@ -5,6 +5,7 @@
 mod args;
 mod bridge;
 mod buffer;
+mod constants;
 mod launch;
 mod lazy;
 mod origin;

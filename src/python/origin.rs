@@ -31,16 +31,18 @@ pub struct CallOrigin<'a> {
     pub methods: Option<&'a Py<PyDict>>,
 }
 
-fn globals(wu: &Py<Workunit>, methods: Option<&Py<PyDict>>) -> PkResult<Globals> {
+fn globals(wu: &Py<Workunit>, methods: Option<&Py<PyDict>>, consts: &[u64]) -> PkResult<Globals> {
     Python::attach(|py| {
         let methods = methods.map(|m| m.bind(py).clone());
-        resolve::globals_of(py, wu.get(), methods.as_ref()).map_err(PkError::Python)
+        let wu = wu.get();
+        let over = wu.overrides(consts);
+        resolve::globals_of(py, wu, methods.as_ref(), &over).map_err(PkError::Python)
     })
 }
 
 impl Origin for CallOrigin<'_> {
-    fn globals(&self) -> PkResult<Globals> {
-        globals(self.wu, self.methods)
+    fn globals(&self, consts: &[u64]) -> PkResult<Globals> {
+        globals(self.wu, self.methods, consts)
     }
 
     /// Errors of launches that run at once are raised at their call: Python's
@@ -51,8 +53,8 @@ impl Origin for CallOrigin<'_> {
 }
 
 impl Origin for PyOrigin {
-    fn globals(&self) -> PkResult<Globals> {
-        globals(&self.wu, self.methods.as_ref())
+    fn globals(&self, consts: &[u64]) -> PkResult<Globals> {
+        globals(&self.wu, self.methods.as_ref(), consts)
     }
 
     fn site(&self) -> String {

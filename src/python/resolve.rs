@@ -1,6 +1,7 @@
 //! Free names of a kernel, resolved through Python at compile time: the Python
 //! side (`pykokkos._resolve`) classifies each value; we build `Globals`.
 use super::bridge::py_err;
+use super::constants::{self, Overrides};
 use super::workunit::Workunit;
 use crate::lower::names::{ClassInfo, FuncInfo};
 use crate::lower::{Global, Globals};
@@ -12,9 +13,15 @@ use std::sync::{Arc, OnceLock};
 
 static RESOLVER: OnceLock<Py<PyAny>> = OnceLock::new();
 
+/// The Python side's name resolver, and the function that lists where the
+/// numbers a kernel compiles in live (read again at every launch).
 #[pyfunction]
-pub fn set_resolver(f: Py<PyAny>) {
+#[pyo3(signature = (f, sources=None))]
+pub fn set_resolver(f: Py<PyAny>, sources: Option<Py<PyAny>>) {
     let _ = RESOLVER.set(f);
+    if let Some(s) = sources {
+        constants::set_sources(s);
+    }
 }
 
 /// Globals of a workunit (or function), with `extra` entries (functor methods).
@@ -22,18 +29,29 @@ pub fn globals_of(
     py: Python<'_>,
     wu: &Workunit,
     extra: Option<&Bound<'_, PyDict>>,
+    over: &Overrides,
 ) -> PyResult<Globals> {
-    let mut seen = BTreeSet::new();
-    resolve(py, wu, extra, &mut seen)
+    let mut cx = Cx {
+        seen: BTreeSet::new(),
+        over,
+    };
+    resolve(py, wu, extra, &mut cx)
+}
+
+/// What a resolution carries down to helpers: the functions on the way (a
+/// recursive helper is resolved once) and the launch's numbers.
+struct Cx<'a> {
+    seen: BTreeSet<usize>,
+    over: &'a Overrides,
 }
 
 fn resolve(
     py: Python<'_>,
     wu: &Workunit,
     extra: Option<&Bound<'_, PyDict>>,
-    seen: &mut BTreeSet<usize>,
+    cx: &mut Cx<'_>,
 ) -> PyResult<Globals> {
-    seen.insert(wu.core.id);
+    cx.seen.insert(wu.core.id);
     let resolver = RESOLVER
         .get()
         .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
@@ -66,7 +84,7 @@ fn resolve(
             "function" => {
                 let f = t.get_item(1)?;
                 let f = f.cast::<Workunit>()?.get();
-                match function_info(py, f, seen)? {
+                match function_info(py, f, cx)? {
                     Some(fi) => Global::Function(fi),
                     None => continue,
                 }
@@ -77,12 +95,12 @@ fn resolve(
                 let init = if init.is_none() {
                     None
                 } else {
-                    function_info(py, init.cast::<Workunit>()?.get(), seen)?
+                    function_info(py, init.cast::<Workunit>()?.get(), cx)?
                 };
                 let mut methods = std::collections::BTreeMap::new();
                 if t.len() > 3 {
                     for (k, m) in t.get_item(3)?.cast::<PyDict>()?.iter() {
-                        if let Some(fi) = function_info(py, m.cast::<Workunit>()?.get(), seen)? {
+                        if let Some(fi) = function_info(py, m.cast::<Workunit>()?.get(), cx)? {
                             methods.insert(k.extract::<String>()?, fi);
                         }
                     }
@@ -97,20 +115,21 @@ fn resolve(
         };
         g.insert(name, entry);
     }
+    for ((owner, name), v) in cx.over {
+        if *owner == wu.core.id {
+            g.insert(name.clone(), v.clone());
+        }
+    }
     Ok(g)
 }
 
-fn function_info(
-    py: Python<'_>,
-    f: &Workunit,
-    seen: &mut BTreeSet<usize>,
-) -> PyResult<Option<Arc<FuncInfo>>> {
-    if seen.contains(&f.core.id) {
+fn function_info(py: Python<'_>, f: &Workunit, cx: &mut Cx<'_>) -> PyResult<Option<Arc<FuncInfo>>> {
+    if cx.seen.contains(&f.core.id) {
         return Ok(None);
     }
     let def = f.core.def().map_err(py_err)?;
-    let globals = resolve(py, f, None, seen)?;
-    seen.remove(&f.core.id);
+    let globals = resolve(py, f, None, cx)?;
+    cx.seen.remove(&f.core.id);
     Ok(Some(Arc::new(FuncInfo {
         id: f.core.id,
         def: (*def).clone(),

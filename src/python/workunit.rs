@@ -1,12 +1,14 @@
 //! The Python Workunit: a decorated function, its core workunit (captured
 //! source, parsed once), and the keyword names each launch kind passes.
 use super::bridge::py_err;
+use super::constants::{self, ConstSource, Overrides};
 use crate::frontend::source::SourceInfo;
 use crate::frontend::workunit;
 use crate::types::Pattern;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use pyo3::types::PyString;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[pyclass(frozen, module = "pykokkos._native", name = "Workunit")]
 pub struct Workunit {
@@ -17,6 +19,8 @@ pub struct Workunit {
     /// Keyword parameters per (pattern, index count): computed once, so a
     /// launch looks arguments up with ready-made Python strings.
     launch_params: Mutex<Vec<LaunchParamsEntry>>,
+    /// Where the numbers it compiles in live (found at its first launch).
+    constants: OnceLock<Vec<ConstSource>>,
 }
 
 type LaunchParamsEntry = ((Pattern, usize), Arc<LaunchParams>);
@@ -48,6 +52,7 @@ impl Workunit {
             core: Arc::new(workunit::Workunit::new(name, src)),
             func,
             launch_params: Mutex::new(Vec::new()),
+            constants: OnceLock::new(),
         }
     }
     #[getter]
@@ -70,6 +75,35 @@ impl Workunit {
 }
 
 impl Workunit {
+    /// The current values of the numbers this workunit compiles in (module
+    /// constants, closure values, those of its helpers): part of its kernel
+    /// key, so rebinding one takes effect at the next launch.
+    pub fn constants(
+        &self,
+        py: Python<'_>,
+        methods: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Option<Box<[u64]>>> {
+        let sources = match self.constants.get() {
+            Some(s) => s,
+            None => {
+                let s = constants::sources(py, &self.func, methods)?;
+                self.constants.get_or_init(|| s)
+            }
+        };
+        if sources.is_empty() {
+            return Ok(None);
+        }
+        constants::values(py, sources).map(|v| Some(v.into_boxed_slice()))
+    }
+
+    /// What the numbers of a launch with key constants `consts` were.
+    pub fn overrides(&self, consts: &[u64]) -> Overrides {
+        match self.constants.get() {
+            Some(s) if !consts.is_empty() => constants::overrides(s, consts),
+            _ => Overrides::new(),
+        }
+    }
+
     /// Parameters after the work indices and accumulator(s) of this launch kind.
     pub fn launch_params(
         &self,
