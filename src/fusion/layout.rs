@@ -21,7 +21,7 @@ pub struct Layout {
 
 /// What makes two view arguments one member: allocation, offset, extents,
 /// strides and type.
-type GroupKey = (usize, isize, Vec<i64>, Vec<i64>, ViewTy);
+type GroupKey = (usize, isize, [i64; 8], [i64; 8], ViewTy);
 
 pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
     let mut groups: Vec<(usize, usize, ViewTy)> = Vec::new();
@@ -45,14 +45,8 @@ pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
                         p.push(Plan::Local(format!("pk_t{t}"), vt.dtype));
                         continue;
                     }
-                    let r = vt.rank as usize;
-                    let gk = (
-                        id,
-                        x.offset,
-                        x.raw.extent[..r].to_vec(),
-                        x.raw.stride[..r].to_vec(),
-                        *vt,
-                    );
+                    // Dimensions past the rank are zero in both arrays.
+                    let gk = (id, x.offset, x.raw.extent, x.raw.stride, *vt);
                     match group_keys.iter().position(|g| *g == gk) {
                         Some(g) => p.push(Plan::Shared(format!("pk_b{g}"))),
                         None => {

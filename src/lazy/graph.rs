@@ -195,14 +195,15 @@ pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
 /// Dependency edges among `nodes` (given in program order), as positions.
 pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
     let g = GRAPH.lock().unwrap();
-    let pos: HashMap<u64, usize> = nodes.iter().enumerate().map(|(k, n)| (n.seq, k)).collect();
+    // Program order is sequence order: a position is a binary search away.
+    let pos = |seq: u64| nodes.binary_search_by_key(&seq, |n| n.seq).ok();
     let mut out = Vec::new();
     for (k, n) in nodes.iter().enumerate() {
         let Some(&i) = g.by_seq.get(&n.seq) else {
             continue;
         };
         for m in g.dag.neighbors_directed(i, Direction::Incoming) {
-            if let Some(&a) = pos.get(&g.dag[m].seq) {
+            if let Some(a) = pos(g.dag[m].seq) {
                 out.push((a, k));
             }
         }

@@ -6,6 +6,7 @@ use super::bridge::{detached, py_err, total_to_py};
 use super::buffer::HeldBuffer;
 use super::lazy::record_result;
 use super::origin::{CallOrigin, PyOrigin};
+use super::policy::Policy;
 use super::resolve;
 use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
@@ -15,106 +16,10 @@ use crate::exec::launch::{Launch, Origin};
 use crate::exec::space::{default_space, from_code};
 use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Space};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt};
 use std::sync::Arc;
-
-/// A range (1 index) or multi-dimensional range policy.
-#[pyclass(frozen, module = "pykokkos._native", name = "Policy")]
-pub struct Policy {
-    pub lo: Vec<i64>,
-    pub hi: Vec<i64>,
-    /// None: the default space at launch time.
-    pub space: Option<u8>,
-    /// A TeamPolicy: `hi` is [league size, team size (<= 0: AUTO), vector length].
-    pub team: bool,
-    /// Scratch bytes of a TeamPolicy: per team and per thread, levels 0 and 1.
-    /// `set_scratch_size` changes them in place, as Kokkos' does.
-    pub scratch: [std::sync::atomic::AtomicI64; 4],
-}
-
-#[pymethods]
-impl Policy {
-    #[new]
-    #[pyo3(signature = (lo, hi, space=None, team=false))]
-    fn new(lo: Vec<i64>, hi: Vec<i64>, space: Option<u8>, team: bool) -> PyResult<Self> {
-        if team {
-            if hi.len() != 3 || hi[0] < 0 || hi[2] < 1 {
-                return Err(PyValueError::new_err(
-                    "a team policy needs a league size >= 0, a team size (or pk.AUTO) and a vector length >= 1",
-                ));
-            }
-            return Ok(Policy {
-                lo: vec![0; 3],
-                hi,
-                space,
-                team,
-                scratch: Default::default(),
-            });
-        }
-        if lo.len() != hi.len() || lo.is_empty() || lo.len() > 6 {
-            return Err(PyValueError::new_err(
-                "a policy needs matching begin and end lists of 1 to 6 entries",
-            ));
-        }
-        Ok(Policy {
-            lo,
-            hi,
-            space,
-            team,
-            scratch: Default::default(),
-        })
-    }
-    /// `policy.set_scratch_size(level, pk.PerTeam(bytes)[, pk.PerThread(bytes)])`.
-    #[pyo3(signature = (level, first, second=None))]
-    fn set_scratch_size<'py>(
-        slf: Bound<'py, Self>,
-        level: i64,
-        first: &Bound<'py, PyAny>,
-        second: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, Self>> {
-        let me = slf.get();
-        if !me.team {
-            return Err(PyTypeError::new_err(
-                "set_scratch_size applies to a pk.TeamPolicy",
-            ));
-        }
-        if !(0..=1).contains(&level) {
-            return Err(PyValueError::new_err(format!(
-                "scratch level {level}: Kokkos has levels 0 and 1"
-            )));
-        }
-        for req in std::iter::once(first).chain(second) {
-            let (kind, bytes): (String, i64) = match (req.getattr("kind"), req.getattr("bytes")) {
-                (Ok(k), Ok(b)) => (k.extract()?, b.extract()?),
-                _ => {
-                    return Err(PyTypeError::new_err(
-                        "set_scratch_size takes pk.PerTeam(bytes) and/or pk.PerThread(bytes)",
-                    ))
-                }
-            };
-            if bytes < 0 {
-                return Err(PyValueError::new_err("a scratch size cannot be negative"));
-            }
-            let slot = 2 * level as usize + usize::from(kind == "thread");
-            me.scratch[slot].store(bytes, std::sync::atomic::Ordering::Relaxed);
-        }
-        Ok(slf)
-    }
-    #[getter]
-    fn begin(&self) -> Vec<i64> {
-        self.lo.clone()
-    }
-    #[getter]
-    fn end(&self) -> Vec<i64> {
-        self.hi.clone()
-    }
-    #[getter]
-    fn space(&self) -> Option<u8> {
-        self.space
-    }
-}
 
 fn space_of(code: Option<u8>) -> Space {
     code.map_or_else(default_space, from_code)
@@ -327,12 +232,20 @@ pub fn launch<'py>(
         is_method,
         label: label.map_or_else(|| wu.core.label.clone(), Arc::from),
     };
-    // A recorded launch owns its origin; one that runs now borrows it.
+    // A recorded launch owns its origin (shared by the launches of one call
+    // site: a loop records one origin); one that runs now borrows it.
     let recorded = || -> Arc<dyn Origin> {
-        Arc::new(PyOrigin {
-            wu: wu_ref.clone().unbind(),
-            methods: methods.map(|m| m.clone().unbind()),
-            site: site_code.map(|f| (f.unbind(), site_offset)),
+        let key = (
+            methods.map_or(0, |m| m.as_ptr() as usize),
+            site_code.as_ref().map_or(0, |c| c.as_ptr() as usize),
+            site_offset,
+        );
+        wu.origin_for(key, || {
+            Arc::new(PyOrigin {
+                wu: wu_ref.clone().unbind(),
+                methods: methods.map(|m| m.clone().unbind()),
+                site: site_code.map(|f| (f.unbind(), site_offset)),
+            })
         })
     };
     let total = match pipeline::submit(l, recorded).map_err(py_err)? {

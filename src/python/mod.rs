@@ -9,6 +9,7 @@ mod constants;
 mod launch;
 mod lazy;
 mod origin;
+mod policy;
 mod resolve;
 mod runtime;
 mod view;
@@ -37,7 +38,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<view::View>()?;
     m.add_class::<workunit::Workunit>()?;
-    m.add_class::<launch::Policy>()?;
+    m.add_class::<policy::Policy>()?;
     m.add_class::<lazy::Pending>()?;
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
     m.add_function(wrap_pyfunction!(launch::generate_source, m)?)?;

@@ -2,6 +2,7 @@
 //! source, parsed once), and the keyword names each launch kind passes.
 use super::bridge::py_err;
 use super::constants::{self, ConstSource, Overrides};
+use crate::exec::launch::Origin;
 use crate::frontend::source::SourceInfo;
 use crate::frontend::workunit;
 use crate::types::Pattern;
@@ -21,7 +22,14 @@ pub struct Workunit {
     launch_params: Mutex<Vec<LaunchParamsEntry>>,
     /// Where the numbers it compiles in live (found at its first launch).
     constants: OnceLock<Vec<ConstSource>>,
+    /// The origin of its last recorded launch, by (methods, call site): the
+    /// next launch from the same place shares it. It holds those objects, so
+    /// their addresses cannot be reused while it is here.
+    last_origin: Mutex<Option<(OriginKey, Arc<dyn Origin>)>>,
 }
+
+/// (functor methods, caller's code object, instruction offset) by address.
+pub type OriginKey = (usize, usize, i64);
 
 type LaunchParamsEntry = ((Pattern, usize), Arc<LaunchParams>);
 
@@ -53,6 +61,7 @@ impl Workunit {
             func,
             launch_params: Mutex::new(Vec::new()),
             constants: OnceLock::new(),
+            last_origin: Mutex::new(None),
         }
     }
     #[getter]
@@ -94,6 +103,24 @@ impl Workunit {
             return Ok(None);
         }
         constants::values(py, sources).map(|v| Some(v.into_boxed_slice()))
+    }
+
+    /// The origin of a recorded launch from `key`: the last one's when the
+    /// place is the same, else a new one from `make`.
+    pub fn origin_for(
+        &self,
+        key: OriginKey,
+        make: impl FnOnce() -> Arc<dyn Origin>,
+    ) -> Arc<dyn Origin> {
+        let mut last = self.last_origin.lock().unwrap();
+        if let Some((k, o)) = last.as_ref() {
+            if *k == key {
+                return o.clone();
+            }
+        }
+        let o = make();
+        *last = Some((key, o.clone()));
+        o
     }
 
     /// What the numbers of a launch with key constants `consts` were.
