@@ -31,6 +31,9 @@ pub struct Config {
     pub kokkos_cuda: Option<String>,
     /// `PK_CUDA_ARCH`: the GPU architecture kernels are compiled for.
     pub cuda_arch: Option<String>,
+    /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
+    /// only, a fused kernel fails to build, or fails after it ran.
+    pub failpoint: Option<String>,
 }
 
 fn flag(name: &str) -> bool {
@@ -61,6 +64,7 @@ impl Config {
             kokkos_root: std::env::var_os("PK_KOKKOS_ROOT").map(PathBuf::from),
             kokkos_cuda: text("PK_KOKKOS_CUDA"),
             cuda_arch: text("PK_CUDA_ARCH"),
+            failpoint: text("PK_FAILPOINT"),
         }
     }
 

@@ -12,7 +12,7 @@ use crate::build;
 use crate::codegen::{self, fused, KernelSpec};
 use crate::errors::{LocatedError, PkError, PkResult};
 use crate::exec::args::ArgVal;
-use crate::exec::kernel::{Kernel, Total, FUSED, KERNELS};
+use crate::exec::kernel::{Kernel, Total, FUSED, FUSED_FAILED, KERNELS};
 use crate::exec::launch::{Launch, Origin};
 use crate::exec::run::{run, Who};
 use crate::frontend::ast::FunctionDef;
@@ -201,10 +201,18 @@ fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
 fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     let nodes = graph::take(seqs);
     if nodes.len() > 1 {
-        match run_fused(&nodes, dead) {
-            Ok(()) => return Ok(()),
+        let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
+        let lay = layout::layout(&region, dead);
+        let label = layout::region_label(&region);
+        match fused_kernel(&nodes, &region, &lay, &label) {
+            // A fused kernel that ran (or began to) is never rerun launch by
+            // launch: its updates may have landed already.
+            Ok(kernel) => {
+                let ran = run_fused(&nodes, &region, &kernel, &label);
+                return ran.map_err(|e| failure::fail(&nodes, e));
+            }
             Err(e) => {
-                tracing::warn!(error = %e, "fused kernel failed; running its launches one by one")
+                tracing::warn!(error = %e, "fused kernel did not build; running its launches one by one")
             }
         }
     }
@@ -217,22 +225,28 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     Ok(())
 }
 
-fn run_fused(nodes: &[Arc<Node>], dead: &BTreeSet<usize>) -> PkResult<()> {
-    let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
-    let lay = layout::layout(&region, dead);
-    let label = layout::region_label(&region);
-    let kernel = fused_kernel(nodes, &region, &lay, &label)?;
+fn run_fused(
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+    kernel: &Kernel,
+    label: &str,
+) -> PkResult<()> {
     let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
     let mut totals = vec![None; region.len()];
-    let who = Who::Region(&label);
+    let who = Who::Region(label);
     run(
-        &kernel,
+        kernel,
         &bodies,
         &region[0].lo,
         &region[0].hi,
         who,
         &mut totals,
     )?;
+    if crate::config::get().failpoint.as_deref() == Some("fused_run") {
+        return Err(PkError::Runtime(format!(
+            "{label} failed after it ran (failpoint)"
+        )));
+    }
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);
     }
@@ -276,7 +290,35 @@ fn fused_kernel(
     if let Some(k) = FUSED.get(&key) {
         return Ok(k.clone());
     }
+    // A region that failed to build once is not compiled again.
+    if FUSED_FAILED.contains(&key) {
+        return Err(PkError::Runtime(format!("{label} failed to build before")));
+    }
+    let built = build_fused(nodes, region, lay, label);
+    match &built {
+        Ok(k) => {
+            FUSED.insert(key, k.clone());
+        }
+        Err(_) => {
+            FUSED_FAILED.insert(key);
+        }
+    }
+    built
+}
+
+/// The kernel of a fused region: generated, built and loaded.
+fn build_fused(
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+    lay: &layout::Layout,
+    label: &str,
+) -> PkResult<Arc<Kernel>> {
     let _span = tracing::info_span!("fuse", region = %label).entered();
+    if crate::config::get().failpoint.as_deref() == Some("fused_build") {
+        return Err(PkError::Runtime(format!(
+            "{label} did not build (failpoint)"
+        )));
+    }
     let globals: Vec<Globals> = nodes
         .iter()
         .map(|n| n.origin.globals(n.launch.key.consts()))
@@ -301,9 +343,7 @@ fn fused_kernel(
     kernel.views = abi.groups;
     kernel.scalars = abi.scalars;
     kernel.accs = abi.accs;
-    let kernel = Arc::new(kernel);
-    FUSED.insert(key, kernel.clone());
-    Ok(kernel)
+    Ok(Arc::new(kernel))
 }
 
 /// Build and load one translation unit (both pipelines).

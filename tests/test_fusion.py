@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
+from conftest import strip_ansi
 
 pytestmark = pytest.mark.eager_only  # each test runs its program both ways itself
 
@@ -465,3 +466,50 @@ def test_random_programs_eager_fused_numpy(program):
     assert np.allclose(eager_seen, want_seen) and np.allclose(fused_seen, want_seen)
     for w, e, f in zip(want, eager, fused_final):
         assert np.array_equal(e, w) and np.array_equal(f, w)
+
+
+# --- failures: nothing lost, nothing repeated ------------------------------------
+
+FAILING = """
+import numpy as np, pykokkos as pk
+
+@pk.workunit
+def bump(i, v):
+    v[i] = v[i] + 1.0
+
+v = pk.View([100], pk.double)
+for flush in range(2):
+    pk.parallel_for(100, bump, v=v)
+    pk.parallel_for(100, bump, v=v)
+    try:
+        pk.flush()
+        print("flushed")
+    except RuntimeError as e:
+        print("error:", str(e).splitlines()[0])
+    print("values", sorted(set(np.asarray(v).tolist())), "pending", pk.pending())
+"""
+
+
+def _run_file(tmp_path, code, env):
+    script = tmp_path / "prog.py"
+    script.write_text(code)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={**os.environ, "PK_FUSE": "1", **env}, timeout=300)
+
+
+def test_a_fused_kernel_that_fails_after_it_ran_is_not_rerun(tmp_path):
+    r = _run_file(tmp_path, FAILING, {"PK_FAILPOINT": "fused_run"})
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    # Each flush ran the fused pair once (+2), reported the failure, dropped the launches.
+    assert lines[0].startswith("error:") and "failed after it ran" in lines[0], r.stdout
+    assert lines[1] == "values [2.0] pending 0", r.stdout
+    assert lines[3] == "values [4.0] pending 0", r.stdout
+
+
+def test_a_fused_kernel_that_fails_to_build_falls_back_once_and_is_not_rebuilt(tmp_path):
+    r = _run_file(tmp_path, FAILING, {"PK_FAILPOINT": "fused_build", "PK_LOG": "info"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["flushed", "values [2.0] pending 0", "flushed", "values [4.0] pending 0"]
+    # One build attempt for the region's structure, not one per flush.
+    assert strip_ansi(r.stderr).count("fuse{") == 1, strip_ansi(r.stderr)

@@ -3,7 +3,7 @@
 //! file-system access.
 use crate::build::{loader, Loaded};
 use crate::types::{ArgTy, DType, Pattern, Space};
-use dashmap::DashMap;
+use dashmap::{DashMap, DashSet};
 use std::sync::{Arc, LazyLock};
 
 /// A loaded kernel (one launch, or a fused region of several) and how to fill
@@ -59,6 +59,10 @@ pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(Da
 
 /// Fused kernels by the blake3 digest of their region's structure.
 pub static FUSED: LazyLock<DashMap<[u8; 32], Arc<Kernel>>> = LazyLock::new(DashMap::new);
+
+/// Region structures whose fused kernel failed to build (never compiled again:
+/// their launches run one kernel each).
+pub static FUSED_FAILED: LazyLock<DashSet<[u8; 32]>> = LazyLock::new(DashSet::new);
 
 /// A reduction or scan total, typed as the accumulator was.
 #[derive(Clone, Copy, Debug)]
