@@ -84,7 +84,12 @@ pub fn kokkos() -> PkResult<()> {
 fn init() -> PkResult<Support> {
     let _span = tracing::info_span!("kokkos_initialize").entered();
     let tc = toolchain::get()?;
-    let so = cache::support_library(tc)?;
+    let mut so = cache::support_library(tc)?;
+    if !loader::looks_complete(&so) {
+        // Damaged (a killed copy, a full disk): rebuilt, never mapped.
+        std::fs::remove_file(&so)?;
+        so = cache::support_library(tc)?;
+    }
     let lib = loader::open(&so)?;
     let initialize: unsafe extern "C" fn(c_int) -> c_int = loader::symbol(lib, "pk_initialize")?;
     let error: loader::ErrorFn = loader::symbol(lib, "pk_error")?;

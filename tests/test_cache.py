@@ -208,3 +208,24 @@ def test_failed_compile_leaves_nothing_in_kernels_dir(tmp_path, toolchain):
     assert kept[0].exists()
     assert kept[0].parent != kernel_dir(cache)
     assert "doomed_kernel" in kept[0].read_text()
+
+
+def test_a_damaged_cached_kernel_is_rebuilt_not_loaded(tmp_path, toolchain):
+    cache = tmp_path / "cache"
+    seed_precompiled_header(cache, toolchain)
+    script = write_script(tmp_path, "reuse.py", REUSE_SCRIPT)
+    env = child_env(cache, toolchain, PK_LOG="warn")
+    first = run_script(script, env)
+    assert first.returncode == 0, first.stderr
+    sos = kernel_sos(cache)
+    assert len(sos) == 2
+    sizes = {}
+    for so in sos:  # truncated mid-file, as a full disk or a killed copy leaves it
+        path = kernel_dir(cache) / so
+        sizes[so] = path.stat().st_size
+        path.write_bytes(path.read_bytes()[: sizes[so] // 3])
+    second = run_script(script, env)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == _reuse_expected()
+    assert strip_ansi(second.stderr).count("does not load; rebuilding") == 2, strip_ansi(second.stderr)
+    assert {so: (kernel_dir(cache) / so).stat().st_size for so in kernel_sos(cache)} == sizes

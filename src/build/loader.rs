@@ -21,6 +21,53 @@ pub fn open(path: &Path) -> PkResult<&'static libloading::Library> {
     Ok(Box::leak(Box::new(lib)))
 }
 
+/// Whether `path` is a whole 64-bit little-endian ELF file: every loadable
+/// segment and the section table lie inside it. A truncated library must not
+/// reach dlopen, which maps it and then dies of SIGBUS touching what is not there.
+pub fn looks_complete(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let check = || -> std::io::Result<bool> {
+        let mut f = std::fs::File::open(path)?;
+        let size = f.metadata()?.len();
+        let mut h = [0u8; 64];
+        f.read_exact(&mut h)?;
+        if &h[..4] != b"\x7fELF" || h[4] != 2 || h[5] != 1 {
+            return Ok(false);
+        }
+        let u16_at = |b: &[u8], o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as u64;
+        let u64_at = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+        let (phoff, shoff) = (u64_at(&h, 32), u64_at(&h, 40));
+        let (phentsize, phnum) = (u16_at(&h, 54), u16_at(&h, 56));
+        let (shentsize, shnum) = (u16_at(&h, 58), u16_at(&h, 60));
+        if shoff + shentsize * shnum > size || phoff + phentsize * phnum > size || phentsize < 56 {
+            return Ok(false);
+        }
+        let mut ph = vec![0u8; (phentsize * phnum) as usize];
+        f.seek(SeekFrom::Start(phoff))?;
+        f.read_exact(&mut ph)?;
+        Ok(ph.chunks(phentsize as usize).all(|p| {
+            let (offset, filesz) = (u64_at(p, 8), u64_at(p, 32));
+            offset + filesz <= size
+        }))
+    };
+    check().unwrap_or(false)
+}
+
+/// Opens a library that replaced one at the same path this process may have
+/// opened already (the dynamic loader would hand back the old one by name):
+/// through a link of its own.
+pub fn open_fresh(path: &Path) -> PkResult<&'static libloading::Library> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let alias = path.with_extension(format!("{}.{nanos}.so", std::process::id()));
+    std::fs::hard_link(path, &alias).or_else(|_| std::fs::copy(path, &alias).map(|_| ()))?;
+    let lib = open(&alias);
+    // The mapping stays valid once loaded; the name is not needed.
+    let _ = std::fs::remove_file(&alias);
+    lib
+}
+
 pub fn symbol<T: Copy>(lib: &'static libloading::Library, name: &str) -> PkResult<T> {
     unsafe { lib.get::<T>(name.as_bytes()) }
         .map(|s| *s)

@@ -14,15 +14,38 @@ pub struct Loaded {
     pub source_key: String,
 }
 
-/// Cache key -> compile on a miss -> dlopen -> entry points.
+/// Cache key -> compile on a miss -> dlopen -> entry points. A cached
+/// library that does not load (truncated, damaged, not ours) is rebuilt once
+/// instead of failing every later run.
 pub fn load(source: &str, label: &str) -> PkResult<Loaded> {
     let tc = toolchain::get()?;
     let key = cache::key(tc, source);
     let so = cache::compile(tc, &key, source, label)?;
-    let lib = loader::open(&so)?;
+    let entry = |lib| -> PkResult<(loader::EntryFn, loader::ErrorFn)> {
+        Ok((
+            loader::symbol(lib, "pk_run")?,
+            loader::symbol(lib, "pk_error")?,
+        ))
+    };
+    let whole = |so: &std::path::Path| match loader::looks_complete(so) {
+        true => loader::open(so),
+        false => Err(crate::errors::PkError::Environment(format!(
+            "{} is not a whole shared library",
+            so.display()
+        ))),
+    };
+    let (run, error) = match whole(&so).and_then(entry) {
+        Ok(e) => e,
+        Err(e) => {
+            tracing::warn!(path = %so.display(), error = %e, "cached kernel does not load; rebuilding it");
+            std::fs::remove_file(&so)?;
+            let so = cache::compile(tc, &key, source, label)?;
+            entry(loader::open_fresh(&so)?)?
+        }
+    };
     Ok(Loaded {
-        run: loader::symbol(lib, "pk_run")?,
-        error: loader::symbol(lib, "pk_error")?,
+        run,
+        error,
         source_key: key,
     })
 }

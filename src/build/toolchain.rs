@@ -21,6 +21,9 @@ pub struct Kokkos {
     pub libdir: PathBuf,
     /// e.g. "30401 SERIAL OPENMP": from KokkosCore_config.h.
     pub config: String,
+    /// blake3 of the whole KokkosCore_config.h: every option of the build
+    /// (architectures, debug checks, ...) is in the cache identity.
+    pub config_digest: String,
     pub has_cuda: bool,
 }
 
@@ -101,6 +104,7 @@ fn find_kokkos() -> PkResult<Kokkos> {
         prefix,
         libdir,
         config,
+        config_digest: blake3::hash(text.as_bytes()).to_hex().to_string(),
         has_cuda,
     })
 }
@@ -257,6 +261,9 @@ fn probe() -> PkResult<Toolchain> {
         h.update(b"\0");
     }
     h.update(kokkos.config.as_bytes());
+    h.update(kokkos.config_digest.as_bytes());
+    // Generated code and its ABI belong to this version of the package.
+    h.update(concat!("pykokkos-fuse ", env!("CARGO_PKG_VERSION")).as_bytes());
     h.update(kokkos.prefix.to_string_lossy().as_bytes());
     h.update(PRELUDE.as_bytes());
     let identity = h.finalize().to_hex()[..16].to_string();
