@@ -130,3 +130,25 @@ def test_writes_through_a_method_are_seen_by_later_launches_and_host_reads():
     pk.parallel_for(n, f.init)
     pk.parallel_for(n, Bumper(a).bump)
     np.testing.assert_array_equal(np.asarray(f.a), expect + 1.0)
+
+
+@pk.functor
+class Scaler:
+    def __init__(self, k: float, v):
+        self.k: float = k
+        self.v: pk.View1D[pk.double] = v
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.v[i] = self.k * i
+
+
+def test_members_are_captured_at_the_launch():
+    n = 6
+    a, b = pk.View([n], pk.double), pk.View([n], pk.double)
+    s = Scaler(2.0, a)
+    pk.parallel_for(n, s.fill)
+    s.k, s.v = 5.0, b          # rebinding afterwards changes nothing already launched
+    pk.parallel_for(n, s.fill)
+    np.testing.assert_array_equal(np.asarray(a), 2.0 * np.arange(n))
+    np.testing.assert_array_equal(np.asarray(b), 5.0 * np.arange(n))
