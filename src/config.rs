@@ -31,6 +31,9 @@ pub struct Config {
     pub kokkos_cuda: Option<String>,
     /// `PK_CUDA_ARCH`: the GPU architecture kernels are compiled for.
     pub cuda_arch: Option<String>,
+    /// `PK_BOUNDS_CHECK=1`: host kernels check every view index (IndexError
+    /// instead of memory corruption).
+    pub bounds_check: bool,
     /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
     /// only, a fused kernel fails to build, or fails after it ran.
     pub failpoint: Option<String>,
@@ -65,6 +68,7 @@ impl Config {
             kokkos_cuda: text("PK_KOKKOS_CUDA"),
             cuda_arch: text("PK_CUDA_ARCH"),
             failpoint: text("PK_FAILPOINT"),
+            bounds_check: flag("PK_BOUNDS_CHECK"),
         }
     }
 

@@ -43,3 +43,9 @@ pub fn view_cpp(v: &ViewTy, space: Space) -> String {
         space.mem()
     )
 }
+
+/// Whether kernels for `space` check view indices (`PK_BOUNDS_CHECK=1`; the
+/// check records on the host, so device kernels are left as they are).
+pub fn bounds_checked(space: Space) -> bool {
+    space != Space::Cuda && crate::config::get().bounds_check
+}

@@ -4,7 +4,7 @@
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::emit::{layout_args, range_for, view_cpp};
+use super::emit::{bounds_checked, layout_args, range_for, view_cpp};
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
 use crate::lower::sanitize;
@@ -36,7 +36,10 @@ pub fn generate(
     space: Space,
     label: &str,
 ) -> KResult<(String, FusedAbi)> {
-    let mut unit = Unit::default();
+    let mut unit = Unit {
+        bounds_check: bounds_checked(space),
+        ..Default::default()
+    };
     let mut lowered = Vec::new();
     for b in bodies {
         let plans = b.plans.clone();
@@ -195,6 +198,9 @@ pub fn generate(
                 ));
             }
         }
+    }
+    if unit.bounds_check {
+        s.push_str("    if (int rc = pk::oob_check()) return rc;\n");
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");

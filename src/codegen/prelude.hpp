@@ -142,6 +142,46 @@ inline int fail(const char* what) {
   std::snprintf(last_error(), 1024, "%s", what);
   return 1;
 }
+// PK_BOUNDS_CHECK=1 kernels reach view elements through `at`: an index
+// outside its extent is recorded (the first one) and answered with a dummy
+// element instead of touching memory; the entry point then fails with code 2.
+struct oob_info {
+  int set;
+  int dim;
+  int64_t index, extent;
+  const char* view;
+  const char* where;
+};
+inline oob_info& oob() {
+  static oob_info o{0, 0, 0, 0, nullptr, nullptr};
+  return o;
+}
+template <class V, class... I>
+inline typename V::reference_type at(const V& v, const char* where, const char* name, I... idx) {
+  const int64_t is[] = {(int64_t)idx...};
+  for (int d = 0; d < (int)sizeof...(I); ++d) {
+    if (is[d] < 0 || is[d] >= (int64_t)v.extent(d)) {
+      if (Kokkos::atomic_compare_exchange(&oob().set, 0, 1) == 0) {
+        oob_info& o = oob();
+        o.dim = d, o.index = is[d], o.extent = (int64_t)v.extent(d), o.view = name, o.where = where;
+      }
+      static thread_local typename V::non_const_value_type dummy;
+      return dummy;
+    }
+  }
+  return v(idx...);
+}
+// After a dispatch: the recorded out-of-bounds access, as the entry's failure.
+inline int oob_check() {
+  oob_info& o = oob();
+  if (!o.set) return 0;
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "index %lld is out of bounds for dimension %d of view '%s' with size %lld (%s)",
+                (long long)o.index, o.dim, o.view, (long long)o.extent, o.where);
+  o.set = 0;
+  fail(buf);
+  return 2;
+}
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];
   std::snprintf(buf, sizeof buf,

@@ -2,6 +2,7 @@
 //! `extern "C"` entry that unpacks raw arguments, builds the policy
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
+use super::emit::bounds_checked;
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
@@ -12,7 +13,10 @@ use crate::types::Pattern;
 /// Generates the translation unit for one kernel.
 pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let def = spec.def;
-    let mut unit = Unit::default();
+    let mut unit = Unit {
+        bounds_check: bounds_checked(spec.space),
+        ..Default::default()
+    };
     let lw = lower_workunit(spec, &mut unit, None)?;
     let (members, abi, decls, body) = (lw.members, lw.abi, lw.decls, lw.body);
     let acc_dt = lw.acc.as_ref().map(|a| a.1);
@@ -118,6 +122,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             d.cpp()
         )),
         _ => unreachable!("reductions always have an accumulator type"),
+    }
+    if unit.bounds_check {
+        s.push_str("    if (int rc = pk::oob_check()) return rc;\n");
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");

@@ -97,6 +97,14 @@ pub fn run(
             )
         }
     };
+    if rc == 2 {
+        // An index outside a view (PK_BOUNDS_CHECK=1): nothing was touched there.
+        let msg = loader::error_text(k.error);
+        return Err(PkError::Index(match who {
+            Who::Workunit(n) => format!("workunit '{n}': {msg}"),
+            Who::Region(l) => format!("{l}: {msg}"),
+        }));
+    }
     if rc != 0 {
         let msg = loader::error_text(k.error);
         return Err(PkError::Runtime(match who {

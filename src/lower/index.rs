@@ -1,6 +1,6 @@
 //! Indexing: view elements (`v[i]`, `v[i][j]`, `v[i, j]`), subview slices and
 //! the bounds of each dimension, typed as NumPy would.
-use super::values::scalar;
+use super::values::{cpp_string, scalar};
 use super::{FnCx, Lit, VTy, Val};
 use crate::errors::{type_error, KResult};
 use crate::frontend::ast::{Expr, ExprKind, Index};
@@ -137,6 +137,20 @@ impl FnCx<'_> {
             }
         }
         let full = items.len() == vt.rank as usize && kept == 0;
+        if full && self.unit.bounds_check {
+            // Where and which view, for the IndexError an access outside raises.
+            let loc = self.src.locate(e.span);
+            let at = cpp_string(&format!("{}:{}", loc.filename, loc.line));
+            let name = self
+                .src
+                .text
+                .get(base_span.start as usize..base_span.end as usize);
+            let name = cpp_string(name.unwrap_or("?"));
+            return Ok(scalar(
+                format!("pk::at({}, {at}, {name}, {})", base.code, args.join(", ")),
+                STy::strong(vt.dtype),
+            ));
+        }
         if full {
             return Ok(scalar(
                 format!("{}({})", base.code, args.join(", ")),

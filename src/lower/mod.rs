@@ -145,6 +145,8 @@ pub struct Unit {
     pub depth: usize,
     /// Names of the `@pk.function`s being instantiated, innermost last.
     pub stack: Vec<String>,
+    /// View elements go through `pk::at` (PK_BOUNDS_CHECK=1, host spaces).
+    pub bounds_check: bool,
 }
 
 /// The body being lowered and everything it can see.

@@ -1,0 +1,61 @@
+"""PK_BOUNDS_CHECK=1: a kernel indexing outside a View raises IndexError naming
+the workunit, the view and the source line, and touches no memory outside
+(without it, such a write corrupts the heap). Child processes: the switch is
+read once per process."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.eager_only  # each child runs eagerly and lazily itself
+
+PROGRAM = """
+import numpy as np, pykokkos as pk
+
+@pk.workunit
+def write_past(i, v, x):
+    v[i] = x
+
+@pk.workunit
+def read_shifted(i, acc, v):
+    acc += v[i + 1]
+
+for lazy in (False, True):
+    pk._native.set_lazy(lazy)
+    whole = pk.array(np.zeros(12))
+    part = whole[1:11]                    # 10 elements inside a bigger allocation
+    try:
+        pk.parallel_for(11, write_past, v=part, x=7.0)   # one past the subview
+        pk.flush()
+        print("no error")
+    except IndexError as e:
+        print("IndexError:", e)
+    print("outside untouched:", np.asarray(whole)[0] == 0 and np.asarray(whole)[11] == 0,
+          "inside written:", (np.asarray(whole)[1:11] == 7).all())
+    v = pk.array(np.arange(5.0))
+    try:
+        print(float(pk.parallel_reduce(5, read_shifted, v=v)))
+    except IndexError as e:
+        print("IndexError:", e)
+    pk._native.set_lazy(False)
+"""
+
+
+def test_an_index_outside_a_view_is_an_index_error(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    env = {**os.environ, "PK_BOUNDS_CHECK": "1"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert len(out) == 6, r.stdout
+    for mode in (0, 3):  # eager, then lazy
+        write, fence, read = out[mode:mode + 3]
+        assert write.startswith("IndexError:") and "write_past" in write, write
+        assert "index 10 is out of bounds for dimension 0 of view 'v' with size 10" in write, write
+        assert f"{script}:6" in write, write
+        assert fence == "outside untouched: True inside written: True", fence
+        assert read.startswith("IndexError:") and "index 5" in read and f"{script}:10" in read, read
