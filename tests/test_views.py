@@ -352,7 +352,7 @@ def test_subviews_inside_their_parent_still_work():
 
 
 def test_a_view_the_machine_cannot_hold_raises_memory_error():
-    big = pk.View([10**11], pk.double)  # 800 GB: allocated on first use
+    big = pk.View([2**58], pk.double)  # 2^61 bytes, past any address space: allocated on first use
     with pytest.raises(MemoryError, match="cannot allocate"):
         np.asarray(big)
     small = pk.View([3], pk.double)  # the process goes on

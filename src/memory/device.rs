@@ -46,6 +46,14 @@ fn cuda_err(what: &str) -> PkError {
     PkError::Runtime(format!("{what}: {}", runtime::support_error()))
 }
 
+/// A device allocation that failed: a MemoryError, as on the host.
+fn cuda_oom(bytes: usize) -> PkError {
+    PkError::Memory(format!(
+        "cannot allocate {bytes} bytes of GPU memory: {}",
+        runtime::support_error()
+    ))
+}
+
 /// A CudaUVMSpace view of `bytes`: CUDA must be there and the card big enough.
 pub fn check_managed(bytes: usize) -> PkResult<()> {
     let c = runtime::cuda()?;
@@ -120,10 +128,7 @@ impl Alloc {
         if d.is_null() {
             let fresh = unsafe { (c.malloc)(self.bytes()) } as *mut u8;
             if fresh.is_null() {
-                return Err(cuda_err(&format!(
-                    "allocating {} bytes of GPU memory",
-                    self.bytes()
-                )));
+                return Err(cuda_oom(self.bytes()));
             }
             USED.store(true, Ordering::Relaxed);
             if self.is_allocated() {
@@ -244,7 +249,7 @@ impl Launch {
                 let n = (t.hi - t.lo) as usize;
                 let d = unsafe { (c.malloc)(n) } as *mut u8;
                 if d.is_null() {
-                    return Err(cuda_err(&format!("allocating {n} bytes of GPU memory")));
+                    return Err(cuda_oom(n));
                 }
                 t.dev = d;
                 let src = t.alloc.ptr()?.wrapping_offset(t.lo);
