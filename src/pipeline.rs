@@ -82,8 +82,8 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     // One flush at a time: a region taken out of the DAG is invisible to
     // another thread's closure, so that thread must wait until it has run
     // (its host read, or the launch that depends on it, comes after).
-    let _turn = FLUSH.lock().unwrap_or_else(|e| e.into_inner());
     let _busy = Busy::enter();
+    let _turn = FLUSH.lock().unwrap_or_else(|e| e.into_inner());
     let nodes = graph::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
