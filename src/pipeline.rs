@@ -122,9 +122,21 @@ impl Drop for Busy {
 /// A region (sequence numbers, program order) and its dead temporaries.
 type Region = (Vec<u64>, BTreeSet<usize>);
 
+/// Lazy mode fuses regions unless `PK_FUSE_NOFUSE=1` (or a test switched it off).
+static NO_FUSE: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
+
+fn no_fuse() -> &'static std::sync::atomic::AtomicBool {
+    NO_FUSE.get_or_init(|| crate::config::get().no_fuse.into())
+}
+
+/// Fusion on or off for later flushes (lazy mode stays as it is).
+pub fn set_fusing(on: bool) {
+    no_fuse().store(!on, Ordering::Relaxed);
+}
+
 /// Partitions a flush into regions (one per launch when fusion is off).
 fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
-    if crate::config::get().no_fuse {
+    if no_fuse().load(Ordering::Relaxed) {
         return Ok(nodes
             .iter()
             .map(|n| (vec![n.seq], BTreeSet::new()))

@@ -385,9 +385,39 @@ def op_scan(i, acc, last_pass, x, y):
         y[i] = acc
 
 
+@pk.function
+def fz_store(v: pk.View1D[pk.double], i: int, x: float):
+    v[i] = x
+
+
+@pk.workunit
+def op_helper(i, x, y):
+    fz_store(y, i, x[i] - 1.0)  # writes y only inside a helper that takes the view
+
+
+@pk.functor
+class FzPut:
+    """Writes its member only through a @pk.function method."""
+
+    def __init__(self, x, y, k):
+        self.x: pk.View1D[pk.double] = x
+        self.y: pk.View1D[pk.double] = y
+        self.k: float = k
+
+    @pk.function
+    def put(self, i: int, v: float):
+        self.y[i] = v
+
+    @pk.workunit
+    def work(self, i: int):
+        self.put(i, self.k * self.x[i] + 1.0)
+
+
 M = 24
+OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
+       "method", "helper", "sub", "numpy", "hostw"]
 steps = st.lists(
-    st.tuples(st.sampled_from(["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read"]),
+    st.tuples(st.sampled_from(OPS),
               st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.sampled_from([0.5, -2.0, 3.0])),
     min_size=1, max_size=8)
 
@@ -413,6 +443,8 @@ def interpret(program, use_pk):
             vs[a] = pk.View([M], pk.double) if use_pk else np.zeros(M)  # the old one dies
         elif op == "read":
             seen.append(float(np.asarray(x)[b]))
+        elif op == "hostw":  # a host write between launches
+            x[b] = s
         elif use_pk:
             if op == "axpy":
                 pk.parallel_for(M, op_axpy, a=s, x=x, y=y)
@@ -426,6 +458,14 @@ def interpret(program, use_pk):
                 seen.append(pk.parallel_reduce(M, op_sum, x=x))
             elif op == "scan":
                 seen.append(pk.parallel_scan(M, op_scan, x=x, y=y))
+            elif op == "method":
+                pk.parallel_for(M, FzPut(x, y, s).work)
+            elif op == "helper":
+                pk.parallel_for(M, op_helper, x=x, y=y)
+            elif op == "sub":  # subviews aliasing their parents
+                pk.parallel_for(M - 2, op_axpy, a=s, x=x[1:M - 1], y=y[0:M - 2])
+            elif op == "numpy":  # a NumPy array passed directly (runs at once)
+                pk.parallel_for(M, op_axpy, a=1.0, x=np.full(M, s), y=y)
         else:
             if op == "axpy":
                 y[:] = s * x + y
@@ -441,6 +481,14 @@ def interpret(program, use_pk):
                 total = np.cumsum(x)
                 y[:] = total
                 seen.append(float(total[-1]))
+            elif op == "method":
+                y[:] = s * x + 1.0
+            elif op == "helper":
+                y[:] = x - 1.0
+            elif op == "sub":
+                y[0:M - 2] = s * x[1:M - 1] + y[0:M - 2]
+            elif op == "numpy":
+                y[:] = y + s
     finals = [np.asarray(v).copy() for v in vs]
     return [float(o) for o in seen], finals
 
@@ -455,17 +503,21 @@ def test_random_programs_eager_fused_numpy(program):
     program = [(op, a, b if b != a else (a + 1) % 4, c if c not in (a, b) else (max(a, b) + 1) % 4, s)
                for op, a, b, c, s in program]
     want_seen, want = interpret(program, use_pk=False)
-    pk._native.set_lazy(False)
-    eager_seen, eager = interpret(program, use_pk=True)
-    pk._native.set_lazy(True)
-    try:
-        fused_seen, fused_final = interpret(program, use_pk=True)
-        pk.flush()
-    finally:
-        pk._native.set_lazy(False)
-    assert np.allclose(eager_seen, want_seen) and np.allclose(fused_seen, want_seen)
-    for w, e, f in zip(want, eager, fused_final):
-        assert np.array_equal(e, w) and np.array_equal(f, w)
+    runs = {}
+    # eager, lazy with fusion, lazy without fusion: each must equal NumPy.
+    for mode, lazy, fusing in (("eager", False, True), ("fused", True, True), ("unfused", True, False)):
+        pk._native.set_lazy(lazy)
+        pk._native.set_fusing(fusing)
+        try:
+            runs[mode] = interpret(program, use_pk=True)
+            pk.flush()
+        finally:
+            pk._native.set_lazy(False)
+            pk._native.set_fusing(True)
+    for mode, (seen, finals) in runs.items():
+        assert np.allclose(seen, want_seen), (mode, seen, want_seen)
+        for w, got in zip(want, finals):
+            assert np.array_equal(got, w), (mode, got, w)
 
 
 # --- failures: nothing lost, nothing repeated ------------------------------------

@@ -105,6 +105,15 @@ pub fn set_lazy(py: Python<'_>, on: bool) -> PyResult<()> {
     Ok(())
 }
 
+/// Fusion on or off in lazy mode (`PK_FUSE_NOFUSE=1` at import is off);
+/// what is pending runs first, under the old setting.
+#[pyfunction]
+pub fn set_fusing(py: Python<'_>, on: bool) -> PyResult<()> {
+    flush(py, Demand::All)?;
+    pipeline::set_fusing(on);
+    Ok(())
+}
+
 #[pyfunction]
 pub fn lazy_enabled() -> bool {
     graph::enabled()

@@ -45,6 +45,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve::set_resolver, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::set_lazy, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::lazy_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::set_fusing, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::flush_all, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
