@@ -18,13 +18,13 @@ use crate::exec::run::{run, Who};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
 use crate::fusion::{cand, dead, explain, layout, plan, rules, verify};
-use crate::lazy::failure;
 use crate::lazy::graph::{self, Demand, Node};
+use crate::lazy::{failure, turn};
 use crate::lower::Globals;
 use crate::types::Space;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// A launch the program submitted: recorded (lazy mode), or to run now.
 pub enum Submitted {
@@ -82,8 +82,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     // One flush at a time: a region taken out of the DAG is invisible to
     // another thread's closure, so that thread must wait until it has run
     // (its host read, or the launch that depends on it, comes after).
-    let _busy = Busy::enter();
-    let _turn = FLUSH.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = turn::flush_turn();
     let nodes = graph::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
@@ -93,30 +92,6 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         run_region(&region, &dead)?;
     }
     Ok(Ran(nodes))
-}
-
-static FLUSH: Mutex<()> = Mutex::new(());
-static FLUSHING: AtomicUsize = AtomicUsize::new(0);
-
-/// Whether a flush is under way or waiting (a host access must then go
-/// through `flush` even when nothing is pending).
-pub fn flushing() -> bool {
-    FLUSHING.load(Ordering::Acquire) > 0
-}
-
-struct Busy;
-
-impl Busy {
-    fn enter() -> Busy {
-        FLUSHING.fetch_add(1, Ordering::AcqRel);
-        Busy
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        FLUSHING.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// A region (sequence numbers, program order) and its dead temporaries.

@@ -4,3 +4,4 @@
 pub mod failure;
 pub mod graph;
 pub mod slot;
+pub mod turn;

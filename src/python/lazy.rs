@@ -7,6 +7,7 @@ use crate::exec::run::{dispatch_busy, dispatch_turn};
 use crate::fusion::explain;
 use crate::lazy::graph::{self, Demand};
 use crate::lazy::slot::Slot;
+use crate::lazy::turn;
 use crate::pipeline;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
@@ -50,7 +51,7 @@ impl Pending {
 /// Runs the flush pipeline with the GIL released (nothing pending and no
 /// flush under way in another thread: nothing to wait for).
 pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
-    if graph::pending_count() == 0 && !pipeline::flushing() {
+    if graph::pending_count() == 0 && !turn::flushing() {
         return Ok(());
     }
     let ran = detached(py, || pipeline::flush(demand))?;
