@@ -340,10 +340,10 @@ fn load(source: &str, label: &str, space: Space) -> PkResult<Kernel> {
 
 /// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
 fn view_writes(spec: &KernelSpec, slots: &[usize]) -> Vec<bool> {
-    if spec.space != Space::Cuda || spec.is_method {
+    if spec.space != Space::Cuda {
         return Vec::new();
     }
-    let acc = crate::analysis::access::view_access(spec.def, &spec.args, None);
+    let acc = crate::analysis::access::view_access(spec.def, &spec.args, None, Some(spec.globals));
     slots
         .iter()
         .map(|&k| acc.get(&spec.args[k].0).is_none_or(|a| a.write))

@@ -232,6 +232,67 @@ def test_early_return_ends_only_its_own_body():
     assert "fused(early_return+add_one)" in reports
 
 
+@pk.function
+def store(v: pk.View1D[pk.double], j: int, x: float):
+    v[j] = x
+
+
+@pk.workunit
+def via_helper(i, v):
+    store(v, i, 3.0 * i)
+
+
+@pk.functor
+class Member:
+    """Touches its member only through @pk.function methods."""
+
+    def __init__(self, a, out):
+        self.a: pk.View1D[pk.double] = a
+        self.out: pk.View1D[pk.double] = out
+
+    @pk.function
+    def put(self, j: int, x: float):
+        self.a[j] = x
+
+    @pk.function
+    def right(self, j: int) -> float:
+        return self.a[j + 1] if j + 1 < self.a.extent(0) else 0.0
+
+    @pk.workunit
+    def init(self, i: int):
+        self.put(i, 2.0 * i)
+
+    @pk.workunit
+    def shift(self, i: int):
+        self.out[i] = self.right(i)
+
+
+def test_accesses_through_methods_and_helpers_are_exact():
+    """Bodies of called methods and helpers are followed: element-wise writes
+    through them fuse with element-wise readers, and a neighbour read through
+    a method keeps the launches apart."""
+
+    def prog():
+        a, b, c, d, e = fresh(0.0, 0.0, 0.0, 0.0, 0.0)
+        m = Member(a, e)
+        pk.parallel_for(N, m.init)
+        pk.parallel_for(N, copy, dst=b, src=a)
+        pk.parallel_for(N, via_helper, v=c)
+        pk.parallel_for(N, copy, dst=d, src=c)
+        pk.flush()
+        pk.parallel_for(N, m.init)
+        pk.parallel_for(N, m.shift)
+        return {k: np.asarray(v).copy() for k, v in zip("abcde", (a, b, c, d, e))}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["b"], 2.0 * np.arange(N))
+    assert np.array_equal(lazy["d"], 3.0 * np.arange(N))
+    assert np.array_equal(lazy["e"], np.append(2.0 * np.arange(1, N), 0.0))
+    assert "fused(init+copy+via_helper+copy)" in reports
+    assert "not fused: shift" in reports
+
+
 def test_for_over_another_range_then_reduce():
     def prog():
         (v,) = fresh(1.0)

@@ -1,7 +1,11 @@
 //! Which view parameters a workunit reads and which it writes, from its AST.
-//! Conservative where precision would need more than syntax: a view handed to a
-//! `@pk.function`, aliased into a local, or touched by an atomic counts as both
-//! read and written. A store after a load of the same element is a write.
+//! Calls are followed into the bodies of the `@pk.function`s and functor
+//! methods they reach (when the caller can name them), with parameters bound
+//! to the views passed. Conservative only where syntax cannot decide: a view
+//! handed to a function that cannot be followed, aliased into a local, or
+//! touched by an atomic counts as both read and written; a call to a method
+//! that cannot be followed touches every member. A store after a load of the
+//! same element is a write.
 use crate::frontend::ast::{Expr, ExprKind, FunctionDef, Index, Span, Stmt, StmtKind};
 use crate::types::ArgTy;
 use std::collections::BTreeMap;
@@ -17,6 +21,16 @@ pub struct Access {
     pub off_index: Option<Span>,
 }
 
+/// Resolves the functions a kernel calls, so that their accesses count.
+pub trait Callees {
+    /// The definition that `name` (`f`, or `self.m` for a functor method)
+    /// calls, with the resolver of its own free names.
+    fn callee(&self, name: &str) -> Option<(&FunctionDef, &dyn Callees)>;
+}
+
+/// Deeper call chains (or recursion) fall back to the conservative rule.
+const MAX_DEPTH: usize = 8;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Read,
@@ -24,11 +38,25 @@ enum Mode {
     Both,
 }
 
-struct Walk<'a> {
+/// One function body being walked: the kernel itself or a callee.
+struct Walk<'a, 'o> {
     ranks: &'a BTreeMap<String, u8>,
-    out: BTreeMap<String, Access>,
-    /// The work index parameter (None for multi-dimensional policies).
-    index: Option<&'a str>,
+    out: &'o mut BTreeMap<String, Access>,
+    /// The work index in this body (None for multi-dimensional policies, or
+    /// where the body rebinds it).
+    index: Option<String>,
+    /// In a callee: its parameters bound to whole views. None in the kernel,
+    /// whose view parameters are the launch's arguments themselves.
+    binds: Option<BTreeMap<String, String>>,
+    /// Whether `self.x` names the functor's member `x` here.
+    members: bool,
+    /// Resolvers of plain function names and of `self.m` methods.
+    funcs: Option<&'a dyn Callees>,
+    methods: Option<&'a dyn Callees>,
+    /// In a callee: the call in the kernel's source that led here (reports
+    /// must point into the kernel's own file).
+    site: Option<Span>,
+    depth: usize,
 }
 
 /// The work index parameter of a one-dimensional launch.
@@ -40,11 +68,13 @@ pub fn work_index(def: &FunctionDef, is_method: bool, rank: usize) -> Option<&st
 }
 
 /// Access of each view argument (by name) of one launch; `index` names the
-/// work index parameter of a one-dimensional launch.
+/// work index parameter of a one-dimensional launch; `callees` (when given)
+/// resolves the functions and methods the body calls.
 pub fn view_access(
     def: &FunctionDef,
     args: &[(String, ArgTy)],
     index: Option<&str>,
+    callees: Option<&dyn Callees>,
 ) -> BTreeMap<String, Access> {
     let ranks: BTreeMap<String, u8> = args
         .iter()
@@ -53,22 +83,34 @@ pub fn view_access(
             _ => None,
         })
         .collect();
+    let mut out = BTreeMap::new();
     let mut w = Walk {
         ranks: &ranks,
-        out: BTreeMap::new(),
-        index,
+        out: &mut out,
+        index: index.filter(|i| !rebinds(&def.body, i)).map(str::to_string),
+        binds: None,
+        members: true,
+        funcs: callees,
+        methods: callees,
+        site: None,
+        depth: 0,
     };
     w.block(&def.body);
-    w.out
+    out
 }
 
-fn root(e: &Expr) -> Option<&str> {
-    match &e.kind {
-        ExprKind::Name(n) => Some(n),
-        ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(s) if s == "self") => Some(a),
-        ExprKind::Index(b, _) => root(b),
-        _ => None,
-    }
+/// Whether `body` assigns `name` (then it is no longer the work index).
+fn rebinds(body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+            matches!(&target.kind, ExprKind::Name(n) if n == name)
+        }
+        StmtKind::For { var, body, .. } => var == name || rebinds(body, name),
+        StmtKind::If { body, orelse, .. } => rebinds(body, name) || rebinds(orelse, name),
+        StmtKind::While { body, .. } => rebinds(body, name),
+        StmtKind::Def(d) => d.params.iter().any(|p| p.name == name) || rebinds(&d.body, name),
+        _ => false,
+    })
 }
 
 /// Number of indices applied to the root of an index chain.
@@ -79,15 +121,54 @@ fn depth(e: &Expr) -> usize {
     }
 }
 
-impl Walk<'_> {
+fn is_self(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(s) if s == "self")
+}
+
+/// Calls whose arguments are only read: casts, math, `pk.*` other than atomics.
+fn reads_only(func: &Expr) -> bool {
+    match &func.kind {
+        ExprKind::Name(n) => matches!(
+            n.as_str(),
+            "int" | "float" | "bool" | "abs" | "min" | "max" | "round" | "len"
+        ),
+        ExprKind::Attr(b, attr) => match &b.kind {
+            ExprKind::Name(m) if m == "math" => true,
+            ExprKind::Name(m) if m == "pk" || m == "pykokkos" => !attr.starts_with("atomic"),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+impl<'a> Walk<'a, '_> {
+    /// The launch argument a name (or `self.x`) refers to in this body.
+    fn view_name(&self, e: &Expr) -> Option<String> {
+        let n = match &e.kind {
+            ExprKind::Name(n) => match &self.binds {
+                None => n.clone(),
+                Some(b) => b.get(n)?.clone(),
+            },
+            ExprKind::Attr(b, a) if is_self(b) && self.members => a.clone(),
+            _ => return None,
+        };
+        self.ranks.contains_key(&n).then_some(n)
+    }
+
+    /// The view at the root of an index chain.
+    fn root(&self, e: &Expr) -> Option<String> {
+        match &e.kind {
+            ExprKind::Index(b, _) => self.root(b),
+            _ => self.view_name(e),
+        }
+    }
+
     fn mark(&mut self, name: &str, m: Mode, at: Span) {
         self.mark_at(name, m, false, at);
     }
 
     fn mark_at(&mut self, name: &str, m: Mode, at_work_index: bool, at: Span) {
-        if !self.ranks.contains_key(name) {
-            return;
-        }
+        let at = self.site.unwrap_or(at);
         let first = !self.out.contains_key(name);
         let a = self.out.entry(name.to_string()).or_default();
         a.read |= m != Mode::Write;
@@ -100,13 +181,13 @@ impl Walk<'_> {
 
     /// `v[i]` (or `self.v[i]`) with `i` the work index and `v` of rank 1.
     fn is_work_index_access(&self, e: &Expr) -> bool {
-        let (ExprKind::Index(base, items), Some(idx)) = (&e.kind, self.index) else {
+        let (ExprKind::Index(base, items), Some(idx)) = (&e.kind, &self.index) else {
             return false;
         };
-        let direct = matches!(&base.kind, ExprKind::Name(_))
-            || matches!(&base.kind, ExprKind::Attr(b, _) if matches!(&b.kind, ExprKind::Name(s) if s == "self"));
         let at_i = matches!(items.as_slice(), [Index::At(x)] if matches!(&x.kind, ExprKind::Name(n) if n == idx));
-        direct && at_i && root(e).is_some_and(|n| self.ranks.get(n) == Some(&1))
+        at_i && self
+            .view_name(base)
+            .is_some_and(|n| self.ranks.get(&n) == Some(&1))
     }
 
     fn block(&mut self, stmts: &[Stmt]) {
@@ -154,6 +235,8 @@ impl Walk<'_> {
                 self.expr(test, Mode::Read);
                 self.block(body);
             }
+            // A returned view may be written by the caller.
+            StmtKind::Return(Some(e)) if self.is_view_value(e) => self.expr(e, Mode::Both),
             StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, Mode::Read),
             // A nested def runs inside the kernel (team patterns): its accesses count.
             StmtKind::Def(d) => self.block(&d.body),
@@ -162,17 +245,15 @@ impl Walk<'_> {
     }
 
     fn is_view_value(&self, e: &Expr) -> bool {
-        match root(e) {
-            Some(n) => self.ranks.get(n).is_some_and(|r| depth(e) < *r as usize),
-            None => false,
-        }
+        self.root(e)
+            .is_some_and(|n| depth(e) < self.ranks[&n] as usize)
     }
 
     fn target(&mut self, t: &Expr, m: Mode) {
         if let ExprKind::Index(..) = &t.kind {
-            if let Some(n) = root(t) {
+            if let Some(n) = self.root(t) {
                 let wi = self.is_work_index_access(t);
-                self.mark_at(n, m, wi, t.span);
+                self.mark_at(&n, m, wi, t.span);
             }
             self.indices(t);
         }
@@ -196,63 +277,26 @@ impl Walk<'_> {
 
     fn expr(&mut self, e: &Expr, m: Mode) {
         match &e.kind {
-            ExprKind::Name(n) => self.mark(n, m, e.span),
-            ExprKind::Attr(b, a) => {
-                if matches!(&b.kind, ExprKind::Name(s) if s == "self") {
-                    self.mark(a, m, e.span);
-                } else {
-                    self.expr(b, Mode::Read);
+            ExprKind::Name(_) => {
+                if let Some(n) = self.view_name(e) {
+                    self.mark(&n, m, e.span);
                 }
             }
+            ExprKind::Attr(b, _) => match self.view_name(e) {
+                Some(n) => self.mark(&n, m, e.span),
+                None if !is_self(b) => self.expr(b, Mode::Read),
+                None => {}
+            },
             ExprKind::Index(..) => {
-                if let Some(n) = root(e) {
+                if let Some(n) = self.root(e) {
                     // A partial index is a subview: it may be written through.
-                    let partial = self.ranks.get(n).is_some_and(|r| depth(e) < *r as usize);
+                    let partial = depth(e) < self.ranks[&n] as usize;
                     let wi = self.is_work_index_access(e);
-                    self.mark_at(n, if partial { Mode::Both } else { m }, wi, e.span);
+                    self.mark_at(&n, if partial { Mode::Both } else { m }, wi, e.span);
                 }
                 self.indices(e);
             }
-            ExprKind::Call { func, args, kwargs } => {
-                let builtin = match &func.kind {
-                    ExprKind::Name(n) => matches!(
-                        n.as_str(),
-                        "int" | "float" | "bool" | "abs" | "min" | "max" | "round" | "len"
-                    ),
-                    ExprKind::Attr(b, attr) => match &b.kind {
-                        ExprKind::Name(m) if m == "math" => true,
-                        ExprKind::Name(m) if m == "pk" || m == "pykokkos" => {
-                            !attr.starts_with("atomic")
-                        }
-                        _ => attr == "extent",
-                    },
-                    _ => false,
-                };
-                if let ExprKind::Attr(b, attr) = &func.kind {
-                    if attr == "extent" {
-                        // Metadata only: no element is touched.
-                        let _ = b;
-                        for a in args {
-                            self.expr(a, Mode::Read);
-                        }
-                        return;
-                    }
-                }
-                let mode = if builtin { Mode::Read } else { Mode::Both };
-                for a in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
-                    self.expr(a, mode);
-                }
-                // `self.m(...)`: a functor's @pk.function method may read and
-                // write any member, anywhere; until method bodies are followed,
-                // every member view counts as read and written off the index.
-                if matches!(&func.kind, ExprKind::Attr(b, _) if matches!(&b.kind, ExprKind::Name(s) if s == "self"))
-                {
-                    let members: Vec<String> = self.ranks.keys().cloned().collect();
-                    for n in members {
-                        self.mark(&n, Mode::Both, e.span);
-                    }
-                }
-            }
+            ExprKind::Call { func, args, kwargs } => self.call(e, func, args, kwargs),
             ExprKind::Bin(_, a, b) => {
                 self.expr(a, Mode::Read);
                 self.expr(b, Mode::Read);
@@ -270,99 +314,11 @@ impl Walk<'_> {
                 self.expr(b, m);
                 self.expr(c, m);
             }
-            _ => {}
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => {}
         }
     }
 }
 
+mod calls;
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::frontend::parse::parse_function;
-    use crate::types::{DType, Layout, ViewTy};
-
-    fn v(n: &str, rank: u8) -> (String, ArgTy) {
-        (
-            n.into(),
-            ArgTy::View(ViewTy {
-                dtype: DType::F64,
-                rank,
-                layout: Layout::Right,
-                atomic: false,
-            }),
-        )
-    }
-
-    #[test]
-    fn read_then_store_same_element_is_a_write() {
-        let f = parse_function("def k(i, a):\n    x = a[i]\n    a[i] = x + 1\n").unwrap();
-        let acc = view_access(&f, &[v("a", 1)], Some("i"));
-        assert_eq!(
-            acc["a"],
-            Access {
-                read: true,
-                write: true,
-                at_work_index: true,
-                off_index: None,
-            }
-        );
-    }
-
-    #[test]
-    fn copy_reads_src_writes_dst_and_ignores_unused() {
-        let f = parse_function("def k(i, dst, src, unused):\n    dst[i] = src[i]\n").unwrap();
-        let acc = view_access(&f, &[v("dst", 1), v("src", 1), v("unused", 1)], Some("i"));
-        assert_eq!(
-            acc["dst"],
-            Access {
-                read: false,
-                write: true,
-                at_work_index: true,
-                off_index: None,
-            }
-        );
-        assert_eq!(
-            acc["src"],
-            Access {
-                read: true,
-                write: false,
-                at_work_index: true,
-                off_index: None,
-            }
-        );
-        assert!(!acc.contains_key("unused"));
-    }
-
-    #[test]
-    fn views_given_to_functions_and_atomics_are_read_and_written() {
-        let f = parse_function(
-            "def k(i, a, b, c):\n    f(a)\n    pk.atomic_add(b, [0], 1)\n    r = c[i]\n",
-        )
-        .unwrap();
-        let acc = view_access(&f, &[v("a", 1), v("b", 1), v("c", 2)], Some("i"));
-        assert!(acc["a"].write && acc["b"].write && acc["c"].write);
-    }
-
-    #[test]
-    fn only_plain_work_index_accesses_qualify() {
-        let src = "def k(i, a, b, c, d, e):\n    a[i] = b[i + 1]\n    c[0] = 1\n    for j in range(i):\n        d[j] = 0\n    e[i] = e[i] * 2\n";
-        let f = parse_function(src).unwrap();
-        let acc = view_access(
-            &f,
-            &[v("a", 1), v("b", 1), v("c", 1), v("d", 1), v("e", 1)],
-            Some("i"),
-        );
-        assert!(acc["a"].at_work_index && acc["e"].at_work_index);
-        assert!(!acc["b"].at_work_index && !acc["c"].at_work_index && !acc["d"].at_work_index);
-    }
-
-    #[test]
-    fn a_functor_method_call_touches_every_member() {
-        // `self.put(i, 1.0)` may write `self.a` inside the method.
-        let f = parse_function("def init(self, i):\n    self.put(i, 1.0)\n").unwrap();
-        let acc = view_access(&f, &[v("a", 1), v("b", 2)], Some("i"));
-        for n in ["a", "b"] {
-            assert!(acc[n].read && acc[n].write && !acc[n].at_work_index, "{n}");
-        }
-    }
-}
+mod tests;

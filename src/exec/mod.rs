@@ -1,6 +1,7 @@
 //! Execution: argument values, the launch record, the loaded-kernel tables,
 //! and the one function that runs a kernel.
 pub mod args;
+mod callees;
 pub mod kernel;
 pub mod launch;
 pub mod run;

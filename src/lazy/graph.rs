@@ -9,6 +9,7 @@ use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Launch, Origin};
+use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
 use crate::types::Pattern;
 use dashmap::DashMap;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
@@ -76,7 +77,7 @@ static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::defaul
 type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
 static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
 
-fn accesses_of(l: &Launch) -> PkResult<(Vec<BufAccess>, AccessMap)> {
+fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap)> {
     let cached = ACCESS
         .get(&l.key)
         .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
@@ -92,7 +93,13 @@ fn accesses_of(l: &Launch) -> PkResult<(Vec<BufAccess>, AccessMap)> {
                 .zip(l.key.args.iter().cloned())
                 .collect();
             let index = access::work_index(&def, l.is_method, l.key.rank as usize);
-            let m = Arc::new(access::view_access(&def, &args, index));
+            // Calls are followed into the functions they reach; names that
+            // cannot be resolved now leave those calls conservative.
+            let globals = calls_something(&def)
+                .then(|| origin.globals(l.key.consts()).ok())
+                .flatten();
+            let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
+            let m = Arc::new(access::view_access(&def, &args, index, callees));
             ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
             m
         }
@@ -114,11 +121,20 @@ fn accesses_of(l: &Launch) -> PkResult<(Vec<BufAccess>, AccessMap)> {
     Ok((out, map))
 }
 
+/// Whether a body calls anything (resolving its names is then worth it).
+fn calls_something(def: &FunctionDef) -> bool {
+    let mut any = false;
+    walk_exprs(&def.body, &mut |e| {
+        any |= matches!(e.kind, ExprKind::Call { .. })
+    });
+    any
+}
+
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
 pub fn record(launch: Launch, origin: Arc<dyn Origin>) -> PkResult<(u64, Option<Arc<Slot>>)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
-    let (accesses, access_map) = accesses_of(&launch)?;
+    let (accesses, access_map) = accesses_of(&launch, &*origin)?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
     let mut g = GRAPH.lock().unwrap();
     let seq = g.next_seq;
