@@ -75,4 +75,4 @@ bench-gpu:
 	bash scripts/gpu/bench_gpu.sh
 
 fuzz: setup
-	PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-400} $(PY) -m pytest -q tests/test_fusion.py -k random_programs
+	PK_FUZZ_RANDOM=1 PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-3000} $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics

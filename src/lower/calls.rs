@@ -104,6 +104,13 @@ impl FnCx<'_> {
             .map(|t| t.describe())
             .collect::<Vec<_>>()
             .join(",");
+        // A functor method's body names the members of the launch it was
+        // called from: bodies with other members (fused launches of two
+        // instances) need their own instance.
+        let sig = match &callee {
+            Callee::Functor => format!("{sig}|{}", self.member_binding()),
+            _ => sig,
+        };
         let key = (f.id, sig);
         if !self.unit.instances.contains_key(&key) {
             self.instantiate(f, &params, &tys, key.clone(), &callee)?;
@@ -137,6 +144,21 @@ impl FnCx<'_> {
                 lit: None,
             },
         })
+    }
+
+    /// The C++ names the functor's members are bound to in this body.
+    fn member_binding(&self) -> String {
+        let vars = self
+            .vars
+            .iter()
+            .filter(|(k, _)| k.starts_with("self."))
+            .map(|(k, v)| format!("{k}={}", v.cpp));
+        let consts = self
+            .globals
+            .iter()
+            .filter(|(k, g)| k.starts_with("self.") && !matches!(g, Global::Function(_)))
+            .map(|(k, g)| format!("{k}={g:?}"));
+        vars.chain(consts).collect::<Vec<_>>().join(";")
     }
 
     pub(super) fn instantiate(
