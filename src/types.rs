@@ -179,12 +179,14 @@ pub enum Space {
     Serial,
     OpenMP,
     Cuda,
+    /// PyKokkos' Debug space: Serial, with every view access bounds-checked.
+    Debug,
 }
 
 impl Space {
     pub fn cpp(self) -> &'static str {
         match self {
-            Space::Serial => "Kokkos::Serial",
+            Space::Serial | Space::Debug => "Kokkos::Serial",
             Space::OpenMP => "Kokkos::OpenMP",
             Space::Cuda => "Kokkos::Cuda",
         }

@@ -23,6 +23,11 @@ def write_past(i, v, x):
 def read_shifted(i, acc, v):
     acc += v[i + 1]
 
+import os  # the suite's space (make test-gpu: device kernels record on the device)
+space = {"cuda": pk.Cuda, "serial": pk.Serial}.get(os.environ.get("PK_TEST_SPACE", ""))
+if space is not None:
+    pk.set_default_space(space)
+
 for lazy in (False, True):
     pk._native.set_lazy(lazy)
     whole = pk.array(np.zeros(12))
@@ -59,3 +64,31 @@ def test_an_index_outside_a_view_is_an_index_error(tmp_path):
         assert f"{script}:6" in write, write
         assert fence == "outside untouched: True inside written: True", fence
         assert read.startswith("IndexError:") and "index 5" in read and f"{script}:10" in read, read
+
+
+def test_the_debug_space_checks_bounds_without_the_switch():
+    """PyKokkos' Debug space: Serial with checked view accesses, PK_BOUNDS_CHECK or not."""
+    import numpy as np
+
+    import pykokkos as pk
+
+    @pk.workunit
+    def write_past_debug(i, v, x):
+        v[i] = x
+
+    for lazy in (False, True):
+        pk._native.set_lazy(lazy)
+        try:
+            whole = pk.array(np.zeros(12))
+            part = whole[1:11]
+            policy = pk.RangePolicy(pk.ExecutionSpace.Debug, 0, 11)
+            with pytest.raises(IndexError, match="index 10 is out of bounds .* view 'v' with size 10"):
+                pk.parallel_for(policy, write_past_debug, v=part, x=7.0)
+                pk.flush()
+            assert np.asarray(whole)[0] == 0 and np.asarray(whole)[11] == 0
+            assert (np.asarray(whole)[1:11] == 7).all()
+            # Inside the bounds the Debug space computes what the others do.
+            pk.parallel_for(pk.RangePolicy(pk.ExecutionSpace.Debug, 0, 10), write_past_debug, v=part, x=2.0)
+            assert (np.asarray(part) == 2).all()
+        finally:
+            pk._native.set_lazy(False)

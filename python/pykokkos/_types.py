@@ -68,7 +68,7 @@ def space_code(s) -> int | None:
     if s is None or s is ExecutionSpace.Default:
         return None
     if s is ExecutionSpace.Debug:
-        return 0  # Debug runs serially, as in PyKokkos
+        return 3  # Serial, with bounds-checked view accesses
     if isinstance(s, ExecutionSpace):
         return s.value
     raise TypeError(f"unknown execution space {s!r}: use pk.OpenMP, pk.Serial or pk.Cuda")

@@ -44,8 +44,8 @@ pub fn view_cpp(v: &ViewTy, space: Space) -> String {
     )
 }
 
-/// Whether kernels for `space` check view indices (`PK_BOUNDS_CHECK=1`; the
-/// check records on the host, so device kernels are left as they are).
+/// Whether kernels for `space` check view indices: `PK_BOUNDS_CHECK=1`, and
+/// always in the Debug space.
 pub fn bounds_checked(space: Space) -> bool {
-    space != Space::Cuda && crate::config::get().bounds_check
+    space == Space::Debug || crate::config::get().bounds_check
 }

@@ -145,6 +145,8 @@ inline int fail(const char* what) {
 // PK_BOUNDS_CHECK=1 kernels reach view elements through `at`: an index
 // outside its extent is recorded (the first one) and answered with a dummy
 // element instead of touching memory; the entry point then fails with code 2.
+// Host kernels record in a host struct, device kernels in a device one (its
+// strings copied, as device code cannot hand out pointers the host can read).
 struct oob_info {
   int set;
   int dim;
@@ -156,31 +158,68 @@ inline oob_info& oob() {
   static oob_info o{0, 0, 0, 0, nullptr, nullptr};
   return o;
 }
+#if defined(KOKKOS_ENABLE_CUDA)
+struct dev_oob_info {
+  int set;
+  int dim;
+  long long index, extent;
+  char view[64];
+  char where[256];
+};
+static __device__ dev_oob_info dev_oob;
+static __device__ double dev_dummy[4];  // as large as any element type
+KOKKOS_INLINE_FUNCTION void copy_str(char* to, const char* from, int cap) {
+  int k = 0;
+  for (; k + 1 < cap && from[k]; ++k) to[k] = from[k];
+  to[k] = 0;
+}
+#endif
 template <class V, class... I>
-inline typename V::reference_type at(const V& v, const char* where, const char* name, I... idx) {
+KOKKOS_INLINE_FUNCTION typename V::reference_type at(const V& v, const char* where, const char* name, I... idx) {
   const int64_t is[] = {(int64_t)idx...};
   for (int d = 0; d < (int)sizeof...(I); ++d) {
     if (is[d] < 0 || is[d] >= (int64_t)v.extent(d)) {
+#if defined(__CUDA_ARCH__)
+      if (atomicCAS(&dev_oob.set, 0, 1) == 0) {
+        dev_oob.dim = d, dev_oob.index = is[d], dev_oob.extent = (long long)v.extent(d);
+        copy_str(dev_oob.view, name, sizeof dev_oob.view);
+        copy_str(dev_oob.where, where, sizeof dev_oob.where);
+      }
+      return *reinterpret_cast<typename V::non_const_value_type*>(dev_dummy);
+#else
       if (Kokkos::atomic_compare_exchange(&oob().set, 0, 1) == 0) {
         oob_info& o = oob();
         o.dim = d, o.index = is[d], o.extent = (int64_t)v.extent(d), o.view = name, o.where = where;
       }
       static thread_local typename V::non_const_value_type dummy;
       return dummy;
+#endif
     }
   }
   return v(idx...);
 }
-// After a dispatch: the recorded out-of-bounds access, as the entry's failure.
-inline int oob_check() {
-  oob_info& o = oob();
-  if (!o.set) return 0;
+inline int oob_report(long long index, int dim, const char* view, long long extent, const char* where) {
   char buf[400];
   std::snprintf(buf, sizeof buf, "index %lld is out of bounds for dimension %d of view '%s' with size %lld (%s)",
-                (long long)o.index, o.dim, o.view, (long long)o.extent, o.where);
-  o.set = 0;
+                index, dim, view, extent, where);
   fail(buf);
   return 2;
+}
+// After a dispatch: the recorded out-of-bounds access, as the entry's failure.
+inline int oob_check() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  dev_oob_info d;
+  Kokkos::fence();
+  if (cudaMemcpyFromSymbol(&d, dev_oob, sizeof d) == cudaSuccess && d.set) {
+    const dev_oob_info clear{};
+    cudaMemcpyToSymbol(dev_oob, &clear, sizeof clear);
+    return oob_report(d.index, d.dim, d.view, d.extent, d.where);
+  }
+#endif
+  oob_info& o = oob();
+  if (!o.set) return 0;
+  o.set = 0;
+  return oob_report((long long)o.index, o.dim, o.view, (long long)o.extent, o.where);
 }
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 static DEFAULT_SPACE: AtomicU8 = AtomicU8::new(1);
 
-/// Space codes shared with the Python package: 0 Serial, 1 OpenMP, 2 Cuda.
+/// Space codes shared with the Python package: 0 Serial, 1 OpenMP, 2 Cuda, 3 Debug.
 pub fn from_code(code: u8) -> Space {
     match code {
         0 => Space::Serial,
         2 => Space::Cuda,
+        3 => Space::Debug,
         _ => Space::OpenMP,
     }
 }
@@ -20,6 +21,7 @@ pub fn code(s: Space) -> u8 {
         Space::Serial => 0,
         Space::OpenMP => 1,
         Space::Cuda => 2,
+        Space::Debug => 3,
     }
 }
 
