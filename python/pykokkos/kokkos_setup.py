@@ -17,10 +17,13 @@ With `nvcc` on PATH a second prefix with Serial+OpenMP+CUDA is built beside the 
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -46,11 +49,66 @@ def fail(msg: str) -> "None":
     sys.exit(1)
 
 
+def make_private(d: Path) -> None:
+    """Creates `d` 0700 (parents as the umask says), or checks an existing one is
+    the user's own folder and tightens its mode."""
+    d.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(mode=0o700)
+        return
+    except FileExistsError:
+        pass
+    st = d.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        fail(f"{d} exists but is not a folder owned by you: the cache will not use it")
+    if st.st_mode & 0o077:
+        d.chmod(0o700)
+
+
+def private_root(d: Path) -> Path:
+    """The same rule as the runtime's (src/build/trust.rs): a folder of the user's
+    own as is; a missing one created 0700; a sticky shared one (as /tmp) gets a
+    private per-user folder inside; any other shared one is refused."""
+    try:
+        st = d.stat()
+    except FileNotFoundError:
+        make_private(d)
+        return d
+    if not stat.S_ISDIR(st.st_mode):
+        fail(f"cache folder {d} is not a folder")
+    if st.st_uid == os.geteuid() and not st.st_mode & 0o022:
+        return d
+    if not st.st_mode & stat.S_ISVTX:
+        fail(f"cache folder {d} can be written by other users and has no sticky bit: they could "
+             "replace anything built there, so it is not used; point PK_CACHE_DIR at a folder of "
+             "your own (or at a sticky shared folder such as /tmp)")
+    mine = d / f"pykokkos-fuse-{os.geteuid()}"
+    make_private(mine)
+    return mine
+
+
 def cache_root() -> Path:
-    base = os.environ.get("PK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pykokkos-fuse"
-    )
-    return Path(base)
+    explicit = os.environ.get("PK_CACHE_DIR")
+    if explicit:
+        return private_root(Path(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    root = Path(base) / "pykokkos-fuse"
+    make_private(root)
+    return root
+
+
+@contextlib.contextmanager
+def locked(root: Path, name: str):
+    """An exclusive lock across processes: one set-up builds, the others wait and
+    then find its result."""
+    locks = root / "locks"
+    make_private(locks)
+    with open(locks / f"{name}.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def require_compiler() -> str:
@@ -150,7 +208,9 @@ def patch_for_cuda13(src: Path) -> None:
         fail(str(e))
 
 
-def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool) -> None:
+def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool, staging: Path) -> None:
+    """Configures for `prefix` (any path the install bakes in is the final one) and
+    installs into `staging`."""
     cmake, ninja = ensure_build_tools()
     cxx = require_compiler()
     args = [
@@ -184,7 +244,7 @@ def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool) -> None:
     say(f"compiling with {jobs} jobs (a few minutes on 2 cores) ...")
     run_logged([cmake, "--build", str(build), "-j", jobs], build / "build.log", progress=True)
     say("installing ...")
-    run_logged([cmake, "--install", str(build)], build / "install.log")
+    run_logged([cmake, "--install", str(build), "--prefix", str(staging)], build / "install.log")
 
 
 def run_logged(cmd: list[str], log: Path, progress: bool = False) -> None:
@@ -212,6 +272,17 @@ def ensure(cuda: bool) -> Path:
     stamp = prefix / ".pk-complete"
     if stamp.exists():
         return prefix
+    with locked(root, "setup"):
+        if stamp.exists():  # built by another set-up while this one waited
+            say(f"Kokkos {KOKKOS_VERSION} was built by another process in {prefix}")
+            return prefix
+        build_into(root, name, prefix, cuda)
+    return prefix
+
+
+def build_into(root: Path, name: str, prefix: Path, cuda: bool) -> None:
+    """Builds and installs into a temporary prefix, then renames it into place: a
+    build killed halfway leaves no prefix that a later run would use."""
     work = root / "build"
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -229,12 +300,14 @@ def ensure(cuda: bool) -> Path:
         patch_for_cuda13(cuda_src)  # idempotent: checks an existing copy is fully patched
         src = cuda_src
     build = work / f"build-{name}"
-    shutil.rmtree(prefix, ignore_errors=True)
-    cmake_build(src, build, prefix, cuda)
-    stamp.write_text(json.dumps({"version": KOKKOS_VERSION, "cuda": cuda}))
+    staging = root / f".{name}.part"
+    shutil.rmtree(staging, ignore_errors=True)
+    cmake_build(src, build, prefix, cuda, staging)
+    (staging / ".pk-complete").write_text(json.dumps({"version": KOKKOS_VERSION, "cuda": cuda}))
+    shutil.rmtree(prefix, ignore_errors=True)  # an unfinished prefix of an older version
+    staging.rename(prefix)
     say(f"Kokkos {KOKKOS_VERSION} ({'Serial+OpenMP+CUDA' if cuda else 'Serial+OpenMP'}) "
         f"installed in {prefix} ({time.time() - t0:.0f} s)")
-    return prefix
 
 
 def main() -> None:
@@ -244,9 +317,11 @@ def main() -> None:
     if unknown:
         fail(f"unknown arguments {unknown}; use --cuda-only, --host-only or --print-sdist")
     if "--print-sdist" in args:
-        work = cache_root() / "build"
-        work.mkdir(parents=True, exist_ok=True)
-        print(fetch_sdist(work))
+        root = cache_root()
+        with locked(root, "setup"):
+            work = root / "build"
+            work.mkdir(parents=True, exist_ok=True)
+            print(fetch_sdist(work))
         return
     explicit = os.environ.get("PK_KOKKOS_ROOT")
     if explicit:

@@ -1,7 +1,9 @@
-//! The on-disk kernel cache: blake3 keys, compile-to-temp then atomic rename,
-//! so concurrent processes never see half-written files and a failed compile
-//! leaves nothing behind.
+//! The on-disk kernel cache: blake3 keys, one build per key at a time (a lock
+//! per key), compile-to-temp then atomic rename, so concurrent processes never
+//! see half-written files and a failed or killed compile leaves nothing that
+//! would be loaded. Only entries `trust::verify` accepts are handed out.
 use super::toolchain::Toolchain;
+use super::trust::{self, Verdict};
 use crate::codegen::PRELUDE;
 use crate::errors::{PkError, PkResult};
 use std::fs;
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bump when generated code or the entry ABI changes meaning.
-pub const FORMAT_VERSION: &str = "pkfuse-1";
+pub const FORMAT_VERSION: &str = "pkfuse-2";
 
 pub fn key(tc: &Toolchain, source: &str) -> String {
     key_for(&tc.identity, source)
@@ -50,8 +52,12 @@ pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
     if dir.join(".complete").exists() {
         return Ok(());
     }
+    // One build at a time; who waited finds it done.
+    let _lock = trust::lock(&tc.cache, &format!("pch-{}", tc.identity))?;
+    if dir.join(".complete").exists() {
+        return Ok(());
+    }
     let _span = tracing::info_span!("precompile_header", dir = %dir.display()).entered();
-    fs::create_dir_all(&tc.cache)?;
     let tmp = unique_tmp(&tc.cache, "pch", "");
     fs::create_dir_all(&tmp)?;
     let hdr = tmp.join("pk_prelude.hpp");
@@ -85,18 +91,23 @@ fn publish_prelude(tmp: &Path, dir: &Path) -> PkResult<()> {
     Ok(())
 }
 
-/// Compiles `source` into the cache under `key` unless it is already there.
-/// Returns the shared library's path.
+/// Compiles `source` into the cache under `key` unless a trusted build of it
+/// is already there. Returns the shared library's path.
 pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResult<PathBuf> {
     let so = kernel_path(tc, key);
-    if so.exists() {
-        tracing::info!(target: "pykokkos", kernel, key, "cache hit (disk)");
+    if cached(&so, key, tc, kernel, false) {
+        return Ok(so);
+    }
+    let dir = so.parent().unwrap().to_path_buf();
+    trust::make_private(&dir)?;
+    // Striped by the key's first byte: a bounded number of lock files.
+    let _lock = trust::lock(&tc.cache, &format!("kernel-{}", &key[..2.min(key.len())]))?;
+    // Another process (or thread) may have built it while we waited.
+    if cached(&so, key, tc, kernel, true) {
         return Ok(so);
     }
     ensure_prelude(tc)?;
     let _span = tracing::info_span!("compile", kernel, key).entered();
-    let dir = so.parent().unwrap().to_path_buf();
-    fs::create_dir_all(&dir)?;
     let cpp = dir.join(format!("{key}.cpp"));
     let tmp_cpp = unique_tmp(&dir, key, ".cpp");
     fs::write(&tmp_cpp, source)?;
@@ -113,7 +124,7 @@ pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResul
         let _ = fs::remove_file(&tmp_so);
         // Keep the source for the bug report, out of the cache's way.
         let failed = tc.cache.join("failed");
-        let _ = fs::create_dir_all(&failed);
+        let _ = trust::make_private(&failed);
         let kept = failed.join(format!("{key}.cpp"));
         let _ = fs::rename(&cpp, &kept);
         return Err(PkError::Compile {
@@ -122,8 +133,32 @@ pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResul
             excerpt: excerpt(&String::from_utf8_lossy(&out.stderr)),
         });
     }
-    fs::rename(&tmp_so, &so)?;
-    Ok(so)
+    // The record first: a library without its record is never loaded.
+    let published = trust::write_record(&tmp_so, &so, key, &tc.identity)
+        .and_then(|()| fs::rename(&tmp_so, &so).map_err(PkError::from));
+    if published.is_err() {
+        let _ = fs::remove_file(&tmp_so);
+    }
+    published.map(|()| so)
+}
+
+/// Whether a trusted build of `key` is at `so`; an untrusted one is reported
+/// (once) and will be replaced by the caller's build.
+fn cached(so: &Path, key: &str, tc: &Toolchain, kernel: &str, locked: bool) -> bool {
+    match trust::verify(so, key, &tc.identity) {
+        Verdict::Trusted => {
+            tracing::info!(target: "pykokkos", kernel, key, "cache hit (disk)");
+            true
+        }
+        Verdict::Missing => false,
+        // Outside the lock a build may be between its two renames: look
+        // again under it before calling the entry bad.
+        Verdict::Untrusted(_) if !locked => false,
+        Verdict::Untrusted(why) => {
+            trust::warn_untrusted(so, &why);
+            false
+        }
+    }
 }
 
 /// The compiler's first error lines: enough to report, not a wall of templates.

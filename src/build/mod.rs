@@ -4,6 +4,7 @@ pub mod cache;
 pub mod cuda;
 pub mod loader;
 pub mod toolchain;
+pub mod trust;
 
 use crate::errors::PkResult;
 

@@ -6,6 +6,7 @@
 //! too: then the compiler is the `nvcc_wrapper` Kokkos installs in `<prefix>/bin`,
 //! targeting the GPU's own architecture (nvidia-smi, or `PK_CUDA_ARCH`).
 use super::cuda::{cuda_toolchain, which, Cuda};
+use super::trust;
 use crate::codegen::PRELUDE;
 use crate::errors::{PkError, PkResult};
 use std::ffi::OsString;
@@ -45,15 +46,28 @@ pub struct Toolchain {
     pub include_dir: PathBuf,
 }
 
-pub fn cache_root() -> PathBuf {
+/// The kernel cache and Kokkos install root: `PK_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/pykokkos-fuse` (`~/.cache/...`), made private; a shared
+/// `PK_CACHE_DIR` gets a per-user folder inside it (see `trust::private_root`).
+/// kokkos_setup.py applies the same rule.
+pub fn cache_root() -> PkResult<PathBuf> {
+    static ROOT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    ROOT.get_or_init(|| resolve_root().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(PkError::Environment)
+}
+
+fn resolve_root() -> PkResult<PathBuf> {
     if let Some(d) = &crate::config::get().cache_dir {
-        return PathBuf::from(d);
+        return trust::private_root(Path::new(d));
     }
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
-    base.join("pykokkos-fuse")
+    let dir = base.join("pykokkos-fuse");
+    trust::make_private(&dir)?;
+    Ok(dir)
 }
 
 fn find_kokkos() -> PkResult<Kokkos> {
@@ -62,7 +76,7 @@ fn find_kokkos() -> PkResult<Kokkos> {
         Some(p) => p,
         None => {
             let want_cuda = crate::config::get().kokkos_cuda.as_deref() == Some("1");
-            cache_root().join(format!(
+            cache_root()?.join(format!(
                 "kokkos-{KOKKOS_VERSION}-{}",
                 if want_cuda { "cuda" } else { "host" }
             ))
@@ -145,7 +159,8 @@ fn compiler_fingerprint() -> String {
 }
 
 fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
-    let memo = cache_root().join(format!("compiler-{}.txt", compiler_fingerprint()));
+    let root = cache_root()?;
+    let memo = root.join(format!("compiler-{}.txt", compiler_fingerprint()));
     if let Ok(text) = std::fs::read_to_string(&memo) {
         let mut lines = text.lines();
         if let Some(path) = lines.next().filter(|p| !p.is_empty()) {
@@ -160,7 +175,7 @@ fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
         text.push('\n');
     }
     let tmp = memo.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::create_dir_all(cache_root()).is_ok() && std::fs::write(&tmp, text).is_ok() {
+    if std::fs::write(&tmp, text).is_ok() {
         let _ = std::fs::rename(&tmp, &memo);
     }
     Ok((path, args))
@@ -254,7 +269,7 @@ fn probe() -> PkResult<Toolchain> {
         (compiler, args, None)
     };
     args.push(format!("-I{}", kokkos.prefix.join("include").display()).into());
-    let cache = cache_root();
+    let cache = cache_root()?;
     h.update(binary_identity(&compiler).as_bytes());
     for a in &args {
         h.update(a.to_string_lossy().as_bytes());
