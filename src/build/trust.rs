@@ -32,13 +32,16 @@ pub fn private_root(dir: &Path) -> PkResult<PathBuf> {
         }
     };
     if !meta.is_dir() {
-        return Err(env_err(format!("cache folder {} is not a folder", dir.display())));
+        return Err(env_err(format!(
+            "cache folder {} is not a folder",
+            dir.display()
+        )));
     }
     let shared = meta.uid() != euid() || meta.mode() & 0o022 != 0;
     if !shared {
         return Ok(dir.to_path_buf());
     }
-    if meta.mode() & libc::S_ISVTX as u32 == 0 {
+    if meta.mode() & libc::S_ISVTX == 0 {
         return Err(env_err(format!(
             "cache folder {} can be written by other users and has no sticky bit: they could \
              replace anything built there, so it is not used; point PK_CACHE_DIR at a folder of \
@@ -125,11 +128,15 @@ pub fn verify(so: &Path, key: &str, identity: &str) -> Verdict {
         return Verdict::Untrusted("its build record is not one of ours".into());
     };
     if found.key != key || found.toolchain != identity || found.package != PACKAGE {
-        return Verdict::Untrusted("its build record is for another kernel, toolchain or package version".into());
+        return Verdict::Untrusted(
+            "its build record is for another kernel, toolchain or package version".into(),
+        );
     }
     match fs::read(so) {
         Ok(bytes) if blake3::hash(&bytes).to_hex().as_str() == found.blake3 => Verdict::Trusted,
-        Ok(_) => Verdict::Untrusted("its bytes do not match the hash recorded when it was built".into()),
+        Ok(_) => {
+            Verdict::Untrusted("its bytes do not match the hash recorded when it was built".into())
+        }
         Err(e) => Verdict::Untrusted(e.to_string()),
     }
 }
@@ -142,7 +149,10 @@ fn unsafe_file(meta: &fs::Metadata) -> Option<String> {
         return Some(format!("it is owned by uid {}, not by you", meta.uid()));
     }
     if meta.mode() & 0o022 != 0 {
-        return Some(format!("others can write it (mode {:o})", meta.mode() & 0o777));
+        return Some(format!(
+            "others can write it (mode {:o})",
+            meta.mode() & 0o777
+        ));
     }
     None
 }
@@ -158,7 +168,10 @@ pub fn write_record(tmp_so: &Path, so: &Path, key: &str, identity: &str) -> PkRe
     };
     let path = record_path(so);
     let tmp = tmp_so.with_extension("json.tmp");
-    fs::write(&tmp, serde_json::to_string(&rec).expect("a record serializes"))?;
+    fs::write(
+        &tmp,
+        serde_json::to_string(&rec).expect("a record serializes"),
+    )?;
     fs::set_permissions(&tmp, fs::Permissions::from_mode(0o600))?;
     fs::rename(&tmp, &path)?;
     Ok(())
@@ -189,6 +202,13 @@ pub fn lock(dir: &Path, name: &str) -> PkResult<Lock> {
         .truncate(false)
         .write(true)
         .open(locks.join(format!("{name}.lock")))?;
-    f.lock()?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock on a descriptor this function owns; released on close.
+    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e.into());
+        }
+    }
     Ok(Lock(f))
 }

@@ -97,6 +97,9 @@ pub fn run(
             )
         }
     };
+    // The kernel ran (perhaps only in part): borrowed memory gets back what it
+    // wrote, as the host's own memory would have, also when it then failed.
+    let finished = device_launch.map_or(Ok(()), |l| l.finish());
     if rc == 2 {
         // An index outside a view (PK_BOUNDS_CHECK=1): nothing was touched there.
         let msg = loader::error_text(k.error);
@@ -112,9 +115,7 @@ pub fn run(
             Who::Region(l) => format!("{l} failed in Kokkos: {msg}"),
         }));
     }
-    if let Some(l) = device_launch {
-        l.finish()?;
-    }
+    finished?;
     for (slot, &(b, dt)) in k.accs.iter().enumerate() {
         totals[b] = Some(read_total(&result[slot], dt));
     }

@@ -27,6 +27,8 @@ pub struct Alloc {
     foreign: Option<ForeignBuf>,
     /// Memory the runtime did not allocate (NumPy's).
     borrowed: bool,
+    /// What keeps borrowed host memory valid (an imported DLPack tensor).
+    keep: Option<Py<PyAny>>,
     /// Python View objects (the view and its subviews) still alive.
     pub live: AtomicUsize,
     /// Buffer-protocol exports alive: while > 0 Python may touch the memory
@@ -72,6 +74,7 @@ impl Alloc {
             bytes,
             foreign: None,
             borrowed: false,
+            keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
             uvm,
@@ -88,6 +91,7 @@ impl Alloc {
             bytes: 0,
             foreign,
             borrowed: true,
+            keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
             uvm: false,
@@ -168,6 +172,14 @@ impl Alloc {
     /// space use it in place; there is nothing on the host.
     pub fn is_device_only(&self) -> bool {
         self.device_owner.is_some()
+    }
+
+    /// Wraps host memory kept valid by `owner` (an imported DLPack tensor).
+    pub fn host_borrowed(ptr: *mut u8, owner: Py<PyAny>) -> Arc<Alloc> {
+        let a = Alloc::borrowed(ptr, None);
+        let mut a = Arc::try_unwrap(a).ok().expect("fresh allocation");
+        a.keep = Some(owner);
+        Arc::new(a)
     }
 
     /// Wraps device memory owned by `owner` (e.g. a CuPy array).

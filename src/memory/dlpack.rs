@@ -1,11 +1,12 @@
-//! DLPack (the `__dlpack__` protocol): views export themselves as DLPack
-//! capsules (host memory, or their device mirror), and CUDA DLPack tensors
-//! (JAX, PyTorch, CuPy) are accepted as kernel arguments in place.
+//! DLPack (the `__dlpack__` protocol, legacy and 1.0 versioned capsules):
+//! views export themselves as capsules (host memory, or their device mirror),
+//! and DLPack tensors (JAX, PyTorch, CuPy; host ones without the buffer
+//! protocol) are accepted as kernel arguments in place. An imported tensor is
+//! kept alive (its producer may free the memory in its deleter) until the
+//! view over it is done, then its deleter runs once.
 use super::alloc::Alloc;
 use super::geometry::contiguous_strides;
-use super::view::{device_view, ViewVal};
-use crate::types::{DType, ViewTy};
-use pyo3::exceptions::{PyBufferError, PyTypeError};
+use crate::types::DType;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::os::raw::{c_char, c_void};
@@ -48,8 +49,29 @@ pub struct DLManagedTensor {
     pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensor)>,
 }
 
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct DLPackVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+/// DLPack 1.0's managed tensor: versioned, with flags.
+#[repr(C)]
+pub struct DLManagedTensorVersioned {
+    pub version: DLPackVersion,
+    pub manager_ctx: *mut c_void,
+    pub deleter: Option<unsafe extern "C" fn(*mut DLManagedTensorVersioned)>,
+    pub flags: u64,
+    pub dl_tensor: DLTensor,
+}
+
 const NAME: &[u8] = b"dltensor\0";
 const USED: &[u8] = b"used_dltensor\0";
+const VERSIONED: &[u8] = b"dltensor_versioned\0";
+const USED_VERSIONED: &[u8] = b"used_dltensor_versioned\0";
+const OWNER: &[u8] = b"pykokkos.dlpack_tensor\0";
+const FLAG_READ_ONLY: u64 = 1;
 
 fn dl_dtype(d: DType) -> DLDataType {
     let (code, bits) = match d {
@@ -97,22 +119,38 @@ struct Ctx {
 }
 
 unsafe extern "C" fn delete_managed(m: *mut DLManagedTensor) {
-    if m.is_null() {
-        return;
+    if !m.is_null() {
+        let m = Box::from_raw(m);
+        release_ctx(m.manager_ctx);
     }
-    let m = Box::from_raw(m);
-    let ctx = Box::from_raw(m.manager_ctx as *mut Ctx);
+}
+
+unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
+    if !m.is_null() {
+        let m = Box::from_raw(m);
+        release_ctx(m.manager_ctx);
+    }
+}
+
+unsafe fn release_ctx(ctx: *mut c_void) {
+    let ctx = Box::from_raw(ctx as *mut Ctx);
     ctx.alloc
         .exports
         .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
 }
 
-/// Capsule destructor: frees the tensor unless a consumer took it (and renamed it).
+/// Capsule destructors: free the tensor unless a consumer took it (and renamed it).
 unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     let name = NAME.as_ptr() as *const c_char;
     if ffi::PyCapsule_IsValid(capsule, name) == 1 {
-        let m = ffi::PyCapsule_GetPointer(capsule, name) as *mut DLManagedTensor;
-        delete_managed(m);
+        delete_managed(ffi::PyCapsule_GetPointer(capsule, name) as *mut DLManagedTensor);
+    }
+}
+
+unsafe extern "C" fn versioned_destructor(capsule: *mut ffi::PyObject) {
+    let name = VERSIONED.as_ptr() as *const c_char;
+    if ffi::PyCapsule_IsValid(capsule, name) == 1 {
+        delete_versioned(ffi::PyCapsule_GetPointer(capsule, name) as *mut DLManagedTensorVersioned);
     }
 }
 
@@ -145,7 +183,8 @@ pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, i32)> {
     }
 }
 
-/// A DLPack capsule for `data` (already current on `device`).
+/// A DLPack capsule for `data` (already current on `device`): a 1.0
+/// versioned one when the consumer asked for it (`max_version` >= 1.0).
 #[allow(clippy::too_many_arguments)]
 pub fn export(
     py: Python<'_>,
@@ -155,6 +194,7 @@ pub fn export(
     dtype: DType,
     shape: &[i64],
     strides: &[i64],
+    versioned: bool,
 ) -> PyResult<Py<PyAny>> {
     // Like a buffer export: while a consumer holds the tensor, Python can reach
     // the memory behind the runtime's back, so launches on it run at once.
@@ -178,76 +218,46 @@ pub fn export(
         strides: ctx.strides.as_mut_ptr(),
         byte_offset: 0,
     };
-    let managed = Box::new(DLManagedTensor {
-        dl_tensor: tensor,
-        manager_ctx: Box::into_raw(ctx) as *mut c_void,
-        deleter: Some(delete_managed),
-    });
-    let raw = Box::into_raw(managed);
+    let ctx = Box::into_raw(ctx) as *mut c_void;
     let cap = unsafe {
-        ffi::PyCapsule_New(
-            raw as *mut c_void,
-            NAME.as_ptr() as *const c_char,
-            Some(capsule_destructor),
-        )
+        if versioned {
+            let raw = Box::into_raw(Box::new(DLManagedTensorVersioned {
+                version: DLPackVersion { major: 1, minor: 0 },
+                manager_ctx: ctx,
+                deleter: Some(delete_versioned),
+                flags: 0,
+                dl_tensor: tensor,
+            }));
+            let cap = ffi::PyCapsule_New(
+                raw as *mut c_void,
+                VERSIONED.as_ptr() as *const c_char,
+                Some(versioned_destructor),
+            );
+            if cap.is_null() {
+                delete_versioned(raw);
+            }
+            cap
+        } else {
+            let raw = Box::into_raw(Box::new(DLManagedTensor {
+                dl_tensor: tensor,
+                manager_ctx: ctx,
+                deleter: Some(delete_managed),
+            }));
+            let cap = ffi::PyCapsule_New(
+                raw as *mut c_void,
+                NAME.as_ptr() as *const c_char,
+                Some(capsule_destructor),
+            );
+            if cap.is_null() {
+                delete_managed(raw);
+            }
+            cap
+        }
     };
     if cap.is_null() {
-        unsafe { delete_managed(raw) };
         return Err(PyErr::fetch(py));
     }
     Ok(unsafe { Py::from_owned_ptr(py, cap) })
 }
 
-/// A CUDA DLPack tensor as a kernel argument, used in place. The producer
-/// object stays alive as long as the argument does, which keeps the memory.
-pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
-    let py = obj.py();
-    let (dev_type, _): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
-    if dev_type != CUDA && dev_type != CUDA_MANAGED {
-        return Err(PyTypeError::new_err(
-            "DLPack tensors are accepted from CUDA devices; pass host arrays as NumPy arrays",
-        ));
-    }
-    let cap = obj.call_method0("__dlpack__")?;
-    let name = NAME.as_ptr() as *const c_char;
-    let m = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), name) } as *mut DLManagedTensor;
-    if m.is_null() {
-        return Err(PyBufferError::new_err(
-            "__dlpack__ did not return a valid 'dltensor' capsule",
-        ));
-    }
-    let t = unsafe { &(*m).dl_tensor };
-    let rank = t.ndim as usize;
-    let dtype = from_dl_dtype(t.dtype)
-        .ok_or_else(|| PyTypeError::new_err("unsupported DLPack element type"));
-    let result = (|| {
-        let dtype = dtype?;
-        if rank == 0 || rank > 8 {
-            return Err(PyTypeError::new_err(format!(
-                "arrays passed to kernels have 1 to 8 dimensions, not {rank}"
-            )));
-        }
-        let mut extent = [0i64; 8];
-        let mut stride = [0i64; 8];
-        // SAFETY: a DLPack producer gives `ndim` shape (and stride) entries.
-        extent[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.shape, rank) });
-        if t.strides.is_null() {
-            stride = contiguous_strides(&extent[..rank], false);
-            stride[rank..].fill(0);
-        } else {
-            stride[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, rank) });
-        }
-        let data = unsafe { (t.data as *mut u8).add(t.byte_offset as usize) };
-        Ok(device_view(obj, data, dtype, rank, extent, stride))
-    })();
-    // We keep `obj` (the producer) alive instead of the managed tensor: mark the
-    // capsule consumed and release the tensor now.
-    unsafe {
-        ffi::PyCapsule_SetName(cap.as_ptr(), USED.as_ptr() as *const c_char);
-        if let Some(del) = (*m).deleter {
-            del(m);
-        }
-    }
-    let _ = py;
-    result
-}
+pub mod import;

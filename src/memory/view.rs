@@ -44,6 +44,26 @@ impl ViewVal {
     }
 }
 
+/// A view over borrowed memory: device memory (CUDA array interface or
+/// DLPack) when `on_device`, else host memory (DLPack); `owner` is kept alive
+/// with it, which keeps the memory valid.
+pub fn borrowed_view(
+    owner: &Bound<'_, PyAny>,
+    data: *mut u8,
+    on_device: bool,
+    dtype: DType,
+    rank: usize,
+    extent: [i64; 8],
+    stride: [i64; 8],
+) -> (ViewTy, ViewVal) {
+    if on_device {
+        return device_view(owner, data, dtype, rank, extent, stride);
+    }
+    let (ty, mut v) = device_view(owner, std::ptr::null_mut(), dtype, rank, extent, stride);
+    v.alloc = Alloc::host_borrowed(data, owner.clone().unbind());
+    (ty, v)
+}
+
 /// A view over borrowed device memory (CUDA array interface or DLPack);
 /// `owner` is kept alive with it, which keeps the memory valid.
 pub fn device_view(

@@ -112,7 +112,7 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
                     .hasattr(pyo3::intern!(obj.py(), "__dlpack__"))
                     .unwrap_or(false) =>
             {
-                let (t, v) = dlpack::import(obj)?;
+                let (t, v) = dlpack::import::import(obj)?;
                 return Ok((ArgTy::View(t), ArgVal::View(v)));
             }
             Err(_) => return Err(e),

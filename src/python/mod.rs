@@ -6,6 +6,7 @@ mod args;
 mod bridge;
 mod buffer;
 mod constants;
+mod interop;
 mod launch;
 mod lazy;
 mod origin;

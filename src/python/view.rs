@@ -114,6 +114,16 @@ fn born(v: View) -> View {
 }
 
 impl View {
+    fn window(&self) -> super::interop::Window<'_> {
+        super::interop::Window {
+            alloc: &self.alloc,
+            offset: self.offset,
+            dtype: self.dtype,
+            shape: self.shape(),
+            strides: &self.strides[..self.rank],
+        }
+    }
+
     /// Wraps any writable buffer (a NumPy array) without copying.
     fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
         let (buf, dtype) = buffer::get_buffer(obj)?;
@@ -259,39 +269,24 @@ impl View {
         &self,
         py: Python<'py>,
     ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        // Pending launches first: a recorded CUDA launch is what gives a view
-        // its device memory.
-        flush_host(py, self.alloc.id())?;
-        let has = self.alloc.uvm || !self.alloc.dev.load(Ordering::Acquire).is_null();
-        if !has {
-            return Err(pyo3::exceptions::PyAttributeError::new_err(
-                "this View has no device memory (no CUDA kernel used it yet)",
-            ));
-        }
-        let base = self.alloc.device_ptr(true).map_err(py_err)?;
-        // The interface has no stream: the data must be ready when handed over.
-        crate::kokkos::settle();
-        let data = base.wrapping_offset(self.offset) as usize;
-        buffer::cuda_array_interface(py, data, self.dtype, self.shape(), &self.strides)
+        super::interop::cuda_array_interface(py, self.window())
     }
 
     /// DLPack export: a capsule over the device copy when a CUDA kernel used
     /// this view (it becomes current and counts as newer), else over host memory
     /// (pending work on it runs first).
-    #[pyo3(signature = (stream=None, **_kwargs))]
+    /// A 1.0 versioned capsule when the consumer's `max_version` allows it.
+    #[pyo3(signature = (stream=None, max_version=None, **_kwargs))]
     fn __dlpack__(
         &self,
         py: Python<'_>,
         stream: Option<Py<PyAny>>,
+        max_version: Option<(u32, u32)>,
         _kwargs: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Py<PyAny>> {
         let _ = stream;
-        flush_host(py, self.alloc.id())?;
-        let (base, device) = dlpack::current_copy(&self.alloc).map_err(py_err)?;
-        let data = base.wrapping_offset(self.offset);
-        let strides = &self.strides[..self.rank];
-        let alloc = self.alloc.clone();
-        dlpack::export(py, alloc, data, device, self.dtype, self.shape(), strides)
+        let versioned = max_version.is_some_and(|(major, _)| major >= 1);
+        super::interop::dlpack(py, self.window(), versioned)
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {

@@ -1,0 +1,164 @@
+//! Importing DLPack tensors as kernel arguments: the tensor is taken from
+//! the producer's capsule into an owner of ours that runs its deleter once,
+//! when the last view over it is gone.
+use super::{
+    contiguous_strides, from_dl_dtype, DLManagedTensor, DLManagedTensorVersioned, DLTensor, CPU,
+    CUDA, CUDA_MANAGED, FLAG_READ_ONLY, NAME, OWNER, USED, USED_VERSIONED, VERSIONED,
+};
+use crate::memory::view::{borrowed_view, ViewVal};
+use crate::types::ViewTy;
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use std::os::raw::{c_char, c_void};
+
+/// An imported tensor, taken from its capsule: its deleter runs once, when
+/// the last view over it is gone (the owner capsule's destructor).
+enum Taken {
+    Legacy(*mut DLManagedTensor),
+    Versioned(*mut DLManagedTensorVersioned),
+}
+
+impl Taken {
+    fn tensor(&self) -> &DLTensor {
+        // SAFETY: the producer keeps the tensor valid until its deleter runs.
+        unsafe {
+            match self {
+                Taken::Legacy(m) => &(**m).dl_tensor,
+                Taken::Versioned(m) => &(**m).dl_tensor,
+            }
+        }
+    }
+}
+
+unsafe extern "C" fn owner_destructor(capsule: *mut ffi::PyObject) {
+    let p = ffi::PyCapsule_GetPointer(capsule, OWNER.as_ptr() as *const c_char) as *mut Taken;
+    if !p.is_null() {
+        release(*Box::from_raw(p));
+    }
+}
+
+/// Hands a taken tensor back to its producer: its deleter, once.
+unsafe fn release(t: Taken) {
+    match t {
+        Taken::Legacy(m) => {
+            if let Some(del) = (*m).deleter {
+                del(m)
+            }
+        }
+        Taken::Versioned(m) => {
+            if let Some(del) = (*m).deleter {
+                del(m)
+            }
+        }
+    }
+}
+
+/// Asks for a 1.0 capsule; producers that predate it get the plain call.
+fn request<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = obj.py();
+    let kw = pyo3::types::PyDict::new(py);
+    kw.set_item("max_version", (1, 0))?;
+    match obj.call_method("__dlpack__", (), Some(&kw)) {
+        Ok(c) => Ok(c),
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => obj.call_method0("__dlpack__"),
+        Err(e) => Err(e),
+    }
+}
+
+/// Takes the tensor out of a producer's capsule (renaming it "used_...", as
+/// the protocol says) into an owner capsule of ours.
+fn take(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, *const Taken)> {
+    let p = cap.as_ptr();
+    let taken = unsafe {
+        if ffi::PyCapsule_IsValid(p, VERSIONED.as_ptr() as *const c_char) == 1 {
+            let m = ffi::PyCapsule_GetPointer(p, VERSIONED.as_ptr() as *const c_char)
+                as *mut DLManagedTensorVersioned;
+            ffi::PyCapsule_SetName(p, USED_VERSIONED.as_ptr() as *const c_char);
+            Taken::Versioned(m)
+        } else if ffi::PyCapsule_IsValid(p, NAME.as_ptr() as *const c_char) == 1 {
+            let m = ffi::PyCapsule_GetPointer(p, NAME.as_ptr() as *const c_char)
+                as *mut DLManagedTensor;
+            ffi::PyCapsule_SetName(p, USED.as_ptr() as *const c_char);
+            Taken::Legacy(m)
+        } else {
+            ffi::PyErr_Clear();
+            return Err(PyBufferError::new_err(
+                "__dlpack__ did not return an unused 'dltensor' or 'dltensor_versioned' capsule",
+            ));
+        }
+    };
+    let raw = Box::into_raw(Box::new(taken));
+    let owner = unsafe {
+        ffi::PyCapsule_New(
+            raw as *mut c_void,
+            OWNER.as_ptr() as *const c_char,
+            Some(owner_destructor),
+        )
+    };
+    if owner.is_null() {
+        // Still ours to release: run the deleter now.
+        unsafe { release(*Box::from_raw(raw)) };
+        return Err(PyErr::fetch(py));
+    }
+    Ok((unsafe { Py::from_owned_ptr(py, owner) }, raw))
+}
+
+/// A DLPack tensor (host or CUDA) as a kernel argument, used in place.
+pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
+    let py = obj.py();
+    let (dev_type, _): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
+    if ![CPU, CUDA, CUDA_MANAGED].contains(&dev_type) {
+        return Err(PyTypeError::new_err(format!(
+            "DLPack tensors are accepted from the host and CUDA devices, not device type {dev_type}"
+        )));
+    }
+    let cap = request(obj)?;
+    // From here on the tensor is ours: dropping `owner` runs its deleter once.
+    let (owner, taken) = take(py, &cap)?;
+    let taken = unsafe { &*taken };
+    if let Taken::Versioned(m) = taken {
+        let (version, flags) = unsafe { ((**m).version, (**m).flags) };
+        if version.major != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "DLPack {}.{} tensors are not supported (1.x is)",
+                version.major, version.minor
+            )));
+        }
+        if flags & FLAG_READ_ONLY != 0 {
+            return Err(PyTypeError::new_err(
+                "a read-only DLPack tensor cannot be a kernel argument (kernels may write their \
+                 arguments): pass a writable copy",
+            ));
+        }
+    }
+    let t = taken.tensor();
+    let rank = t.ndim as usize;
+    let dtype = from_dl_dtype(t.dtype)
+        .ok_or_else(|| PyTypeError::new_err("unsupported DLPack element type"))?;
+    if rank == 0 || rank > 8 {
+        return Err(PyTypeError::new_err(format!(
+            "arrays passed to kernels have 1 to 8 dimensions, not {rank}"
+        )));
+    }
+    let mut extent = [0i64; 8];
+    let mut stride = [0i64; 8];
+    // SAFETY: a DLPack producer gives `ndim` shape (and stride) entries.
+    extent[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.shape, rank) });
+    if t.strides.is_null() {
+        stride = contiguous_strides(&extent[..rank], false);
+        stride[rank..].fill(0);
+    } else {
+        stride[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, rank) });
+    }
+    let data = unsafe { (t.data as *mut u8).add(t.byte_offset as usize) };
+    Ok(borrowed_view(
+        owner.bind(py),
+        data,
+        dev_type != CPU,
+        dtype,
+        rank,
+        extent,
+        stride,
+    ))
+}
