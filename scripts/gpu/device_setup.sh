@@ -5,7 +5,8 @@
 # pykokkos with the CUDA toolchain. Logs go to $OUT (the device tool's output folder).
 OUT=${OUT:-/tmp/pk-gpu-out}
 mkdir -p "$OUT"
-export PK_CACHE_DIR=${PK_CACHE_DIR:-/tmp/pkc}
+# A per-user folder (private, 0700): never a cache others could write into.
+export PK_CACHE_DIR=${PK_CACHE_DIR:-/tmp/pkc-$(id -u)}
 export PK_KOKKOS_SDIST=${PK_KOKKOS_SDIST:-.carry/pykokkos-base-0.0.7.tar.gz}
 export PK_BUILD_JOBS=${PK_BUILD_JOBS:-$(nproc)}
 export PK_KOKKOS_CUDA=1
