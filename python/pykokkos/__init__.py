@@ -9,7 +9,8 @@ import math as _math
 import os as _os
 
 from . import _native
-from ._kernels import classtype, function, functor, main, workunit
+from ._kernels import classtype, function, functor, workunit
+from ._workload import Iterate, Rank, callback, execute, main, printf, workload
 from ._launch import (AUTO, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
                       get_default_space, parallel_for, parallel_reduce, parallel_scan,
                       set_default_space)

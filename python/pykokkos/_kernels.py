@@ -83,7 +83,6 @@ def classtype(cls):
     return cls
 
 
-main = workunit  # PyKokkos' @pk.main marks a host entry; it needs no translation
 
 
 def _classify(value):

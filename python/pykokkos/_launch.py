@@ -24,7 +24,9 @@ def RangePolicy(*args):
 
 
 def MDRangePolicy(begin, end, tile=None, space=None, **_):
-    """`pk.MDRangePolicy([b0, b1, ...], [e0, e1, ...], [tile])`."""
+    """`pk.MDRangePolicy([b0, b1, ...], [e0, e1, ...], [tile])`; `rank=pk.Rank(...)`,
+    `iter_outer=` and `iter_inner=` choose an iteration order, which results never
+    depend on (accepted, not needed)."""
     if isinstance(begin, ExecutionSpace):
         space, begin, end = begin, end, tile
     return _native.Policy([int(b) for b in begin], [int(e) for e in end], space_code(space))
@@ -70,6 +72,8 @@ def _target(wu, what):
         for k, v in vars(obj).items():
             if isinstance(v, (bool, int, float, _native.View)) or hasattr(v, "__array_interface__"):
                 members[k] = v
+            elif isinstance(v, LazyNumber):  # a reduction's total stored in a field
+                members[k] = v._get()
         methods = {}
         for k in dir(type(obj)):
             m = getattr(type(obj), k, None)

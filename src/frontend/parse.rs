@@ -83,7 +83,18 @@ fn function(f: py::StmtFunctionDef) -> KResult<FunctionDef> {
 }
 
 fn block(stmts: Vec<py::Stmt>) -> KResult<Vec<Stmt>> {
-    stmts.into_iter().map(stmt).collect()
+    let mut out = Vec::new();
+    for s in stmts {
+        match s {
+            py::Stmt::Assign(a) if a.targets.len() > 1 => {
+                let targets = a.targets.into_iter().map(target).collect::<KResult<_>>()?;
+                let value = expr(*a.value)?;
+                out.extend(super::chain::chained(targets, value, span(a.range)));
+            }
+            s => out.push(stmt(s)?),
+        }
+    }
+    Ok(out)
 }
 
 fn binop(op: py::Operator, at: Span) -> KResult<BinOp> {
