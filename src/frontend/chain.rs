@@ -45,7 +45,10 @@ fn fetch_add(targets: &[Expr], value: &Expr) -> Option<(usize, Expr, Expr)> {
         return None;
     };
     for (elem, e) in [(l, r), (r, l)] {
-        let simple = matches!(e.kind, ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_));
+        let simple = matches!(
+            e.kind,
+            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_)
+        );
         let Some(k) = targets.iter().position(|t| same(t, elem)) else {
             continue;
         };

@@ -243,11 +243,6 @@ def tuple_unpacking(i, v, m, x, n):
 
 
 @pk.workunit
-def chained_assignment(i, v, m, x, n):
-    a = b = x  # ERR
-
-
-@pk.workunit
 def while_else(i, v, m, x, n):
     while x > 0:  # ERR
         break
