@@ -123,6 +123,8 @@ pub enum StmtKind {
     Pass,
     Return(Option<Expr>),
     Expr(Expr),
+    /// `nonlocal a, b` in a nested `def`: those names are the enclosing kernel's.
+    Nonlocal(Vec<String>),
     /// A nested `def`: the body of a nested parallel pattern (a team kernel's
     /// `pk.parallel_for(pk.TeamThreadRange(m, n), body)`) or of `pk.single`.
     Def(Box<FunctionDef>),

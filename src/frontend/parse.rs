@@ -188,6 +188,10 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
         py::Stmt::Break(b) => (StmtKind::Break, b.range),
         py::Stmt::Continue(c) => (StmtKind::Continue, c.range),
         py::Stmt::Pass(p) => (StmtKind::Pass, p.range),
+        py::Stmt::Nonlocal(n) => (
+            StmtKind::Nonlocal(n.names.iter().map(|x| x.to_string()).collect()),
+            n.range,
+        ),
         py::Stmt::Return(r) => (
             StmtKind::Return(r.value.map(|v| expr(*v)).transpose()?),
             r.range,
@@ -219,10 +223,6 @@ fn stmt(s: py::Stmt) -> KResult<Stmt> {
                 }
                 py::Stmt::Global(_) => (
                     "'global'",
-                    "pass the value as a keyword argument of the launch instead",
-                ),
-                py::Stmt::Nonlocal(_) => (
-                    "'nonlocal'",
                     "pass the value as a keyword argument of the launch instead",
                 ),
                 py::Stmt::AsyncFunctionDef(_) => (

@@ -87,6 +87,14 @@ impl FnCx<'_> {
         let saved_workunit = std::mem::replace(&mut self.is_workunit, true);
         let mut own = BTreeSet::new();
         assigned_names(&def.body, &mut own);
+        // `nonlocal x`: assignments to x are the enclosing kernel's x.
+        for s in &def.body {
+            if let StmtKind::Nonlocal(names) = &s.kind {
+                for n in names {
+                    own.remove(n);
+                }
+            }
+        }
         for (n, ..) in params {
             own.insert(n.clone());
         }

@@ -14,12 +14,42 @@ impl FnCx<'_> {
         Ok(())
     }
 
+    /// `x` when `target = value` reads `acc = acc + x` or `acc = x + acc` for
+    /// an accumulator `acc`.
+    fn accumulation<'e>(&self, target: &Expr, value: &'e Expr) -> Option<&'e Expr> {
+        use crate::frontend::ast::{BinOp, ExprKind};
+        let ExprKind::Name(acc) = &target.kind else {
+            return None;
+        };
+        if self.vars.get(acc).map(|v| v.kind) != Some(super::VarKind::Acc) {
+            return None;
+        }
+        let is_acc = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == acc);
+        match &value.kind {
+            ExprKind::Bin(BinOp::Add, l, r) if is_acc(l) => Some(r),
+            ExprKind::Bin(BinOp::Add, l, r) if is_acc(r) => Some(l),
+            _ => None,
+        }
+    }
+
     fn lower_stmt(&mut self, s: &Stmt) -> KResult<()> {
         match &s.kind {
             StmtKind::Assign { target, ann, value } => {
+                // `acc = acc + x` (or `x + acc`) is PyKokkos' other spelling of `acc += x`.
+                if let Some(x) = value.as_ref().and_then(|v| self.accumulation(target, v)) {
+                    return self.aug_assign(target, crate::frontend::ast::BinOp::Add, x);
+                }
                 self.assign(target, ann.as_ref(), value.as_ref(), s)
             }
             StmtKind::AugAssign { target, op, value } => self.aug_assign(target, *op, value),
+            // Scoping only (see `lambda`): the names must exist around the def.
+            StmtKind::Nonlocal(names) => match names.iter().find(|n| !self.vars.contains_key(*n)) {
+                Some(n) => type_error(
+                    s.span,
+                    format!("nonlocal '{n}' names no variable of this kernel (kernels cannot assign Python's variables; return the value or pass a View to write into)"),
+                ),
+                None => Ok(()),
+            },
             StmtKind::If { test, body, orelse } => {
                 let c = self.expr(test)?;
                 self.want_scalar(&c, test, "an 'if' test")?;

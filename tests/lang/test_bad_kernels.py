@@ -28,7 +28,7 @@ CASES = [
     ("with_block", SYN, "'with' is not supported"),
     ("lambda_expr", SYN, "lambda is not supported"),
     ("global_stmt", SYN, "'global' is not supported"),
-    ("nonlocal_stmt", SYN, "'nonlocal' is not supported"),
+    ("nonlocal_stmt", TYP, "nonlocal 'total' names no variable of this kernel"),
     ("unknown_call", TYP, "'frobnicate' is not a function kernels can call"),
     ("plain_python_function", TYP, "'not_a_kernel_function' is not a function kernels can call"),
     ("undefined_name", TYP, "name 'not_defined_anywhere' is not defined"),

@@ -323,3 +323,39 @@ def test_scratch_size_requests_are_checked():
     with pytest.raises(TypeError, match="applies to a pk.TeamPolicy"):
         pk.RangePolicy(0, 4).set_scratch_size(0, pk.PerTeam(64))
     assert pk.ScratchView1D[pk.int32].shmem_size(10) == 44
+
+
+@pk.workunit
+def team_total_nonlocal(tm: pk.TeamMember, acc: pk.Acc[pk.double], cols: int, A):
+    r: int = tm.league_rank()
+
+    def row(c: int, racc: pk.Acc[pk.double]):
+        racc = racc + A[r][c]  # PyKokkos' other spelling of racc += ...
+
+    t: float = pk.parallel_reduce(pk.TeamThreadRange(tm, cols), row)
+    last: float = 0.0
+
+    def once():
+        nonlocal acc, last
+        acc += t
+        last = t
+
+    pk.single(pk.PerTeam(tm), once)
+
+
+def test_nonlocal_in_a_nested_def_and_acc_equals_acc_plus():
+    rows, cols = 9, 13
+    a = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) % 7
+    A = pk.array(a)
+    total = pk.parallel_reduce(pk.TeamPolicy(rows, TEAM), team_total_nonlocal, cols=cols, A=A)
+    assert float(total) == pytest.approx(a.sum(), rel=1e-12)
+
+
+@pk.workunit
+def plus_spelling(i, acc, x):
+    acc = x[i] + acc
+
+
+def test_acc_equals_value_plus_acc_in_a_reduction():
+    x = np.arange(100.0)
+    assert float(pk.parallel_reduce(100, plus_spelling, x=x)) == x.sum()
