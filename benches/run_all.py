@@ -20,6 +20,7 @@ sys.path.insert(0, HERE)
 
 import bench_compile  # noqa: E402
 import bench_fusion  # noqa: E402
+import bench_host_access  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_lazy  # noqa: E402
 import bench_translate  # noqa: E402
@@ -34,10 +35,28 @@ BENCHES = [
     ("lazy", bench_lazy),
     ("triad", bench_triad),
     ("fusion", bench_fusion),
+    ("host", bench_host_access),
 ]
 
 # (bench, key, label, unit, target) with target = ("<=", x) | (">=", x) | None
 ROWS = [
+    ("host", None, "(h) host element access, View against NumPy (same shapes, one run)", None, None),
+    ("host", "eager:v[i]:ratio", "eager v[i]: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "eager:v[i]_write:ratio", "eager v[i] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "eager:m[i,j]:ratio", "eager m[i,j]: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "eager:m[i,j]_write:ratio", "eager m[i,j] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "eager:m[i][j]:ratio", "eager m[i][j]: pk / NumPy", "x", None),
+    ("host", "eager:m[i][j]_write:ratio", "eager m[i][j] = x: pk / NumPy", "x", None),
+    ("host", "eager:t[e][j][i]:ratio", "eager t[e][j][i]: pk / NumPy", "x", None),
+    ("host", "eager:t[e][j][i]_write:ratio", "eager t[e][j][i] = x: pk / NumPy", "x", None),
+    ("host", "lazy:v[i]:ratio", "lazy v[i]: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "lazy:v[i]_write:ratio", "lazy v[i] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "lazy:m[i,j]:ratio", "lazy m[i,j]: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "lazy:m[i,j]_write:ratio", "lazy m[i,j] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("host", "lazy:m[i][j]:ratio", "lazy m[i][j]: pk / NumPy", "x", None),
+    ("host", "lazy:m[i][j]_write:ratio", "lazy m[i][j] = x: pk / NumPy", "x", None),
+    ("host", "lazy:t[e][j][i]:ratio", "lazy t[e][j][i]: pk / NumPy", "x", None),
+    ("host", "lazy:t[e][j][i]_write:ratio", "lazy t[e][j][i] = x: pk / NumPy", "x", None),
     ("launch", None, "(a) launch of a cached trivial kernel, 1 element", None, None),
     ("launch", "pk_launch_us", "pk.parallel_for, median", "us", ("<=", 10.0)),
     ("launch", "pk_launch_mean_us", "pk.parallel_for, mean (incl. scheduler outliers)", "us", None),

@@ -358,3 +358,69 @@ def test_a_view_the_machine_cannot_hold_raises_memory_error():
     small = pk.View([3], pk.double)  # the process goes on
     np.asarray(small)[:] = 1.0
     assert np.asarray(small).sum() == 3.0
+
+
+# --- host element access: the native fast path gives what NumPy gives -------------
+
+@pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
+def test_element_reads_and_writes_match_numpy(pk_t, np_t):
+    ref = np.zeros((3, 4), np_t)
+    v = pk.View([3, 4], pk_t)
+    values = [1, 0, 2.75, True, -1.5, 7] if np.issubdtype(np_t, np.signedinteger) or np_t in (
+        np.float32, np.float64, np.bool_) else [1, 0, 2.75, True, 7]
+    for k, x in enumerate(values):
+        i, j = divmod(k, 4)
+        ref[i, j] = x          # NumPy's conversion (float to int truncates, ...)
+        v[i, j] = x
+        ref[i][-1 - j] = x
+        v[i][-1 - j] = x       # a row, then an element
+    np.testing.assert_array_equal(np.asarray(v), ref)
+    for i in range(3):
+        for j in range(-4, 4):
+            got, want = v[i, j], ref[i, j]
+            assert type(got) is type(want) and got == want, (i, j, got, want)
+            assert type(v[i][j]) is type(want) and v[i][j] == want
+    for bad in [(3, 0), (0, 4), (-4, 0)]:
+        with pytest.raises(IndexError, match="out of bounds for axis"):
+            v[bad]
+        with pytest.raises(IndexError):
+            v[bad] = 1
+
+
+@pytest.mark.parametrize("pk_t,np_t", [(pk.uint8, np.uint8), (pk.int16, np.int16)], ids=["uint8", "int16"])
+def test_an_out_of_range_integer_is_refused_as_numpy_refuses_it(pk_t, np_t):
+    v, a = pk.View([2], pk_t), np.zeros(2, np_t)
+    for x in (70000, -70000):
+        with pytest.raises(OverflowError) as mine:
+            v[0] = x
+        with pytest.raises(OverflowError) as numpys:
+            a[0] = x
+        assert str(mine.value) == str(numpys.value)
+    assert v[0] == 0
+
+
+def test_rows_are_views_sharing_memory_and_other_keys_still_work():
+    v = pk.array(np.arange(24.0).reshape(2, 3, 4))
+    row = v[1]
+    assert isinstance(row, pk.View) and row.shape == (3, 4)
+    row[2][3] = -1.0
+    assert np.asarray(v)[1, 2, 3] == -1.0
+    assert v[1, 2].shape == (4,) and v[-1][0][0] == 12.0
+    np.testing.assert_array_equal(np.asarray(v[0, 1:3]), np.arange(24.0).reshape(2, 3, 4)[0, 1:3])
+    v[0, 0] = 5.0  # a partial index takes the general path (broadcast)
+    assert (np.asarray(v)[0, 0] == 5.0).all()
+
+
+@pk.workunit
+def el_double(i, v):
+    v[i] = 2.0 * v[i]
+
+
+def test_element_access_waits_for_pending_work(pk_mode):
+    v = pk.array(np.arange(8.0))
+    pk.parallel_for(8, el_double, v=v)
+    assert v[3] == 6.0  # the pending launch ran first
+    pk.parallel_for(8, el_double, v=v)
+    v[0] = 100.0       # a host write after a pending writer: the kernel runs first
+    pk.flush()
+    assert v[0] == 100.0 and v[1] == 4.0

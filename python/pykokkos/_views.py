@@ -103,13 +103,15 @@ class View(_native.View):
                 keep.append(False)
         return start, length, step, keep
 
-    def __getitem__(self, key):
+    # `v[i]` / `v[i] = x` for one element are served by the native class;
+    # every other key comes here.
+    def _getitem(self, key):
         start, length, step, keep = self._normalize(key)
         if not any(keep):
             return self._np_read()[tuple(start)]
         return View(parent=self, start=start, length=length, step=step, keep=keep)
 
-    def __setitem__(self, key, value):
+    def _setitem(self, key, value):
         self._np()[key] = value
 
     def __iter__(self):

@@ -169,6 +169,7 @@ pub fn record(launch: Launch, origin: Arc<dyn Origin>) -> PkResult<(u64, Option<
         list.push((n, *a));
     }
     g.by_seq.insert(seq, n);
+    PENDING.store(g.by_seq.len(), Ordering::Release);
     Ok((seq, slot))
 }
 
@@ -257,6 +258,7 @@ fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
         }
     }
     g.by_seq.remove(&node.seq);
+    PENDING.store(g.by_seq.len(), Ordering::Release);
     if g.by_seq.is_empty() {
         // Vacant slots of removed nodes would otherwise be walked by every
         // scan of the DAG until the process ends.
@@ -305,9 +307,13 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
     out
 }
 
+/// Launches waiting, kept beside the graph so that host access to a view
+/// with nothing pending (the common case) does not take the graph's lock.
+static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Number of launches waiting.
 pub fn pending_count() -> usize {
-    GRAPH.lock().unwrap().by_seq.len()
+    PENDING.load(Ordering::Acquire)
 }
 
 /// The last Python view of an allocation died. Never blocks: a View can be

@@ -80,16 +80,25 @@ static SWALLOWED: LazyLock<Mutex<HashMap<usize, Py<pyo3::exceptions::PyBaseExcep
 /// The flush of `__getbuffer__`: remembers its error for `take_swallowed`.
 pub fn flush_for_buffer(py: Python<'_>, alloc: usize) -> PyResult<()> {
     flush_host(py, alloc).inspect_err(|err| {
-        SWALLOWED
-            .lock()
-            .unwrap()
-            .insert(alloc, err.value(py).clone().unbind());
+        let mut kept = SWALLOWED.lock().unwrap();
+        kept.insert(alloc, err.value(py).clone().unbind());
+        ANY_SWALLOWED.store(true, std::sync::atomic::Ordering::Release);
     })
 }
 
+/// Whether SWALLOWED may hold anything (host access checks this first).
+static ANY_SWALLOWED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// An error a swallowed buffer-protocol flush left for this allocation.
 pub fn take_swallowed(py: Python<'_>, alloc: usize) -> PyResult<()> {
-    match SWALLOWED.lock().unwrap().remove(&alloc) {
+    if !ANY_SWALLOWED.load(std::sync::atomic::Ordering::Acquire) {
+        return Ok(());
+    }
+    let mut kept = SWALLOWED.lock().unwrap();
+    let found = kept.remove(&alloc);
+    ANY_SWALLOWED.store(!kept.is_empty(), std::sync::atomic::Ordering::Release);
+    drop(kept);
+    match found {
         Some(e) => Err(PyErr::from_value(e.into_bound(py).into_any())),
         None => Ok(()),
     }

@@ -6,6 +6,8 @@ mod args;
 mod bridge;
 mod buffer;
 mod constants;
+mod element;
+mod handoff;
 mod interop;
 mod launch;
 mod lazy;
@@ -14,6 +16,7 @@ mod policy;
 mod resolve;
 mod runtime;
 mod view;
+mod view_ops;
 mod workunit;
 
 use pyo3::prelude::*;

@@ -6,10 +6,8 @@ use super::bridge::py_err;
 use super::buffer;
 use super::lazy::{flush_for_buffer, flush_host, take_swallowed};
 use crate::lazy::graph;
-use crate::memory::alloc::{Alloc, ForeignBuf};
-use crate::memory::geometry::{
-    allocation_bytes, byte_range, classify, contiguous_strides, subview,
-};
+use crate::memory::alloc::Alloc;
+use crate::memory::geometry::{allocation_bytes, byte_range, classify, contiguous_strides};
 use crate::memory::{device, dlpack};
 use crate::types::{DType, Layout};
 use pyo3::exceptions::{PyBufferError, PyValueError};
@@ -113,60 +111,6 @@ fn born(v: View) -> View {
     v
 }
 
-impl View {
-    fn window(&self) -> super::interop::Window<'_> {
-        super::interop::Window {
-            alloc: &self.alloc,
-            offset: self.offset,
-            dtype: self.dtype,
-            shape: self.shape(),
-            strides: &self.strides[..self.rank],
-        }
-    }
-
-    /// Wraps any writable buffer (a NumPy array) without copying.
-    fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
-        let (buf, dtype) = buffer::get_buffer(obj)?;
-        let mut v = View::wrap_raw(&buf, dtype)?;
-        // The view now owns the borrowed buffer; releasing it frees the array's export.
-        v.alloc = Alloc::borrowed(buf.buf as *mut u8, Some(ForeignBuf(buf)));
-        Ok(v)
-    }
-
-    /// A subview sharing memory: per-dimension start, length, step, and whether
-    /// the dimension is kept (False for an integer index).
-    fn subview(
-        &self,
-        start: Vec<i64>,
-        length: Vec<i64>,
-        step: Vec<i64>,
-        keep: Vec<bool>,
-    ) -> PyResult<View> {
-        let item = self.dtype.size() as isize;
-        let (offset, r, extents, strides) = subview(
-            self.offset,
-            item,
-            self.shape(),
-            &self.strides,
-            (&start, &length, &step, &keep),
-        )
-        .map_err(py_err)?;
-        let kernel_layout = classify(&extents[..r], &strides, self.declared);
-        Ok(View {
-            alloc: self.alloc.clone(),
-            offset,
-            dtype: self.dtype,
-            rank: r,
-            extents,
-            strides,
-            declared: self.declared,
-            kernel_layout,
-            read_once: Default::default(),
-            atomic: self.atomic.load(Ordering::Relaxed).into(),
-        })
-    }
-}
-
 #[pymethods]
 impl View {
     /// `View(shape, dtype_code, layout_code)` allocates; `parent=` with the
@@ -186,6 +130,11 @@ impl View {
         wrap: Option<&Bound<'_, PyAny>>,
         space_code: u8,
     ) -> PyResult<Self> {
+        if shape.is_none() && wrap.is_none() && parent.is_none() {
+            if let Some(v) = super::handoff::take::<View>() {
+                return Ok(v);
+            }
+        }
         if let Some(p) = parent {
             let n = p.rank;
             return p
@@ -240,6 +189,51 @@ impl View {
         take_swallowed(py, self.alloc.id())?;
         flush_host(py, self.alloc.id())?;
         self.alloc.host_sync().map_err(py_err)
+    }
+
+    /// `v[i]`, `v[i, j]`: one element, served at once; other keys take the
+    /// package's general path (`_getitem`).
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let v = slf.borrow();
+        let w = v.window();
+        if let Some(off) = super::element::offset_of(key, &w)? {
+            return super::element::read(slf.py(), &w, off);
+        }
+        if let Some(ix) = super::element::leading_ints(key, &w)? {
+            // `m[i]`: a row, made here (no Python-level construction).
+            let n = v.rank;
+            let mut start = vec![0; n];
+            let mut length = v.shape().to_vec();
+            let mut keep = vec![true; n];
+            for (d, i) in ix.iter().enumerate() {
+                (start[d], length[d], keep[d]) = (*i, 1, false);
+            }
+            let sub = born(v.subview(start, length, vec![1; n], keep)?);
+            drop(v);
+            return super::handoff::new_of_type(&slf.get_type(), sub);
+        }
+        drop(v);
+        Ok(slf
+            .call_method1(pyo3::intern!(slf.py(), "_getitem"), (key,))?
+            .unbind())
+    }
+
+    /// `v[i] = x` for one element and a plain number; else `_setitem`.
+    fn __setitem__(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let v = slf.borrow();
+        let w = v.window();
+        if let Some(off) = super::element::offset_of(key, &w)? {
+            if super::element::write(slf.py(), &w, off, value)? {
+                return Ok(());
+            }
+        }
+        drop(v);
+        slf.call_method1(pyo3::intern!(slf.py(), "_setitem"), (key, value))?;
+        Ok(())
     }
 
     /// Marks the view `trait=pk.Atomic` (set right after construction).

@@ -1,0 +1,292 @@
+//! Host element access (`v[i]`, `v[i, j]`, `v[i] = x`) at NumPy's speed: a
+//! full integer index is served here, without building an array; anything
+//! else (slices, partial indices, arrays of indices) goes to the package's
+//! general path. Reads give NumPy scalars as NumPy's indexing does, made by
+//! NumPy's own `PyArray_Scalar`.
+use super::bridge::py_err;
+use super::interop::Window;
+use super::lazy::{flush_host, take_swallowed};
+use crate::types::{DType, ALL_DTYPES};
+use pyo3::exceptions::{PyIndexError, PyOverflowError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use std::os::raw::{c_int, c_void};
+use std::sync::OnceLock;
+
+/// Byte offset (from the view's first element) of `key` when it is a full
+/// integer index; None for every other key.
+pub fn offset_of(key: &Bound<'_, PyAny>, w: &Window<'_>) -> PyResult<Option<isize>> {
+    let item = w.dtype.size() as isize;
+    if let Ok(t) = key.cast::<PyTuple>() {
+        if t.len() != w.shape.len() {
+            return Ok(None);
+        }
+        let mut off = 0isize;
+        for (d, k) in t.iter().enumerate() {
+            match index(&k, w.shape[d], d)? {
+                Some(i) => off += i * w.strides[d] as isize * item,
+                None => return Ok(None),
+            }
+        }
+        return Ok(Some(off));
+    }
+    if w.shape.len() != 1 {
+        return Ok(None);
+    }
+    Ok(index(key, w.shape[0], 0)?.map(|i| i * w.strides[0] as isize * item))
+}
+
+/// The leading integer indices of `key` when it is an int or a tuple of ints
+/// shorter than the rank (`m[i]` of a matrix: a row); None otherwise.
+pub fn leading_ints(key: &Bound<'_, PyAny>, w: &Window<'_>) -> PyResult<Option<Vec<i64>>> {
+    let keys: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        Ok(t) => t.iter().collect(),
+        Err(_) => vec![key.clone()],
+    };
+    if keys.is_empty() || keys.len() >= w.shape.len() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(keys.len());
+    for (d, k) in keys.iter().enumerate() {
+        match index(k, w.shape[d], d)? {
+            Some(i) => out.push(i as i64),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// An integer index along a dimension of size `n` (negative counts from the
+/// end), bounds-checked as NumPy does; None when `k` is not an integer.
+fn index(k: &Bound<'_, PyAny>, n: i64, axis: usize) -> PyResult<Option<isize>> {
+    if k.is_instance_of::<PyBool>() || !(k.is_instance_of::<PyInt>() || k.hasattr("__index__")?) {
+        return Ok(None);
+    }
+    let i: i64 = match k.extract() {
+        Ok(i) => i,
+        Err(_) => return Ok(None),
+    };
+    let j = if i < 0 { i + n } else { i };
+    if j < 0 || j >= n {
+        return Err(PyIndexError::new_err(format!(
+            "index {i} is out of bounds for axis {axis} with size {n}"
+        )));
+    }
+    Ok(Some(j as isize))
+}
+
+/// The element at `off`, pending work on the view's memory run first.
+pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
+    take_swallowed(py, w.alloc.id())?;
+    flush_host(py, w.alloc.id())?;
+    w.alloc.host_read().map_err(py_err)?;
+    let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
+    if let Some(api) = numpy_api(py) {
+        // SAFETY: `p` points at one element of `w.dtype` inside the allocation.
+        let s = unsafe {
+            (api.scalar)(
+                p as *mut c_void,
+                api.descr[w.dtype as usize],
+                std::ptr::null_mut(),
+            )
+        };
+        if !s.is_null() {
+            return Ok(unsafe { Py::from_owned_ptr(py, s) });
+        }
+        return Err(PyErr::fetch(py));
+    }
+    unsafe { plain(py, p, w.dtype) }
+}
+
+/// Stores `value` at `off` when it is a plain number; false otherwise (the
+/// general path converts it).
+pub fn write(
+    py: Python<'_>,
+    w: &Window<'_>,
+    off: isize,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let number = value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>();
+    if !number {
+        return Ok(false);
+    }
+    let d = w.dtype;
+    // Convert first: a value the dtype cannot take raises before anything runs.
+    let bits: u64 = if d.is_float() {
+        let x: f64 = value.extract()?;
+        if d == DType::F32 {
+            (x as f32).to_bits() as u64
+        } else {
+            x.to_bits()
+        }
+    } else if d == DType::Bool {
+        value.is_truthy()? as u64
+    } else {
+        let i: i128 = match value.cast::<PyFloat>() {
+            Ok(f) => f.value().trunc() as i128, // NumPy's float-to-int cast truncates
+            Err(_) => value.extract()?,
+        };
+        let (lo, hi) = int_range(d);
+        if i < lo || i > hi {
+            return Err(PyOverflowError::new_err(format!(
+                "Python integer {i} out of bounds for {}",
+                numpy_name(d)
+            )));
+        }
+        i as u64
+    };
+    take_swallowed(py, w.alloc.id())?;
+    flush_host(py, w.alloc.id())?;
+    w.alloc.host_sync().map_err(py_err)?;
+    let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
+    // SAFETY: `p` is one element of `d`, written with its own size.
+    unsafe {
+        match d.size() {
+            1 => *p = bits as u8,
+            2 => *(p as *mut u16) = bits as u16,
+            4 => *(p as *mut u32) = bits as u32,
+            _ => *(p as *mut u64) = bits,
+        }
+    }
+    Ok(true)
+}
+
+fn int_range(d: DType) -> (i128, i128) {
+    let bits = 8 * d.size() as u32;
+    if d.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// Python numbers, when NumPy's scalar constructor cannot be reached.
+unsafe fn plain(py: Python<'_>, p: *const u8, d: DType) -> PyResult<Py<PyAny>> {
+    Ok(match d {
+        DType::F64 => (*(p as *const f64)).into_pyobject(py)?.into_any().unbind(),
+        DType::F32 => (*(p as *const f32) as f64)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::Bool => (*p != 0).into_pyobject(py)?.to_owned().into_any().unbind(),
+        DType::I8 => (*(p as *const i8)).into_pyobject(py)?.into_any().unbind(),
+        DType::I16 => (*(p as *const i16)).into_pyobject(py)?.into_any().unbind(),
+        DType::I32 => (*(p as *const i32)).into_pyobject(py)?.into_any().unbind(),
+        DType::I64 => (*(p as *const i64)).into_pyobject(py)?.into_any().unbind(),
+        DType::U8 => (*p).into_pyobject(py)?.into_any().unbind(),
+        DType::U16 => (*(p as *const u16)).into_pyobject(py)?.into_any().unbind(),
+        DType::U32 => (*(p as *const u32)).into_pyobject(py)?.into_any().unbind(),
+        DType::U64 => (*(p as *const u64)).into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+type ScalarFn =
+    unsafe extern "C" fn(*mut c_void, *mut ffi::PyObject, *mut ffi::PyObject) -> *mut ffi::PyObject;
+type DescrFn = unsafe extern "C" fn(c_int) -> *mut ffi::PyObject;
+
+struct NumpyApi {
+    scalar: ScalarFn,
+    /// A descriptor per `DType` (by discriminant), owned for the process.
+    descr: Vec<*mut ffi::PyObject>,
+}
+
+unsafe impl Send for NumpyApi {}
+unsafe impl Sync for NumpyApi {}
+
+/// NumPy's C API table: PyArray_DescrFromType is entry 45 and PyArray_Scalar
+/// entry 60 (fixed by NumPy's ABI). Checked once against NumPy's own indexing;
+/// None (plain Python numbers) if anything differs.
+fn numpy_api(py: Python<'_>) -> Option<&'static NumpyApi> {
+    static API: OnceLock<Option<NumpyApi>> = OnceLock::new();
+    API.get_or_init(|| load_api(py).ok().flatten()).as_ref()
+}
+
+fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
+    let np = py.import("numpy")?;
+    let cap = py
+        .import("numpy._core._multiarray_umath")
+        .or_else(|_| py.import("numpy.core._multiarray_umath"))?
+        .getattr("_ARRAY_API")?;
+    let table = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), std::ptr::null()) }
+        as *const *const c_void;
+    if table.is_null() {
+        ffi_clear();
+        return Ok(None);
+    }
+    let (descr_from, scalar): (DescrFn, ScalarFn) = unsafe {
+        (
+            std::mem::transmute::<*const c_void, DescrFn>(*table.add(45)),
+            std::mem::transmute::<*const c_void, ScalarFn>(*table.add(60)),
+        )
+    };
+    let mut descr = Vec::new();
+    for d in ALL_DTYPES {
+        let p = unsafe { descr_from(npy_type(d)) };
+        if p.is_null() {
+            ffi_clear();
+            return Ok(None);
+        }
+        descr.push(p);
+    }
+    let api = NumpyApi { scalar, descr };
+    // One check against NumPy itself: the same value, the same scalar type.
+    for d in ALL_DTYPES {
+        let mut one = [0u8; 8];
+        one[0] = 1;
+        let s = unsafe {
+            (api.scalar)(
+                one.as_mut_ptr() as *mut c_void,
+                api.descr[d as usize],
+                std::ptr::null_mut(),
+            )
+        };
+        if s.is_null() {
+            ffi_clear();
+            return Ok(None);
+        }
+        let s = unsafe { Bound::from_owned_ptr(py, s) };
+        let want = np.getattr(numpy_name(d))?;
+        if !s.get_type().is(&want) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(api))
+}
+
+fn ffi_clear() {
+    unsafe { ffi::PyErr_Clear() };
+}
+
+/// NumPy's type numbers (NPY_BOOL ... NPY_DOUBLE); 64-bit integers are C longs here.
+fn npy_type(d: DType) -> c_int {
+    match d {
+        DType::Bool => 0,
+        DType::I8 => 1,
+        DType::U8 => 2,
+        DType::I16 => 3,
+        DType::U16 => 4,
+        DType::I32 => 5,
+        DType::U32 => 6,
+        DType::I64 => 7,
+        DType::U64 => 8,
+        DType::F32 => 11,
+        DType::F64 => 12,
+    }
+}
+
+fn numpy_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool_",
+        DType::I8 => "int8",
+        DType::I16 => "int16",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::U8 => "uint8",
+        DType::U16 => "uint16",
+        DType::U32 => "uint32",
+        DType::U64 => "uint64",
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+    }
+}

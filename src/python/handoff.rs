@@ -1,0 +1,47 @@
+//! Native objects made in Rust as instances of a Python subclass (the
+//! package's `View`) without the subclass's Python-level `__new__`, which
+//! costs microseconds (too much for `m[i][j]`): the native constructor is
+//! called on the subclass with no arguments and takes the prepared value
+//! from here.
+use pyo3::prelude::*;
+use pyo3::types::{PyTuple, PyType};
+use std::any::Any;
+use std::cell::RefCell;
+
+thread_local! {
+    static NEXT: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+}
+
+/// The value a no-argument native construction on this thread stands for.
+pub fn take<T: 'static>() -> Option<T> {
+    NEXT.with(|n| {
+        let v = n.borrow_mut().take()?;
+        v.downcast::<T>().ok().map(|b| *b)
+    })
+}
+
+/// An instance of `ty`, a Python subclass of the native class `T`, holding `v`.
+pub fn new_of_type<T: pyo3::PyClass + pyo3::type_object::PyTypeInfo + 'static>(
+    ty: &Bound<'_, PyType>,
+    v: T,
+) -> PyResult<Py<PyAny>> {
+    let py = ty.py();
+    NEXT.with(|n| *n.borrow_mut() = Some(Box::new(v)));
+    let native = py.get_type::<T>();
+    // SAFETY: the native type's tp_new, called on a subtype of it, as CPython
+    // does for subclasses; the empty tuple and null kwargs are valid arguments.
+    let obj = unsafe {
+        let new = pyo3::ffi::PyType_GetSlot(native.as_type_ptr(), pyo3::ffi::Py_tp_new);
+        let new = std::mem::transmute::<*mut std::os::raw::c_void, pyo3::ffi::newfunc>(new);
+        new(
+            ty.as_type_ptr(),
+            PyTuple::empty(py).as_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    NEXT.with(|n| n.borrow_mut().take());
+    if obj.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    Ok(unsafe { Py::from_owned_ptr(py, obj) })
+}

@@ -1,0 +1,63 @@
+//! View operations the native methods share: wrapping a NumPy array,
+//! subviews, and the window an export or element access describes.
+use super::bridge::py_err;
+use super::buffer;
+use super::view::View;
+use crate::memory::alloc::{Alloc, ForeignBuf};
+use crate::memory::geometry::{classify, subview};
+use pyo3::prelude::*;
+use std::sync::atomic::Ordering;
+
+impl View {
+    pub(super) fn window(&self) -> super::interop::Window<'_> {
+        super::interop::Window {
+            alloc: &self.alloc,
+            offset: self.offset,
+            dtype: self.dtype,
+            shape: self.shape(),
+            strides: &self.strides[..self.rank],
+        }
+    }
+
+    /// Wraps any writable buffer (a NumPy array) without copying.
+    pub(super) fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
+        let (buf, dtype) = buffer::get_buffer(obj)?;
+        let mut v = View::wrap_raw(&buf, dtype)?;
+        // The view now owns the borrowed buffer; releasing it frees the array's export.
+        v.alloc = Alloc::borrowed(buf.buf as *mut u8, Some(ForeignBuf(buf)));
+        Ok(v)
+    }
+
+    /// A subview sharing memory: per-dimension start, length, step, and whether
+    /// the dimension is kept (False for an integer index).
+    pub(super) fn subview(
+        &self,
+        start: Vec<i64>,
+        length: Vec<i64>,
+        step: Vec<i64>,
+        keep: Vec<bool>,
+    ) -> PyResult<View> {
+        let item = self.dtype.size() as isize;
+        let (offset, r, extents, strides) = subview(
+            self.offset,
+            item,
+            self.shape(),
+            &self.strides,
+            (&start, &length, &step, &keep),
+        )
+        .map_err(py_err)?;
+        let kernel_layout = classify(&extents[..r], &strides, self.declared);
+        Ok(View {
+            alloc: self.alloc.clone(),
+            offset,
+            dtype: self.dtype,
+            rank: r,
+            extents,
+            strides,
+            declared: self.declared,
+            kernel_layout,
+            read_once: Default::default(),
+            atomic: self.atomic.load(Ordering::Relaxed).into(),
+        })
+    }
+}
