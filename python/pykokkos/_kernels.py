@@ -2,6 +2,7 @@
 is first compiled (so functions defined later in the module are found)."""
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import re
@@ -118,6 +119,26 @@ def _classify(value):
     return None
 
 
+_LOCAL_ANN: dict = {}
+
+
+def _local_annotation_names(fn) -> set:
+    """Names in the annotations of `fn`'s annotated assignments (and its nested defs')."""
+    code = fn.__code__
+    if code not in _LOCAL_ANN:
+        names = set()
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+        except (OSError, TypeError, SyntaxError):
+            tree = None
+        if tree is not None:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.AnnAssign):
+                    names |= {n.id for n in ast.walk(node.annotation) if isinstance(n, ast.Name)}
+        _LOCAL_ANN[code] = names
+    return _LOCAL_ANN[code]
+
+
 def _resolve(fn) -> dict:
     """Free names of `fn` (closure first, then globals, then builtins) -> kinds."""
     code = fn.__code__
@@ -139,6 +160,9 @@ def _resolve(fn) -> dict:
             names |= set(re.findall(r"[A-Za-z_]\w*", ann))
         elif isinstance(ann, type):
             names.add(ann.__name__)
+    # Nor are annotations of locals (`d: DepOne = self.ret()`), which Python
+    # never evaluates: they come from the source.
+    names |= _local_annotation_names(fn)
     # Parameter defaults, as Python evaluated them when the function was defined.
     if fn.__defaults__:
         pos = code.co_varnames[:code.co_argcount]

@@ -94,14 +94,19 @@ impl FnCx<'_> {
         let Some((member, level)) = args.first().and_then(|a| self.scratch_source(a)) else {
             return type_error(e.span, format!("pk.{f} needs the team's scratch memory first: pk.{f}(team_member.team_scratch(0), n...)"));
         };
-        if args.len() != 1 + rank as usize {
+        // No extents at all is Kokkos' own `View(scratch)`: every extent 0, as
+        // PyKokkos generates it.
+        if args.len() != 1 + rank as usize && args.len() != 1 {
             return type_error(
                 e.span,
-                format!("pk.{f} takes the scratch memory and {rank} extent(s)"),
+                format!("pk.{f} takes the scratch memory and {rank} extent(s) (or none: an empty view, as in Kokkos)"),
             );
         }
         let level = self.expr(level)?;
         let mut parts = vec![format!("{member}.team_scratch({})", level.code)];
+        if args.len() == 1 {
+            parts.extend((0..rank).map(|_| "(size_t)0".to_string()));
+        }
         for a in &args[1..] {
             let v = self.expr(a)?;
             match &v.ty {

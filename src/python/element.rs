@@ -246,7 +246,11 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
             return Ok(None);
         }
         let s = unsafe { Bound::from_owned_ptr(py, s) };
-        let want = np.getattr(numpy_name(d))?;
+        let want = np.getattr(match d {
+            DType::I64 => "longlong",
+            DType::U64 => "ulonglong",
+            _ => numpy_name(d),
+        })?;
         if !s.get_type().is(&want) {
             return Ok(None);
         }
@@ -258,7 +262,9 @@ fn ffi_clear() {
     unsafe { ffi::PyErr_Clear() };
 }
 
-/// NumPy's type numbers (NPY_BOOL ... NPY_DOUBLE); 64-bit integers are C longs here.
+/// NumPy's type numbers (NPY_BOOL ... NPY_DOUBLE). 64-bit integers are
+/// `long long` (NPY_LONGLONG), as the buffer format of the View says ('q'):
+/// NumPy's own indexing of a View's array gives np.longlong, and so does this.
 fn npy_type(d: DType) -> c_int {
     match d {
         DType::Bool => 0,
@@ -268,8 +274,8 @@ fn npy_type(d: DType) -> c_int {
         DType::U16 => 4,
         DType::I32 => 5,
         DType::U32 => 6,
-        DType::I64 => 7,
-        DType::U64 => 8,
+        DType::I64 => 9,
+        DType::U64 => 10,
         DType::F32 => 11,
         DType::F64 => 12,
     }

@@ -178,3 +178,33 @@ def test_pykokkos_classtype_semantics():
                dsum(5, 5.5, True) * 3 + dsum(1, 5.5, True) * 0.5, dsum(5, 5.5, True),
                15 + 5.5, -1, 2.5 * t] for t in range(n)]
     np.testing.assert_allclose(np.asarray(out), expect)
+
+
+@pk.classtype
+class Pair3:
+    def __init__(self, a: float, b: float):
+        self.a = a
+        self.b = b
+
+    def total(self) -> float:
+        return self.a + self.b
+
+
+@pk.functor
+class MakesPairs:
+    def __init__(self, x):
+        self.x: pk.View1D[pk.double] = x
+
+    @pk.function
+    def pair_at(self, i: int) -> Pair3:
+        return Pair3(self.x[i], 1.0)
+
+    @pk.workunit
+    def work(self, i: int, acc: pk.Acc[pk.double]):
+        p: Pair3 = self.pair_at(i)  # the class is named only in the annotation
+        acc += p.total()
+
+
+def test_a_classtype_named_only_in_a_local_annotation():
+    x = np.arange(10.0)
+    assert float(pk.parallel_reduce(10, MakesPairs(pk.array(x)).work)) == float(np.sum(x + 1.0))

@@ -359,3 +359,15 @@ def plus_spelling(i, acc, x):
 def test_acc_equals_value_plus_acc_in_a_reduction():
     x = np.arange(100.0)
     assert float(pk.parallel_reduce(100, plus_spelling, x=x)) == x.sum()
+
+
+@pk.workunit
+def scratch_without_extents(tm: pk.TeamMember, out):
+    empty: pk.ScratchView1D[pk.double] = pk.ScratchView1D(tm.team_scratch(0))
+    out[tm.league_rank()] = empty.extent(0) + 1
+
+
+def test_a_scratch_view_without_extents_is_empty_as_in_kokkos():
+    out = pk.View([3], pk.int64)
+    pk.parallel_for(pk.TeamPolicy(3, TEAM), scratch_without_extents, out=out)
+    assert np.asarray(out).tolist() == [1, 1, 1]
