@@ -81,6 +81,11 @@ impl FnCx<'_> {
         value: Option<&Expr>,
         s: &Stmt,
     ) -> KResult<()> {
+        if let ExprKind::Name(n) = &target.kind {
+            if self.list_local(n, ann, value, s)? {
+                return Ok(());
+            }
+        }
         let ann_ty = match ann {
             Some(a) => Some(self.annotation(a)?),
             None => None,

@@ -128,7 +128,7 @@ impl FnCx<'_> {
             }
             ExprKind::Call { .. } => self.call(e),
             ExprKind::Index(..) => self.index(e),
-            ExprKind::Tuple(_) => unsupported(e.span, "tuples and lists are only allowed as the index list of an atomic, as in pk.atomic_add(v, [i], x)"),
+            ExprKind::Tuple(_) => unsupported(e.span, "tuples and lists are only allowed as list locals of numbers (x = [a, b]) and as the index list of an atomic (pk.atomic_add(v, [i], x))"),
         }
     }
 

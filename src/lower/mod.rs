@@ -14,6 +14,7 @@ mod expr;
 mod ident;
 mod index;
 mod lambda;
+mod lists;
 mod math;
 pub mod names;
 mod ops;

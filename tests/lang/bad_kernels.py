@@ -26,7 +26,7 @@ def string_local(i, v, m, x, n):
 
 @pk.workunit
 def list_literal(i, v, m, x, n):
-    a = [1, 2, 3]  # ERR
+    a = [[1, 2], [3, 4]]  # ERR
     v[i] = x
 
 
