@@ -116,4 +116,9 @@ def pending() -> int:
     """Number of launches recorded and not yet run (lazy mode)."""
     return _native.pending_count()
 
+# PyKokkos' array functions (pk.sqrt, pk.add, pk.sum, ...): see _arrays.py.
+from ._arrays import FUNCTIONS as _ARRAY_FUNCTIONS  # noqa: E402
+
+globals().update(_ARRAY_FUNCTIONS)
+
 __all__ = [n for n in dir() if not n.startswith("_")]
