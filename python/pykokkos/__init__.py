@@ -11,13 +11,14 @@ import os as _os
 from . import _native
 from ._kernels import classtype, function, functor, workunit
 from ._workload import Iterate, Rank, callback, execute, main, printf, workload
-from ._launch import (AUTO, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
+from ._launch import (AUTO, ExecutionPolicy, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
                       get_default_space, parallel_for, parallel_reduce, parallel_scan,
                       set_default_space)
 from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace,
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
                      PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
-                     ScratchView3D, Serial, TeamMember, TeamThreadRange, TeamVectorRange,
+                     ScratchView, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D,
+                     ScratchView7D, ScratchView8D, Serial, TeamMember, TeamThreadRange, TeamVectorRange,
                      ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
                      View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber
@@ -115,6 +116,9 @@ def device_copies() -> tuple[int, int]:
 def pending() -> int:
     """Number of launches recorded and not yet run (lazy mode)."""
     return _native.pending_count()
+
+from ._compat import *  # noqa: E402,F401,F403  (the rest of PyKokkos' names)
+from ._compat import Optional  # noqa: E402,F401
 
 # PyKokkos' array functions (pk.sqrt, pk.add, pk.sum, ...): see _arrays.py.
 from ._arrays import FUNCTIONS as _ARRAY_FUNCTIONS  # noqa: E402

@@ -13,40 +13,78 @@ from ._types import ExecutionSpace, space_code
 AUTO = -1
 
 
-def RangePolicy(*args):
+class ExecutionPolicy(_native.Policy):
+    """The base of pk.RangePolicy, pk.MDRangePolicy and pk.TeamPolicy."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @property
+    def space(self) -> ExecutionSpace:
+        code = _native.Policy.space.__get__(self)
+        return ExecutionSpace.Default if code is None else ExecutionSpace(code)
+
+
+class RangePolicy(ExecutionPolicy):
     """`pk.RangePolicy([space,] begin, end)`."""
-    space = None
-    if args and isinstance(args[0], ExecutionSpace):
-        space, args = args[0], args[1:]
-    if len(args) != 2:
-        raise TypeError("pk.RangePolicy takes ([space,] begin, end)")
-    return _native.Policy([int(args[0])], [int(args[1])], space_code(space))
+
+    def __new__(cls, *args, **kwargs):
+        space = kwargs.pop("space", None)
+        if args and isinstance(args[0], ExecutionSpace):
+            space, args = args[0], args[1:]
+        if len(args) != 2 or kwargs:
+            raise TypeError("pk.RangePolicy takes ([space,] begin, end)")
+        return super().__new__(cls, [int(args[0])], [int(args[1])], space_code(space))
+
+    @property
+    def begin(self) -> int:
+        return _native.Policy.begin.__get__(self)[0]
+
+    @property
+    def end(self) -> int:
+        return _native.Policy.end.__get__(self)[0]
 
 
-def MDRangePolicy(begin, end, tile=None, space=None, **_):
+class MDRangePolicy(ExecutionPolicy):
     """`pk.MDRangePolicy([b0, b1, ...], [e0, e1, ...], [tile])`; `rank=pk.Rank(...)`,
     `iter_outer=` and `iter_inner=` choose an iteration order, which results never
     depend on (accepted, not needed)."""
-    if isinstance(begin, ExecutionSpace):
-        space, begin, end = begin, end, tile
-    return _native.Policy([int(b) for b in begin], [int(e) for e in end], space_code(space))
+
+    def __new__(cls, begin, end, tile=None, space=None, **_):
+        if isinstance(begin, ExecutionSpace):
+            space, begin, end = begin, end, tile
+        return super().__new__(cls, [int(b) for b in begin], [int(e) for e in end], space_code(space))
 
 
-def TeamPolicy(*args, **kwargs):
+class TeamPolicy(ExecutionPolicy):
     """`pk.TeamPolicy([space,] league_size, team_size | pk.AUTO, [vector_length])`: the
     workunit's first parameter is the team member (`pk.TeamMember`)."""
-    space = kwargs.pop("space", None)
-    if args and isinstance(args[0], ExecutionSpace):
-        space, args = args[0], args[1:]
-    league = kwargs.pop("league_size", args[0] if len(args) > 0 else None)
-    team = kwargs.pop("team_size", args[1] if len(args) > 1 else None)
-    vector = kwargs.pop("vector_length", args[2] if len(args) > 2 else 1)
-    if kwargs or league is None or team is None or len(args) > 3:
-        raise TypeError("pk.TeamPolicy takes ([space,] league_size, team_size | pk.AUTO, [vector_length])")
-    team = AUTO if team is AUTO else int(team)
-    if team == 0 or team < AUTO:
-        raise ValueError(f"pk.TeamPolicy: team_size must be positive or pk.AUTO, got {team}")
-    return _native.Policy([0, 0, 0], [int(league), team, int(vector)], space_code(space), True)
+
+    def __new__(cls, *args, **kwargs):
+        space = kwargs.pop("space", None)
+        if args and isinstance(args[0], ExecutionSpace):
+            space, args = args[0], args[1:]
+        league = kwargs.pop("league_size", args[0] if len(args) > 0 else None)
+        team = kwargs.pop("team_size", args[1] if len(args) > 1 else None)
+        vector = kwargs.pop("vector_length", args[2] if len(args) > 2 else 1)
+        if kwargs or league is None or team is None or len(args) > 3:
+            raise TypeError("pk.TeamPolicy takes ([space,] league_size, team_size | pk.AUTO, [vector_length])")
+        team = AUTO if team is AUTO else int(team)
+        if team == 0 or team < AUTO:
+            raise ValueError(f"pk.TeamPolicy: team_size must be positive or pk.AUTO, got {team}")
+        return super().__new__(cls, [0, 0, 0], [int(league), team, int(vector)], space_code(space), True)
+
+    @property
+    def league_size(self) -> int:
+        return _native.Policy.end.__get__(self)[0]
+
+    @property
+    def team_size(self) -> int:
+        return _native.Policy.end.__get__(self)[1]
+
+    @property
+    def vector_length(self) -> int:
+        return _native.Policy.end.__get__(self)[2]
 
 
 def _split(args, what):

@@ -146,7 +146,9 @@ class _ScratchView:
         return f"pk.ScratchView{self._rank}D"
 
 
-ScratchView1D, ScratchView2D, ScratchView3D = (_ScratchView(k) for k in (1, 2, 3))
+ScratchView1D, ScratchView2D, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D, ScratchView7D, \
+    ScratchView8D = (_ScratchView(k) for k in range(1, 9))
+ScratchView = _ScratchView  # the type of pk.ScratchView1D ... 8D
 
 
 class PerTeam:

@@ -10,7 +10,7 @@ from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_
 class View(_native.View):
     """`pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)`: zero-filled."""
 
-    def __new__(cls, shape=None, dtype=DataType.float64, space=None, layout=None, trait=None, **internal):
+    def __new__(cls, shape=None, dtype=None, space=None, layout=None, trait=None, **internal):
         if internal:
             return super().__new__(cls, **internal)
         if isinstance(shape, (int, np.integer)):
@@ -18,6 +18,10 @@ class View(_native.View):
         elif shape is None:
             raise TypeError("pk.View needs a shape: an int or a list of ints")
         shape = [int(n) for n in shape]
+        if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
+            from ._compat import get_default_precision
+
+            dtype = get_default_precision()
         # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
         space_code = space.value if isinstance(space, MemorySpace) else 0
         v = super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0,

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// A range (1 index) or multi-dimensional range policy.
-#[pyclass(frozen, module = "pykokkos._native", name = "Policy")]
+#[pyclass(frozen, subclass, module = "pykokkos._native", name = "Policy")]
 pub struct Policy {
     pub lo: Vec<i64>,
     pub hi: Vec<i64>,

@@ -1,0 +1,81 @@
+"""PyKokkos' public names beyond kernels and Views: policies as classes,
+host-side atomics, the default precision, space and layout queries, and the
+names of features this runtime does not have (which say so when used)."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+pytestmark = pytest.mark.eager_only
+
+
+def test_policies_are_classes_with_upstreams_attributes():
+    r = pk.RangePolicy(pk.ExecutionSpace.Serial, 2, 9)
+    assert isinstance(r, pk.RangePolicy) and isinstance(r, pk.ExecutionPolicy)
+    assert (r.begin, r.end, r.space) == (2, 9, pk.ExecutionSpace.Serial)
+    t = pk.TeamPolicy(5, pk.AUTO, 2)
+    assert isinstance(t, pk.TeamPolicy) and (t.league_size, t.vector_length) == (5, 2)
+    assert isinstance(pk.MDRangePolicy([0, 0], [2, 3]), pk.ExecutionPolicy)
+    assert pk.RangePolicy(0, 4).space is pk.ExecutionSpace.Default
+
+
+def test_host_atomics_return_the_old_value_and_do_not_lose_updates():
+    v = pk.View([2, 3], pk.int64)
+    assert pk.atomic_fetch_add(v, [1, 2], 5) == 0 and v[1, 2] == 5
+    assert pk.atomic_fetch_max(v, [1, 2], 3) == 5 and v[1, 2] == 5
+    assert pk.atomic_compare_exchange(v, [0, 0], 0, 7) == 0 and v[0, 0] == 7
+    assert pk.atomic_compare_exchange(v, [0, 0], 1, 9) == 7 and v[0, 0] == 7
+
+    def bump():
+        for _ in range(500):
+            pk.atomic_increment(v, [0, 1])
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert v[0, 1] == 2000
+
+
+def test_default_precision_sets_the_dtype_of_views_made_without_one():
+    assert pk.get_default_precision() is pk.double
+    pk.set_default_precision(pk.float32)
+    try:
+        assert pk.View([3]).dtype is pk.float32
+        assert pk.View([3], pk.int8).dtype is pk.int8
+    finally:
+        pk.set_default_precision(pk.float64)
+    with pytest.raises(TypeError, match="floating dtype"):
+        pk.set_default_precision(pk.int32)
+
+
+def test_space_layout_and_type_queries():
+    assert pk.is_host_execution_space(pk.ExecutionSpace.OpenMP)
+    assert not pk.is_host_execution_space(pk.ExecutionSpace.Cuda)
+    assert pk.get_default_memory_space(pk.ExecutionSpace.Cuda) is pk.CudaSpace
+    pk.enable_uvm()
+    try:
+        assert pk.is_uvm_enabled() and pk.get_default_memory_space(pk.ExecutionSpace.Cuda) is pk.CudaUVMSpace
+    finally:
+        pk.disable_uvm()
+    assert pk.get_default_layout(pk.HostSpace) is pk.LayoutRight
+    assert pk.result_type(pk.View([1], pk.int32), 1.5) is pk.float64
+    a = pk.astype(pk.array(np.array([1.7, -2.2])), pk.int32)
+    assert a.dtype is pk.int32 and np.asarray(a).tolist() == [1, -2]
+    assert pk.DataTypeClass is type(pk.double) and isinstance(pk.View([1]), pk.Subview)
+    assert pk.ScratchView4D[pk.double].shmem_size(1, 2, 3, 4) == 25 * 8
+
+
+def test_unsupported_features_say_so():
+    for name in ("complex64", "complex128", "TeamThreadMDRange", "ExecutionSpaceInstance"):
+        with pytest.raises(NotImplementedError, match=f"pk.{name}"):
+            getattr(pk, name)()
+    with pytest.raises(NotImplementedError, match="complex"):
+        pk.View([2], pk.complex128)
+    with pytest.raises(RuntimeError, match="device 1"):
+        pk.set_device_id(1)
