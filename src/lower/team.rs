@@ -80,14 +80,17 @@ impl FnCx<'_> {
     /// the team's scratch memory. Its element type is the annotation's
     /// (`s: pk.ScratchView1D[pk.double] = ...`), double without one.
     pub(super) fn scratch_view(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
-        let rank: u8 = match f.strip_prefix("ScratchView").and_then(|r| r.strip_suffix('D')) {
+        let rank: u8 = match f
+            .strip_prefix("ScratchView")
+            .and_then(|r| r.strip_suffix('D'))
+        {
             Some(r @ ("1" | "2" | "3" | "4" | "5" | "6" | "7" | "8")) => r.parse().unwrap(),
-            _ => {
-                return type_error(
-                    e.span,
-                    format!("pk.{f} is not a scratch view type: use pk.ScratchView1D ... pk.ScratchView8D"),
-                )
-            }
+            _ => return type_error(
+                e.span,
+                format!(
+                    "pk.{f} is not a scratch view type: use pk.ScratchView1D ... pk.ScratchView8D"
+                ),
+            ),
         };
         let Some((member, level)) = args.first().and_then(|a| self.scratch_source(a)) else {
             return type_error(e.span, format!("pk.{f} needs the team's scratch memory first: pk.{f}(team_member.team_scratch(0), n...)"));
