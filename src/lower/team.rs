@@ -80,17 +80,9 @@ impl FnCx<'_> {
     /// the team's scratch memory. Its element type is the annotation's
     /// (`s: pk.ScratchView1D[pk.double] = ...`), double without one.
     pub(super) fn scratch_view(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
-        let rank: u8 = match f
-            .strip_prefix("ScratchView")
-            .and_then(|r| r.strip_suffix('D'))
-        {
-            Some(r @ ("1" | "2" | "3" | "4" | "5" | "6" | "7" | "8")) => r.parse().unwrap(),
-            _ => return type_error(
-                e.span,
-                format!(
-                    "pk.{f} is not a scratch view type: use pk.ScratchView1D ... pk.ScratchView8D"
-                ),
-            ),
+        let Some(rank) = scratch_rank(f) else {
+            let msg = format!("pk.{f} is not a scratch view type: use pk.ScratchView1D ... 8D");
+            return type_error(e.span, msg);
         };
         let Some((member, level)) = args.first().and_then(|a| self.scratch_source(a)) else {
             return type_error(e.span, format!("pk.{f} needs the team's scratch memory first: pk.{f}(team_member.team_scratch(0), n...)"));
@@ -362,4 +354,14 @@ fn scratch_view_type(member: &str, dt: DType, rank: u8) -> String {
         dt.cpp(),
         "*".repeat(rank as usize)
     )
+}
+
+/// The rank of `ScratchView1D` ... `ScratchView8D`.
+fn scratch_rank(f: &str) -> Option<u8> {
+    let r: u8 = f
+        .strip_prefix("ScratchView")?
+        .strip_suffix('D')?
+        .parse()
+        .ok()?;
+    (1..=8).contains(&r).then_some(r)
 }
