@@ -79,3 +79,41 @@ def test_unsupported_features_say_so():
         pk.View([2], pk.complex128)
     with pytest.raises(RuntimeError, match="device 1"):
         pk.set_device_id(1)
+
+
+class Field(pk.View):
+    """A View subclass with its own constructor, as PyKokkos programs write them."""
+
+    def __init__(self, x: int = 0, y: int = 0, data_type: pk.DataTypeClass = pk.double):
+        super().__init__([x, y], data_type)
+        self.label = "field"
+
+
+def test_view_subclasses_with_their_own_constructor():
+    f = Field(3, 4, data_type=pk.int32)
+    assert isinstance(f, pk.View) and f.shape == (3, 4) and f.dtype is pk.int32 and f.label == "field"
+    f[2, 3] = 7
+    assert np.asarray(f)[2, 3] == 7 and np.asarray(f).sum() == 7
+
+
+def test_binsort_orders_keys_by_bin_as_kokkos_bins_them():
+    rng = np.random.default_rng(3)
+    keys = rng.uniform(0.0, 10.0, 200)
+    values = np.arange(200, dtype=np.int64) * 3
+    k, v = pk.array(keys.copy()), pk.array(values.copy())
+    sorter = pk.BinSort(k, pk.BinOp1D(k, 7, 0.0, 10.0))
+    sorter.create_permute_vector()
+    bins = (7 / 10.0 * keys).astype(int)  # Kokkos' BinOp1D: int(nbins / (max - min) * (key - min))
+    perm = np.asarray(sorter.get_permute_vector())
+    assert sorted(perm.tolist()) == list(range(200))  # a permutation ...
+    assert (np.diff(bins[perm]) >= 0).all()           # ... that orders by bin
+    np.testing.assert_array_equal(np.asarray(sorter.get_bin_count()), np.bincount(bins, minlength=8))
+    np.testing.assert_array_equal(np.asarray(sorter.get_bin_offsets()),
+                                  np.concatenate([[0], np.cumsum(np.bincount(bins, minlength=8))[:-1]]))
+    sorter.sort(v)
+    np.testing.assert_array_equal(np.asarray(v), values[perm])
+    pts = pk.array(rng.uniform(0.0, 1.0, (50, 3)))
+    s3 = pk.BinSort(pts, pk.BinOp3D(pts, [2, 2, 2], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]))
+    assert int(np.asarray(s3.get_bin_count()).sum()) == 50 and len(np.asarray(s3.get_bin_count())) == 27
+    with pytest.raises(ValueError, match="outside the bin operator's range"):
+        pk.BinSort(k, pk.BinOp1D(k, 4, 0.0, 5.0)).create_permute_vector()

@@ -117,6 +117,7 @@ def pending() -> int:
     """Number of launches recorded and not yet run (lazy mode)."""
     return _native.pending_count()
 
+from ._binsort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403  (the rest of PyKokkos' names)
 from ._compat import Optional  # noqa: E402,F401
 

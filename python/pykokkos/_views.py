@@ -7,29 +7,48 @@ from . import _native
 from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_dtype
 
 
+def _normalize_args(shape, dtype, space, layout):
+    if isinstance(shape, (int, np.integer)):
+        shape = [int(shape)]
+    elif shape is None:
+        raise TypeError("pk.View needs a shape: an int or a list of ints")
+    shape = [int(n) for n in shape]
+    if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
+        from ._compat import get_default_precision
+
+        dtype = get_default_precision()
+    # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
+    space_code = space.value if isinstance(space, MemorySpace) else 0
+    return shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0, space_code
+
+
+def _make(cls, new, shape, dtype, space, layout, trait):
+    shape, code, layout_code, space_code = _normalize_args(shape, dtype, space, layout)
+    return _with_trait(new(cls, shape, code, layout_code, space_code=space_code), trait)
+
+
 class View(_native.View):
     """`pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)`: zero-filled."""
 
     def __new__(cls, shape=None, dtype=None, space=None, layout=None, trait=None, **internal):
-        if internal:
+        if internal and cls.__init__ is View.__init__:
             return super().__new__(cls, **internal)
-        if isinstance(shape, (int, np.integer)):
-            shape = [int(shape)]
-        elif shape is None:
-            raise TypeError("pk.View needs a shape: an int or a list of ints")
-        shape = [int(n) for n in shape]
-        if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
-            from ._compat import get_default_precision
+        if cls.__init__ is not View.__init__:
+            # A subclass with its own constructor (`class MyView(pk.View)` whose
+            # __init__ calls super().__init__(shape, dtype)): the memory comes then.
+            v = super().__new__(cls, [0], dtype_code(DataType.float64))
+            v._unsized = True
+            return v
+        return _make(cls, super().__new__, shape, dtype, space, layout, trait)
 
-            dtype = get_default_precision()
-        # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
-        space_code = space.value if isinstance(space, MemorySpace) else 0
-        v = super().__new__(cls, shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0,
-                            space_code=space_code)
-        return _with_trait(v, trait)
-
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, shape=None, dtype=None, space=None, layout=None, trait=None, **internal):
+        if getattr(self, "_unsized", False) and not internal:
+            if shape is None:
+                raise TypeError(f"{type(self).__name__}.__init__ must call super().__init__(shape, dtype)")
+            shape, code, layout_code, space_code = _normalize_args(shape, dtype, space, layout)
+            self._reset(shape, code, layout_code, space_code)
+            self._unsized = False
+            _with_trait(self, trait)
 
     # --- metadata (never forces pending work) ---
     @property

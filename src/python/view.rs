@@ -236,6 +236,30 @@ impl View {
         Ok(())
     }
 
+    /// Allocates anew (a subclass's `__init__` giving shape and dtype late).
+    fn _reset(
+        mut slf: PyRefMut<'_, Self>,
+        shape: Vec<i64>,
+        dtype_code: u8,
+        layout_code: u8,
+        space_code: u8,
+    ) -> PyResult<()> {
+        let fresh = View::py_new(
+            Some(shape),
+            dtype_code,
+            layout_code,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            space_code,
+        )?;
+        drop(std::mem::replace(&mut *slf, fresh));
+        Ok(())
+    }
+
     /// Marks the view `trait=pk.Atomic` (set right after construction).
     fn _set_atomic(&self) {
         self.atomic.store(true, Ordering::Relaxed);

@@ -1,0 +1,97 @@
+"""Kokkos' BinSort (`pk.BinSort`, `pk.BinOp1D`, `pk.BinOp3D`): keys put in bins
+of equal width, a permutation that orders them by bin, and that permutation
+applied to any View. Computed on the host with NumPy (after the keys' pending
+work ran), with Kokkos 3.4's bin arithmetic; within a bin, entries keep their
+index order (one of the orders Kokkos' atomic fill may give), or are sorted
+by key when `sort_within_bins` is set."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._views import View, array
+
+
+class BinOp:
+    """Base of the bin operators: `bins(keys)` gives each entry's bin."""
+
+    def __init__(self, keys, max_bins, min_value, max_value):
+        self.keys, self.max_bins, self.min_value, self.max_value = keys, max_bins, min_value, max_value
+
+
+class BinOp1D(BinOp):
+    """`pk.BinOp1D(keys, nbins, min, max)`: bin = int(nbins / (max - min) * (key - min))."""
+
+    def __init__(self, keys, max_bins: int, min_value, max_value):
+        super().__init__(keys, int(max_bins), min_value, max_value)
+
+    def bin_count(self) -> int:
+        return self.max_bins + 1  # Kokkos keeps one bin past the last for key == max
+
+    def bins(self, keys: np.ndarray) -> np.ndarray:
+        mul = 1.0 * self.max_bins / (self.max_value - self.min_value)
+        return (mul * (keys.astype(np.float64) - self.min_value)).astype(np.int64)
+
+
+class BinOp3D(BinOp):
+    """`pk.BinOp3D(keys, [nx, ny, nz], [min...], [max...])` on keys of shape (n, 3)."""
+
+    def __init__(self, keys, max_bins, min_value, max_value):
+        super().__init__(keys, [int(b) for b in max_bins], list(min_value), list(max_value))
+
+    def bin_count(self) -> int:
+        return int(np.prod([b + 1 for b in self.max_bins]))
+
+    def bins(self, keys: np.ndarray) -> np.ndarray:
+        k = keys.astype(np.float64)
+        per = [(1.0 * b / (hi - lo) * (k[:, d] - lo)).astype(np.int64)
+               for d, (b, lo, hi) in enumerate(zip(self.max_bins, self.min_value, self.max_value))]
+        nb = [b + 1 for b in self.max_bins]
+        return (per[0] * nb[1] + per[1]) * nb[2] + per[2]
+
+
+class BinSort:
+    """`pk.BinSort(keys, bin_op, sort_within_bins=False)`."""
+
+    def __init__(self, keys, bin_op: BinOp, sort_within_bins: bool = False):
+        self.keys, self.bin_op, self.sort_within_bins = keys, bin_op, sort_within_bins
+        self._permute = self._count = self._offsets = None
+
+    def create_permute_vector(self) -> None:
+        keys = np.asarray(self.keys)
+        bins = self.bin_op.bins(keys)
+        n = self.bin_op.bin_count()
+        bad = (bins < 0) | (bins >= n)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
+                             f"[{self.bin_op.min_value}, {self.bin_op.max_value}]")
+        if self.sort_within_bins and keys.ndim == 1:
+            order = np.lexsort((np.arange(len(bins)), keys, bins))
+        else:
+            order = np.argsort(bins, kind="stable")
+        count = np.bincount(bins, minlength=n)
+        self._permute = array(order.astype(np.int32))
+        self._count = array(count.astype(np.int32))
+        self._offsets = array((np.cumsum(count) - count).astype(np.int32))
+
+    def _need(self):
+        if self._permute is None:
+            self.create_permute_vector()
+
+    def sort(self, values) -> None:
+        """Reorders `values` (along its first dimension) by the permutation."""
+        self._need()
+        a = np.asarray(values)
+        a[...] = a[np.asarray(self._permute)]
+
+    def get_permute_vector(self) -> View:
+        self._need()
+        return self._permute
+
+    def get_bin_count(self) -> View:
+        self._need()
+        return self._count
+
+    def get_bin_offsets(self) -> View:
+        self._need()
+        return self._offsets
