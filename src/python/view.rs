@@ -201,14 +201,7 @@ impl View {
         }
         if let Some(ix) = super::element::leading_ints(key, &w)? {
             // `m[i]`: a row, made here (no Python-level construction).
-            let n = v.rank;
-            let mut start = vec![0; n];
-            let mut length = v.shape().to_vec();
-            let mut keep = vec![true; n];
-            for (d, i) in ix.iter().enumerate() {
-                (start[d], length[d], keep[d]) = (*i, 1, false);
-            }
-            let sub = born(v.subview(start, length, vec![1; n], keep)?);
+            let sub = born(v.row(&ix)?);
             drop(v);
             return super::handoff::new_of_type(&slf.get_type(), sub);
         }

@@ -19,6 +19,18 @@ impl View {
         }
     }
 
+    /// `v[i]` (or `v[i, j]`) of a view of higher rank: the remaining dimensions.
+    pub(super) fn row(&self, ix: &[i64]) -> PyResult<View> {
+        let n = self.rank;
+        let mut start = vec![0; n];
+        let mut length = self.shape().to_vec();
+        let mut keep = vec![true; n];
+        for (d, i) in ix.iter().enumerate() {
+            (start[d], length[d], keep[d]) = (*i, 1, false);
+        }
+        self.subview(start, length, vec![1; n], keep)
+    }
+
     /// Wraps any writable buffer (a NumPy array) without copying.
     pub(super) fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
         let (buf, dtype) = buffer::get_buffer(obj)?;
