@@ -118,7 +118,7 @@ impl View {
     #[new]
     #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None, space_code=0))]
     #[allow(clippy::too_many_arguments)]
-    fn py_new(
+    pub(super) fn py_new(
         shape: Option<Vec<i64>>,
         dtype_code: u8,
         layout_code: u8,
@@ -237,18 +237,7 @@ impl View {
         layout_code: u8,
         space_code: u8,
     ) -> PyResult<()> {
-        let fresh = View::py_new(
-            Some(shape),
-            dtype_code,
-            layout_code,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            space_code,
-        )?;
+        let fresh = View::allocate(shape, dtype_code, layout_code, space_code)?;
         drop(std::mem::replace(&mut *slf, fresh));
         Ok(())
     }

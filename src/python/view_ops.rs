@@ -19,6 +19,23 @@ impl View {
         }
     }
 
+    /// A new zero-filled view (counted as born).
+    pub(super) fn allocate(shape: Vec<i64>, dtype: u8, layout: u8, space: u8) -> PyResult<View> {
+        let none = || None;
+        View::py_new(
+            Some(shape),
+            dtype,
+            layout,
+            None,
+            none(),
+            none(),
+            none(),
+            none(),
+            None,
+            space,
+        )
+    }
+
     /// `v[i]` (or `v[i, j]`) of a view of higher rank: the remaining dimensions.
     pub(super) fn row(&self, ix: &[i64]) -> PyResult<View> {
         let n = self.rank;
