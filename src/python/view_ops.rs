@@ -21,16 +21,15 @@ impl View {
 
     /// A new zero-filled view (counted as born).
     pub(super) fn allocate(shape: Vec<i64>, dtype: u8, layout: u8, space: u8) -> PyResult<View> {
-        let none = || None;
         View::py_new(
             Some(shape),
             dtype,
             layout,
             None,
-            none(),
-            none(),
-            none(),
-            none(),
+            None,
+            None,
+            None,
+            None,
             None,
             space,
         )
