@@ -425,3 +425,18 @@ def test_element_access_waits_for_pending_work(pk_mode):
     v[0] = 100.0       # a host write after a pending writer: the kernel runs first
     pk.flush()
     assert v[0] == 100.0 and v[1] == 4.0
+
+
+def test_rows_handed_out_again_stay_right_while_indices_change():
+    ref = np.arange(60.0).reshape(3, 4, 5)
+    v = pk.array(ref.copy())
+    for e in (0, 2, 0, 1):          # the row cache is hit, missed, and hit again
+        for j in (3, 1, 3):
+            for i in range(5):
+                assert v[e][j][i] == ref[e, j, i]
+                v[e][j][i] = -ref[e, j, i]
+                ref[e, j, i] *= -1
+    np.testing.assert_array_equal(np.asarray(v), ref)
+    r = v[2]
+    del v                            # a row keeps the memory alive by itself
+    assert r[1][1] == ref[2, 1, 1]

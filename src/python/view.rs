@@ -39,6 +39,8 @@ pub struct View {
     /// `trait=pk.Atomic`: kernels update this view's elements atomically
     /// (`v[i] += x`); subviews inherit it.
     pub atomic: std::sync::atomic::AtomicBool,
+    /// The last row (`v[i]`) handed out, again for the same index.
+    pub last_row: super::handoff::RowCache,
 }
 
 impl View {
@@ -75,6 +77,7 @@ impl View {
             kernel_layout,
             read_once: Default::default(),
             atomic: Default::default(),
+            last_row: Default::default(),
         })
     }
 
@@ -180,6 +183,7 @@ impl View {
             kernel_layout,
             read_once: Default::default(),
             atomic: Default::default(),
+            last_row: Default::default(),
         }))
     }
 
@@ -201,9 +205,13 @@ impl View {
         }
         if let Some(ix) = super::element::leading_ints(key, &w)? {
             // `m[i]`: a row, made here (no Python-level construction).
+            if let Some(hit) = v.last_row.get(slf.py(), &ix) {
+                return Ok(hit);
+            }
             let sub = born(v.row(&ix)?);
-            drop(v);
-            return super::handoff::new_of_type(&slf.get_type(), sub);
+            let obj = super::handoff::new_of_type(&slf.get_type(), sub)?;
+            v.last_row.put(&ix, obj.clone_ref(slf.py()));
+            return Ok(obj);
         }
         drop(v);
         Ok(slf
@@ -238,6 +246,7 @@ impl View {
         space_code: u8,
     ) -> PyResult<()> {
         let fresh = View::allocate(shape, dtype_code, layout_code, space_code)?;
+        slf.last_row.clear();
         drop(std::mem::replace(&mut *slf, fresh));
         Ok(())
     }
@@ -261,9 +270,7 @@ impl View {
         Ok(())
     }
 
-    /// CUDA Array Interface (version 3) of views that have device memory (a
-    /// device mirror made by a CUDA launch, or CudaUVMSpace). The device copy
-    /// is made current and counts as newer afterwards (the consumer may write it).
+    /// CUDA Array Interface (v3) of views with device memory (see interop.rs).
     #[getter]
     fn __cuda_array_interface__<'py>(
         &self,
@@ -272,10 +279,8 @@ impl View {
         super::interop::cuda_array_interface(py, self.window())
     }
 
-    /// DLPack export: a capsule over the device copy when a CUDA kernel used
-    /// this view (it becomes current and counts as newer), else over host memory
-    /// (pending work on it runs first).
-    /// A 1.0 versioned capsule when the consumer's `max_version` allows it.
+    /// DLPack export (see interop.rs); a 1.0 versioned capsule when the
+    /// consumer's `max_version` allows it.
     #[pyo3(signature = (stream=None, max_version=None, **_kwargs))]
     fn __dlpack__(
         &self,

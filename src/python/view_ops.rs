@@ -86,6 +86,7 @@ impl View {
             kernel_layout,
             read_once: Default::default(),
             atomic: self.atomic.load(Ordering::Relaxed).into(),
+            last_row: Default::default(),
         })
     }
 }
