@@ -263,7 +263,7 @@ mod tests {
         );
         assert_eq!(
             super::key_for("toolchain-x", "int main() {}"),
-            "6e9037fda77768dddc8c0b4681f570dd"
+            "f4ea3a106c98e6fa5666790cebe2c38b"
         );
     }
 }
