@@ -114,6 +114,45 @@ def test_binsort_orders_keys_by_bin_as_kokkos_bins_them():
     np.testing.assert_array_equal(np.asarray(v), values[perm])
     pts = pk.array(rng.uniform(0.0, 1.0, (50, 3)))
     s3 = pk.BinSort(pts, pk.BinOp3D(pts, [2, 2, 2], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]))
-    assert int(np.asarray(s3.get_bin_count()).sum()) == 50 and len(np.asarray(s3.get_bin_count())) == 27
+    counts3 = np.asarray(s3.get_bin_count())
+    assert int(counts3.sum()) == 50 and len(counts3) == 8  # Kokkos' BinOp3D: nx * ny * nz bins
+    b3 = (np.asarray(pts) * 2).astype(int)
+    np.testing.assert_array_equal(counts3, np.bincount((b3[:, 0] * 2 + b3[:, 1]) * 2 + b3[:, 2], minlength=8))
+    # A key range shorter than the values: only that many values move (Kokkos' sort).
+    w = pk.array(np.arange(10.0))
+    part = pk.BinSort(pk.array(np.array([3.0, 1.0, 2.0, 0.0])), pk.BinOp1D(pk.View([1]), 4, 0.0, 4.0))
+    part.sort(w)
+    assert np.asarray(w).tolist() == [3.0, 1.0, 2.0, 0.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
     with pytest.raises(ValueError, match="outside the bin operator's range"):
         pk.BinSort(k, pk.BinOp1D(k, 4, 0.0, 5.0)).create_permute_vector()
+
+
+def test_resize_data_setter_deepcopy_and_integer_like_policies(pk_mode):
+    import copy
+
+    v = pk.View([2, 3], pk.int32)
+    v[1, 2] = 7
+    v.resize(1, 5)
+    assert v.shape == (2, 5) and np.asarray(v)[1].tolist() == [0, 0, 7, 0, 0]
+    v.resize(0, 1)
+    assert v.shape == (1, 5) and not np.asarray(v).any()
+    d = pk.View([3])
+    d.data += 2
+    d.data = [1, 2, 3]
+    assert np.asarray(d).tolist() == [1.0, 2.0, 3.0] and copy.deepcopy(d) is d
+
+    @pk.workunit
+    def count_ones(i, acc: pk.Acc[pk.int64], x):
+        acc += 1
+
+    @pk.workunit
+    def put(i, n, x):
+        x[i] = n
+
+    x, y = pk.View([5]), pk.View([7])
+    n = pk.parallel_reduce(5, count_ones, x=x)            # lazy: a pending total
+    pk.parallel_for(np.int32(3), put, n=n, x=x)            # a NumPy integer policy, a total as an argument
+    pk.parallel_for(n, put, n=2, x=y)                      # the total as the policy
+    assert np.asarray(x).tolist() == [5.0, 5.0, 5.0, 0.0, 0.0]
+    assert np.asarray(y).tolist() == [2.0] * 5 + [0.0] * 2
+    assert pk.TeamPolicy(3, "auto").team_size == pk.AUTO

@@ -39,25 +39,32 @@ class BinOp3D(BinOp):
         super().__init__(keys, [int(b) for b in max_bins], list(min_value), list(max_value))
 
     def bin_count(self) -> int:
-        return int(np.prod([b + 1 for b in self.max_bins]))
+        return int(np.prod(self.max_bins))  # unlike BinOp1D, no extra bin per dimension
 
     def bins(self, keys: np.ndarray) -> np.ndarray:
         k = keys.astype(np.float64)
         per = [(1.0 * b / (hi - lo) * (k[:, d] - lo)).astype(np.int64)
                for d, (b, lo, hi) in enumerate(zip(self.max_bins, self.min_value, self.max_value))]
-        nb = [b + 1 for b in self.max_bins]
+        nb = self.max_bins
         return (per[0] * nb[1] + per[1]) * nb[2] + per[2]
 
 
 class BinSort:
-    """`pk.BinSort(keys, bin_op, sort_within_bins=False)`."""
+    """`pk.BinSort(keys, [range_begin, range_end,] bin_op, sort_within_bins=False)`:
+    the keys from range_begin to range_end (all of them by default)."""
 
-    def __init__(self, keys, bin_op: BinOp, sort_within_bins: bool = False):
-        self.keys, self.bin_op, self.sort_within_bins = keys, bin_op, sort_within_bins
+    def __init__(self, keys, *args, sort_within_bins: bool = False):
+        if len(args) >= 3:
+            (self.range_begin, self.range_end, bin_op), rest = args[:3], args[3:]
+        else:
+            (bin_op,), rest = args[:1], args[1:]
+            self.range_begin, self.range_end = 0, len(keys)
+        self.keys, self.bin_op = keys, bin_op
+        self.sort_within_bins = bool(rest[0]) if rest else sort_within_bins
         self._permute = self._count = self._offsets = None
 
     def create_permute_vector(self) -> None:
-        keys = np.asarray(self.keys)
+        keys = np.asarray(self.keys)[self.range_begin:self.range_end]
         bins = self.bin_op.bins(keys)
         n = self.bin_op.bin_count()
         bad = (bins < 0) | (bins >= n)
@@ -70,7 +77,8 @@ class BinSort:
         else:
             order = np.argsort(bins, kind="stable")
         count = np.bincount(bins, minlength=n)
-        self._permute = array(order.astype(np.int32))
+        # Entries are named by their index in the keys (Kokkos' sort_order).
+        self._permute = array((order + self.range_begin).astype(np.int32))
         self._count = array(count.astype(np.int32))
         self._offsets = array((np.cumsum(count) - count).astype(np.int32))
 
@@ -78,11 +86,19 @@ class BinSort:
         if self._permute is None:
             self.create_permute_vector()
 
-    def sort(self, values) -> None:
-        """Reorders `values` (along its first dimension) by the permutation."""
+    def sort(self, values, values_range_begin: int = 0, values_range_end: int | None = None) -> None:
+        """Reorders entries of `values` (along its first dimension) as Kokkos does:
+        entry range_begin + i becomes entry values_range_begin - range_begin +
+        permute[i]; only as many entries as the key range move."""
         self._need()
+        n = self.range_end - self.range_begin
+        if values_range_end is None:
+            values_range_end = values_range_begin + n
+        if values_range_end - values_range_begin != n:
+            raise ValueError("pk.BinSort.sort: the values' range is not as long as the keys' range")
         a = np.asarray(values)
-        a[...] = a[np.asarray(self._permute)]
+        src = np.asarray(self._permute) + (values_range_begin - self.range_begin)
+        a[self.range_begin:self.range_begin + n] = a[src].copy()
 
     def get_permute_vector(self) -> View:
         self._need()

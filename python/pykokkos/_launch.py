@@ -8,6 +8,7 @@ import types
 from . import _native
 from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
+from ._lambdas import is_lambda, lambda_kernel
 from ._types import ExecutionSpace, space_code
 
 AUTO = -1
@@ -69,6 +70,8 @@ class TeamPolicy(ExecutionPolicy):
         vector = kwargs.pop("vector_length", args[2] if len(args) > 2 else 1)
         if kwargs or league is None or team is None or len(args) > 3:
             raise TypeError("pk.TeamPolicy takes ([space,] league_size, team_size | pk.AUTO, [vector_length])")
+        if isinstance(team, str) and team.lower() == "auto":  # PyKokkos accepts the string too
+            team = AUTO
         team = AUTO if team is AUTO else int(team)
         if team == 0 or team < AUTO:
             raise ValueError(f"pk.TeamPolicy: team_size must be positive or pk.AUTO, got {team}")
@@ -134,7 +137,22 @@ def _finish(r, initial):
     return LazyNumber(r, initial) if type(r) is _Pending else r
 
 
+def _lambda_args(args):
+    """(name, policy, lambda, target view) when the launch's kernel is a lambda."""
+    a = list(args)
+    name = a.pop(0) if a and isinstance(a[0], str) else None
+    if len(a) in (2, 3) and is_lambda(a[1]):
+        return name, a[0], a[1], (a[2] if len(a) == 3 else None)
+    return None
+
+
 def _launch(pattern, args, what, kwargs, initial=None):
+    lam = _lambda_args(args)
+    if lam is not None:  # PyKokkos' lambda kernels (`lambda i, acc: acc + x[i]`)
+        name, policy, fn, target = lam
+        wu, kw = lambda_kernel(fn, pattern, target)
+        kwargs = {**kw, **kwargs}
+        args = (policy, wu) if name is None else (name, policy, wu)
     name, policy, wu = _split(args, what)
     nat, members, methods = _target(wu, what)
     f = _getframe(2)

@@ -32,6 +32,10 @@ class LazyNumber:
     def ready(self) -> bool:
         return self._pending is None or self._pending.ready
 
+    def __pk_number__(self):
+        """The value, for a kernel argument (the runtime asks for it by this name)."""
+        return self._get()
+
     def __float__(self):
         return float(self._get())
 

@@ -93,6 +93,31 @@ class View(_native.View):
     def data(self) -> np.ndarray:
         return self._np()
 
+    @data.setter
+    def data(self, values) -> None:
+        """`v.data = a` (or `v.data += a`): the elements take `a`'s values."""
+        arr = self._np()
+        if values is not arr:
+            arr[...] = values
+
+    def resize(self, dimension: int, size: int) -> None:
+        """Kokkos::resize of one dimension: new memory of the new shape, the
+        elements both shapes have kept (the rest zero). Subviews taken before
+        keep the old memory, as in Kokkos."""
+        old = np.array(self._np_read())
+        shape = list(self.shape)
+        shape[int(dimension)] = int(size)
+        atomic = self._atomic
+        self._reset(shape, self.dtype.value, self._layout_code, 0)
+        if atomic:
+            self._set_atomic()
+        keep = tuple(slice(0, min(a, b)) for a, b in zip(old.shape, shape))
+        self._np()[keep] = old[keep]
+
+    def __deepcopy__(self, memo):
+        # PyKokkos hands back the same View (its Views are handles on Kokkos memory).
+        return self
+
     def __array__(self, dtype=None, copy=None):
         self._sync()
         a = np.asarray(memoryview(self))

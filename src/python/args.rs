@@ -115,6 +115,15 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
                 let (t, v) = dlpack::import::import(obj)?;
                 return Ok((ArgTy::View(t), ArgVal::View(v)));
             }
+            // A number in disguise (a reduction's lazy total): its value.
+            Err(_)
+                if obj
+                    .hasattr(pyo3::intern!(obj.py(), "__pk_number__"))
+                    .unwrap_or(false) =>
+            {
+                let n = obj.call_method0(pyo3::intern!(obj.py(), "__pk_number__"))?;
+                return classify(&n, held);
+            }
             Err(_) => return Err(e),
         },
     };

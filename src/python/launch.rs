@@ -50,6 +50,10 @@ fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize
             pol.lo.len(),
         ));
     }
+    // Anything that is an integer (a NumPy integer, a reduction's lazy total).
+    if let Ok(n) = p.call_method0(pyo3::intern!(p.py(), "__index__")) {
+        return policy_of(&n);
+    }
     Err(PyTypeError::new_err(format!(
         "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",
         p.get_type().name()?

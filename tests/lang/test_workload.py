@@ -110,3 +110,37 @@ def test_chained_assignment_and_claiming_slots_atomically():
 def test_host_printf_formats_like_c(capsys):
     pk.printf("%d items, %.2lf each, %ld total%%\n", 3, 2.5, 7)
     assert capsys.readouterr().out == "3 items, 2.50 each, 7 total%\n"
+
+
+@pk.workload
+class Lambdas:
+    """The three lambda forms PyKokkos' workloads use, closing over fields and locals."""
+
+    def __init__(self, n):
+        self.n: int = n
+        self.a: pk.View1D[pk.double] = pk.View([n], pk.double)
+        self.total: float = 0.0
+        self.mixed: float = 0.0
+
+    @pk.main
+    def run(self):
+        y = 1.5
+        pk.parallel_for(self.n, lambda i: i * 2.0, self.a)            # a[i] = ...
+        pk.parallel_for(self.n, lambda i: self.a[i] + y, self.a)
+        self.total = pk.parallel_reduce(self.n, lambda i, acc: acc + self.a[i])
+        self.mixed = pk.parallel_reduce(
+            self.n, lambda i, acc: acc + self.a[i] - y * 2 + i)
+
+
+def test_lambda_kernels_in_a_workload():
+    w = Lambdas(20)
+    pk.execute(pk.ExecutionSpace.Default, w)
+    a = np.arange(20) * 2.0 + 1.5
+    np.testing.assert_array_equal(np.asarray(w.a), a)
+    assert float(w.total) == a.sum()
+    assert float(w.mixed) == float(np.sum(a - 3.0 + np.arange(20)))
+
+
+def test_a_reduction_lambda_must_add_to_its_accumulator():
+    with pytest.raises(TypeError, match="returns acc \\+ value"):
+        pk.parallel_reduce(4, lambda i, acc: acc * i)
