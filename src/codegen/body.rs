@@ -58,12 +58,23 @@ pub fn lower_workunit(
     extra.extend(params.cloned());
 
     let mut cx = FnCx::new(spec.globals, unit, spec.src.clone(), true);
+    // An index the body assigns (`i -= 1`, as Python allows) is a local that
+    // starts as the index the kernel passed in.
+    let mut copies = String::new();
+    let mut sig_names = Vec::new();
     for p in &index_params {
+        let cpp = crate::lower::cpp_ident(&p.name);
         if team {
             cx.bind(&p.name, Ty::Void, VarKind::Team);
+        } else if assigns(&def.body, &p.name) {
+            cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Local);
+            copies.push_str(&format!("    int64_t {cpp} = pk_index_{cpp};\n"));
+            sig_names.push(format!("pk_index_{cpp}"));
+            continue;
         } else {
             cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Index);
         }
+        sig_names.push(cpp);
     }
     let acc_dt = match &acc {
         Some(p) => match &p.ann {
@@ -195,14 +206,11 @@ pub fn lower_workunit(
             }
         }
     }
-    let body = cx.lower_body(&def.body)?;
+    let body = copies + &cx.lower_body(&def.body)?;
     let decls = cx.declarations();
     drop(cx);
     Ok(Lowered {
-        index: index_params
-            .iter()
-            .map(|p| crate::lower::cpp_ident(&p.name))
-            .collect(),
+        index: sig_names,
         acc: acc
             .as_ref()
             .zip(acc_dt)
@@ -254,4 +262,18 @@ pub fn unit_methods(unit: &Unit) -> String {
         }
     }
     s
+}
+
+/// Whether `body` assigns `name` (assignment, augmented assignment, loop variable).
+fn assigns(body: &[crate::frontend::ast::Stmt], name: &str) -> bool {
+    use crate::frontend::ast::{ExprKind, StmtKind};
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
+            matches!(&target.kind, ExprKind::Name(n) if n == name)
+        }
+        StmtKind::For { var, body, .. } => var == name || assigns(body, name),
+        StmtKind::If { body, orelse, .. } => assigns(body, name) || assigns(orelse, name),
+        StmtKind::While { body, .. } => assigns(body, name),
+        _ => false,
+    })
 }

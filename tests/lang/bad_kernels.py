@@ -140,12 +140,6 @@ def assign_read_only_argument(i, v, m, x, n):
 
 
 @pk.workunit
-def assign_work_index(i, v, m, x, n):
-    i = 0  # ERR
-    v[i] = x
-
-
-@pk.workunit
 def float_index(i, v, m, x, n):
     v[x] = 1.0  # ERR
 

@@ -37,7 +37,6 @@ CASES = [
     ("too_few_indices", TYP, "assign to view elements"),
     ("view_as_scalar", TYP, "needs a number, but this is a View1D[float64]"),
     ("assign_read_only_argument", TYP, "'x' is a launch argument and is read-only"),
-    ("assign_work_index", TYP, "'i' is the work index and cannot be assigned"),
     ("float_index", TYP, "a view index must be an integer"),
     ("range_with_float", TYP, "range() needs integers"),
     ("is_operator", SYN, "'is' compares object identity"),

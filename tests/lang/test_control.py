@@ -209,3 +209,28 @@ def early_return_reduce(i, acc, n):
 
 def test_early_return_in_reduction():
     assert pk.parallel_reduce(100, early_return_reduce, n=10) == sum(range(10))
+
+
+@pk.workunit
+def index_rebound(i, n, out):
+    i -= 1  # Python lets a parameter be reassigned; the kernel then works on the copy
+    if i < 0:
+        i = n - 1
+    out[i] = 10.0 * i
+
+
+@pk.workunit
+def index_after(i, out, src):
+    out[i] = src[i] + 1.0
+
+
+def test_the_work_index_may_be_reassigned_like_any_parameter():
+    out, after = pk.View([6]), pk.View([6])
+    pk.parallel_for(6, index_rebound, n=6, out=out)
+    pk.parallel_for(6, index_after, out=after, src=out)  # reads out off the index: not fused wrongly
+    want = np.zeros(6)
+    for i in range(6):
+        j = i - 1 if i >= 1 else 5
+        want[j] = 10.0 * j
+    np.testing.assert_array_equal(np.asarray(out), want)
+    np.testing.assert_array_equal(np.asarray(after), want + 1.0)
