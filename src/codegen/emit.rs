@@ -13,6 +13,17 @@ pub fn range_for(space: Space, label: &str, policy: &str) -> String {
     }
 }
 
+/// The dispatch of a 1-D reduction into one `d` total: chunked on the host
+/// (accumulators in registers, see pk::chunked_reduce), Kokkos' own on GPUs.
+pub fn range_reduce(space: Space, label: &str, policy: &str, d: &str) -> String {
+    let run = if space == Space::Cuda {
+        format!("Kokkos::parallel_reduce(\"{label}\", {policy}, f, r)")
+    } else {
+        format!("pk::chunked_reduce<{}>(\"{label}\", f, lo[0], hi[0], r)", space.cpp())
+    };
+    format!("    {d} r = {d}();\n    {run};\n    *({d}*)result = r;\n")
+}
+
 /// The C++ type of a TeamPolicy workunit's team member in `space`.
 pub fn team_member_cpp(space: Space) -> String {
     format!("Kokkos::TeamPolicy<{}>::member_type&", space.cpp())

@@ -4,7 +4,7 @@
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::emit::{bounds_checked, layout_args, range_for, view_cpp};
+use super::emit::{bounds_checked, layout_args, range_for, range_reduce, view_cpp};
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
 use crate::lower::sanitize;
@@ -184,7 +184,7 @@ pub fn generate(
         0 => s.push_str(&range_for(space, &clabel, &policy)),
         1 => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
-            s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));
+            s.push_str(&range_reduce(space, &clabel, &policy, d));
         }
         _ => {
             s.push_str(&format!(

@@ -221,6 +221,38 @@ inline int oob_check() {
   o.set = 0;
   return oob_report((long long)o.index, o.dim, o.view, (long long)o.extent, o.where);
 }
+// A 1-D reduction on the host, element by element in chunks: each chunk sums
+// into locals of its own, whose addresses never escape, so the compiler keeps
+// them in registers even when the body stores to views (Kokkos' own loop
+// accumulates into memory the stores might alias, and runs latency-bound).
+// Four partial sums, added at the end of the chunk, break the chain of
+// dependent additions (the work items still run in index order).
+template <class F, class T>
+struct Chunked {
+  F f;
+  int64_t lo, hi, chunk;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t c, T& acc) const {
+    T s0 = T(), s1 = T(), s2 = T(), s3 = T();
+    const int64_t b = lo + c * chunk;
+    const int64_t e = b + chunk < hi ? b + chunk : hi;
+    int64_t i       = b;
+    for (; i + 3 < e; i += 4) {
+      f(i, s0);
+      f(i + 1, s1);
+      f(i + 2, s2);
+      f(i + 3, s3);
+    }
+    for (; i < e; ++i) f(i, s0);
+    acc += (s0 + s1) + (s2 + s3);
+  }
+};
+template <class Space, class F, class T>
+void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
+  const int64_t chunk = 4096;
+  const int64_t n     = hi > lo ? (hi - lo + chunk - 1) / chunk : 0;
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n),
+                          Chunked<F, T>{f, lo, hi, chunk}, r);
+}
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];
   std::snprintf(buf, sizeof buf,

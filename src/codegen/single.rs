@@ -2,7 +2,7 @@
 //! `extern "C"` entry that unpacks raw arguments, builds the policy
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::emit::bounds_checked;
+use super::emit::{bounds_checked, range_reduce};
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
@@ -113,6 +113,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             s.push_str(&range_for(spec.space, &label, &policy))
         }
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
+        (Pattern::Reduce, Some(d)) if nidx == 1 && !team => {
+            s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp()))
+        }
         (Pattern::Reduce, Some(d)) => s.push_str(&format!(
             "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
             d.cpp()
