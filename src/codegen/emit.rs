@@ -19,7 +19,10 @@ pub fn range_reduce(space: Space, label: &str, policy: &str, d: &str) -> String 
     let run = if space == Space::Cuda {
         format!("Kokkos::parallel_reduce(\"{label}\", {policy}, f, r)")
     } else {
-        format!("pk::chunked_reduce<{}>(\"{label}\", f, lo[0], hi[0], r)", space.cpp())
+        format!(
+            "pk::chunked_reduce<{}>(\"{label}\", f, lo[0], hi[0], r)",
+            space.cpp()
+        )
     };
     format!("    {d} r = {d}();\n    {run};\n    *({d}*)result = r;\n")
 }
