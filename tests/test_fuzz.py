@@ -2,7 +2,7 @@
 lazily without it, each against NumPy. A program is a list of steps over four
 1-D Views and one 2-D View; the steps cover standalone workunits, functors
 writing members through methods, @pk.function helpers taking views,
-classtypes, subviews of both ranks held as members and passed as arguments,
+classtypes, subviews of ranks 1 to 3 held as members and passed as arguments,
 MDRange, Team and scan launches, atomics, NumPy arrays passed directly, host
 reads and writes in between, Views created and dropped, and launches from
 another thread. CI runs a fixed seed set; `make fuzz` runs many more
@@ -125,6 +125,11 @@ def op_md(i, j, s, g, x):
 
 
 @pk.workunit
+def op_cube(i, j, k, s, c, x):
+    c[i][j][k] = s * c[i][j][k] + x[i * 4 + j * 2 + k]
+
+
+@pk.workunit
 def op_md_scale(i, j, s, g):
     g[i][j] = g[i][j] * s
 
@@ -158,7 +163,7 @@ def op_atomic(i, x, y):
 
 OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
        "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
-       "unrow", "team", "atomic", "block", "thread", "threads", "hostg"]
+       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
     st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
@@ -172,7 +177,7 @@ def _view(a):
     return v
 
 
-def run_pk(op, vs, g, a, b, c, s):
+def run_pk(op, vs, g, a, b, c, s, g3=None):
     """One step on Views; returns an observation or None."""
     x, y, z = vs[a], vs[b], vs[c]
     if op == "axpy":
@@ -209,6 +214,8 @@ def run_pk(op, vs, g, a, b, c, s):
         pk.parallel_for(pk.TeamPolicy(R, pk.AUTO), op_team, cols=C, g=g, y=y)
     elif op == "atomic":
         pk.parallel_for(M, op_atomic, x=x, y=y)
+    elif op == "cube":  # a strided 3-D subview of the 3-D View as an argument
+        pk.parallel_for(pk.MDRangePolicy([0, 0, 0], [2, 2, 2]), op_cube, s=s, c=g3[:, 1:, ::2], x=x)
     elif op == "block":  # a 2-D subview as a functor member
         pk.parallel_for(2, FzBlock(g[1:3, 2:5], x).work)
     elif op == "thread":  # a launch from another thread, joined before going on
@@ -225,7 +232,7 @@ def run_pk(op, vs, g, a, b, c, s):
     return None
 
 
-def run_np(op, vs, g, a, b, c, s):
+def run_np(op, vs, g, a, b, c, s, g3=None):
     x, y, z = vs[a], vs[b], vs[c]
     if op in ("axpy", "thread"):
         y[:] = s * x + y
@@ -268,6 +275,8 @@ def run_np(op, vs, g, a, b, c, s):
         np.add.at(y, (np.arange(M) * 5) % 4, x)
     elif op == "block":
         g[1:3, 2:5] += x[:6].reshape(2, 3)
+    elif op == "cube":
+        g3[:, 1:, ::2] = s * g3[:, 1:, ::2] + x[:8].reshape(2, 2, 2)
     return None
 
 
@@ -276,9 +285,11 @@ def interpret(program, use_pk):
     rng = np.random.default_rng(1)
     init = [rng.integers(-4, 5, M).astype(np.float64) for _ in range(4)]
     ginit = rng.integers(-4, 5, (R, C)).astype(np.float64)
+    g3init = rng.integers(-4, 5, (2, 3, 4)).astype(np.float64)
     fresh = (lambda a: _view(a)) if use_pk else (lambda a: a.copy())
     vs = [fresh(a) for a in init]
     g = fresh(ginit)
+    g3 = fresh(g3init)
     seen = []
     for op, a, b, c, s in program:
         if op in ("new", "drop"):  # a fresh View; the old one dies unless held elsewhere
@@ -290,10 +301,10 @@ def interpret(program, use_pk):
         elif op == "hostg":  # a host write to an element of the 2-D View
             g[b][c] = s
         else:
-            got = (run_pk if use_pk else run_np)(op, vs, g, a, b, c, s)
+            got = (run_pk if use_pk else run_np)(op, vs, g, a, b, c, s, g3)
             if got is not None:
                 seen.append(got)
-    finals = [np.asarray(v).copy() for v in vs] + [np.asarray(g).copy()]
+    finals = [np.asarray(v).copy() for v in vs] + [np.asarray(g).copy(), np.asarray(g3).copy()]
     return [float(o) for o in seen], finals
 
 
