@@ -215,6 +215,7 @@ pub fn lower_workunit(
             .as_ref()
             .zip(acc_dt)
             .map(|(p, d)| (crate::lower::cpp_ident(&p.name), d)),
+        acc_only_added: acc.as_ref().is_some_and(|p| only_added(&def.body, &p.name)),
         last_pass: last_pass.as_ref().map(|p| crate::lower::cpp_ident(&p.name)),
         decls,
         body,
@@ -275,5 +276,39 @@ fn assigns(body: &[crate::frontend::ast::Stmt], name: &str) -> bool {
         StmtKind::If { body, orelse, .. } => assigns(body, name) || assigns(orelse, name),
         StmtKind::While { body, .. } => assigns(body, name),
         _ => false,
+    })
+}
+
+/// Whether `acc` appears in `body` only as the target of `acc += value`
+/// (with `value` not mentioning it), in nested defs too.
+fn only_added(body: &[crate::frontend::ast::Stmt], acc: &str) -> bool {
+    use crate::frontend::ast::{walk_exprs, BinOp, ExprKind, StmtKind};
+    let mentions = |e: &crate::frontend::ast::Expr| {
+        let mut any = false;
+        walk_exprs(
+            &[crate::frontend::ast::Stmt {
+                kind: StmtKind::Expr(e.clone()),
+                span: e.span,
+            }],
+            &mut |x| any |= matches!(&x.kind, ExprKind::Name(n) if n == acc),
+        );
+        any
+    };
+    body.iter().all(|s| match &s.kind {
+        StmtKind::AugAssign { target, op, value } if matches!(&target.kind, ExprKind::Name(n) if n == acc) => {
+            *op == BinOp::Add && !mentions(value)
+        }
+        StmtKind::Assign { target, value, .. } => {
+            !mentions(target) && value.as_ref().is_none_or(|v| !mentions(v))
+        }
+        StmtKind::AugAssign { target, value, .. } => !mentions(target) && !mentions(value),
+        StmtKind::If { test, body, orelse } => !mentions(test) && only_added(body, acc) && only_added(orelse, acc),
+        StmtKind::For { start, stop, step, body, .. } => {
+            !mentions(start) && !mentions(stop) && step.as_ref().is_none_or(|x| !mentions(x)) && only_added(body, acc)
+        }
+        StmtKind::While { test, body } => !mentions(test) && only_added(body, acc),
+        StmtKind::Return(Some(e)) | StmtKind::Expr(e) => !mentions(e),
+        StmtKind::Def(d) => only_added(&d.body, acc),
+        _ => true,
     })
 }

@@ -184,7 +184,11 @@ pub fn generate(
         0 => s.push_str(&range_for(space, &clabel, &policy)),
         1 => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
-            s.push_str(&range_reduce(space, &clabel, &policy, d));
+            if lowered[reduces[0]].acc_only_added {
+                s.push_str(&range_reduce(space, &clabel, &policy, d));
+            } else {
+                s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));
+            }
         }
         _ => {
             s.push_str(&format!(

@@ -113,7 +113,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             s.push_str(&range_for(spec.space, &label, &policy))
         }
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
-        (Pattern::Reduce, Some(d)) if nidx == 1 && !team => {
+        (Pattern::Reduce, Some(d)) if nidx == 1 && !team && lw.acc_only_added => {
             s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp()))
         }
         (Pattern::Reduce, Some(d)) => s.push_str(&format!(

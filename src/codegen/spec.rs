@@ -58,6 +58,10 @@ pub type Member = (String, String, Option<(usize, ViewTy)>);
 pub struct Lowered {
     pub index: Vec<String>,
     pub acc: Option<(String, DType)>,
+    /// The body only ever adds to its accumulator (`acc += x`), never reads
+    /// it: partial sums in any grouping give the same total (see
+    /// pk::chunked_reduce). A body that reads it sees Kokkos' running value.
+    pub acc_only_added: bool,
     pub last_pass: Option<String>,
     pub decls: String,
     pub body: String,

@@ -106,3 +106,24 @@ def test_tutorial_inner_product():
     np.testing.assert_allclose(np.asarray(b), a @ np.linspace(0, 1, cols))
     assert pk.parallel_reduce(rows, yAx, cols=cols, y=y, x=x, A=A, initial_value=1.0) == \
         result + 1.0
+
+
+@pk.workunit
+def running_slot(i, acc: pk.Acc[pk.int64], out):
+    out[acc] = i  # the running total as a write index, as ExaMiniMD's set-up does
+    acc += 1
+
+
+@pk.workunit
+def plain_sum(i, acc: pk.Acc[pk.double], x):
+    acc += x[i]
+
+
+def test_a_serial_reduction_that_reads_its_accumulator_sees_the_running_total():
+    out = pk.View([300], pk.int64)
+    total = pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, 300), running_slot, out=out)
+    assert int(total) == 300
+    np.testing.assert_array_equal(np.asarray(out), np.arange(300))
+    # A body that only adds keeps the chunked form (partial sums) and the same total.
+    x = np.arange(10000.0) * 0.5
+    assert float(pk.parallel_reduce(10000, plain_sum, x=x)) == x.sum()
