@@ -130,6 +130,12 @@ def op_cube(i, j, k, s, c, x):
 
 
 @pk.workunit
+def op_running(i, acc: pk.Acc[pk.int64], x, y):
+    y[acc] = x[i]  # reads the running total: Kokkos' value on Serial
+    acc += 1
+
+
+@pk.workunit
 def op_md_scale(i, j, s, g):
     g[i][j] = g[i][j] * s
 
@@ -163,7 +169,7 @@ def op_atomic(i, x, y):
 
 OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
        "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
-       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube"]
+       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
     st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
@@ -214,6 +220,8 @@ def run_pk(op, vs, g, a, b, c, s, g3=None):
         pk.parallel_for(pk.TeamPolicy(R, pk.AUTO), op_team, cols=C, g=g, y=y)
     elif op == "atomic":
         pk.parallel_for(M, op_atomic, x=x, y=y)
+    elif op == "running":  # a reduction that reads its accumulator (Serial: in order)
+        return pk.parallel_reduce(pk.RangePolicy(pk.Serial, 0, M), op_running, x=x, y=y)
     elif op == "cube":  # a strided 3-D subview of the 3-D View as an argument
         pk.parallel_for(pk.MDRangePolicy([0, 0, 0], [2, 2, 2]), op_cube, s=s, c=g3[:, 1:, ::2], x=x)
     elif op == "block":  # a 2-D subview as a functor member
@@ -275,6 +283,9 @@ def run_np(op, vs, g, a, b, c, s, g3=None):
         np.add.at(y, (np.arange(M) * 5) % 4, x)
     elif op == "block":
         g[1:3, 2:5] += x[:6].reshape(2, 3)
+    elif op == "running":
+        y[:] = x
+        return float(M)
     elif op == "cube":
         g3[:, 1:, ::2] = s * g3[:, 1:, ::2] + x[:8].reshape(2, 2, 2)
     return None
