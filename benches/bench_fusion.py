@@ -3,7 +3,10 @@
     temporaries die (ideal: bytes eager / bytes fused);
 (b) BabelStream's copy, mul, add, triad, dot sequence, repeated;
 (c) 100,000 launches of a 10-element kernel followed by one read;
-(d) compile time of a new fused region.
+(d) compile time of a new fused region;
+(e) a map whose output is still referenced when the reduction of it flushes
+    (the common shape: the reduction stores to a View), eager vs fused, and a
+    dot product beside np.dot.
 """
 from __future__ import annotations
 
@@ -206,8 +209,50 @@ def fresh_d(i, x, y):
     return {"compile_single_s": t_single, "compile_region_s": t_region}
 
 
+@pk.workunit
+def twice(i, x, t):
+    t[i] = 2.0 * x[i]
+
+
+@pk.workunit
+def total(i, acc, t):
+    acc += t[i]
+
+
+def bench_live_reduce() -> dict:
+    x, t, y = pk.View([N]), pk.View([N]), pk.View([N])
+    x.fill(1.5)
+    y.fill(2.0)
+
+    def shape():
+        pk.parallel_for(N, twice, x=x, t=t)
+        return float(pk.parallel_reduce(N, total, t=t))  # t is alive: stored, then summed
+
+    def best(f, k=7):
+        f()
+        ts = []
+        for _ in range(k):
+            s = time.perf_counter()
+            f()
+            ts.append(time.perf_counter() - s)
+        return min(ts) * 1e3
+
+    eager = best(shape)
+    pk._native.set_lazy(True)
+    try:
+        fused = best(shape)
+    finally:
+        pk._native.set_lazy(False)
+    xa, ya = np.asarray(x), np.asarray(y)
+    dot_pk = best(lambda: float(pk.parallel_reduce(N, dot, a=x, b=y)))
+    dot_np = best(lambda: float(np.dot(xa, ya)))
+    return {"live_eager_ms": eager, "live_fused_ms": fused, "live_fused_speedup": eager / fused,
+            "dot_pk_ms": dot_pk, "dot_numpy_ms": dot_np, "dot_pk_over_numpy": dot_pk / dot_np}
+
+
 def main() -> dict:
     r = {}
+    r.update(bench_live_reduce())
     r.update(bench_compile())
     r.update(bench_many_small())
     r.update(bench_chains())
