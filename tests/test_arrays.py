@@ -70,6 +70,9 @@ def test_reductions():
     np.testing.assert_allclose(np.asarray(pk.sum(m, axis=0)), X.reshape(3, 4).sum(axis=0))
     assert pk.argmax(x) == np.argmax(X)
     assert pk.transpose(m).shape == (4, 3) and pk.iinfo(pk.int32).max == 2**31 - 1
+    np.testing.assert_array_equal(np.asarray(pk.col(m, 2)), X.reshape(3, 4)[:, 2])
+    np.testing.assert_array_equal(np.asarray(pk.index(x, view(np.array([3, 0, 3], np.int32)))), X[[3, 0, 3]])
+    np.testing.assert_array_equal(np.asarray(pk.broadcast_view(2.5, m)), np.full((3, 4), 2.5))
 
 
 def test_a_chain_of_array_functions_is_one_kernel_under_fusion():

@@ -261,4 +261,19 @@ def _numpy_type(t):
     return numpy_dtype(t.value) if isinstance(t, DataType) else t
 
 
-FUNCTIONS.update(copyto=copyto, iinfo=iinfo, finfo=finfo)
+def col(view, j: int) -> View:
+    """`pk.col(m, j)`: column j of a 2-D View, as a new 1-D View."""
+    return array(np.ascontiguousarray(_host(view)[:, int(j)]))
+
+
+def index(view, indices) -> View:
+    """`pk.index(a, idx)`: a[idx] elementwise (gather), as a new View."""
+    return array(_host(view)[_host(indices)])
+
+
+def broadcast_view(val, view) -> View:
+    """`val` (a View or number) stretched to `view`'s shape, as a new View."""
+    return array(np.ascontiguousarray(np.broadcast_to(_host(val) if _is_view(val) else val, view.shape)))
+
+
+FUNCTIONS.update(copyto=copyto, iinfo=iinfo, finfo=finfo, col=col, index=index, broadcast_view=broadcast_view)
