@@ -142,6 +142,10 @@ def result_type(*operands):
     return DataType[dt.name] if dt.name in DataType.__members__ else dt
 
 
+class UnsupportedFeatureError(RuntimeError):
+    """A PyKokkos feature this runtime does not have (the message names it)."""
+
+
 class _Unsupported:
     """A PyKokkos name whose feature this runtime does not have: using it says so."""
 
@@ -149,7 +153,7 @@ class _Unsupported:
         self._name, self._why = name, why
 
     def _fail(self, *_, **__):
-        raise NotImplementedError(f"pk.{self._name}: {self._why}")
+        raise UnsupportedFeatureError(f"pk.{self._name}: {self._why}")
 
     __call__ = __getitem__ = __getattr__ = _fail
 
