@@ -131,7 +131,7 @@ pub fn write(
         if i < lo || i > hi {
             return Err(PyOverflowError::new_err(format!(
                 "Python integer {i} out of bounds for {}",
-                numpy_name(d)
+                d.name()
             )));
         }
         i as u64
@@ -247,9 +247,10 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
         }
         let s = unsafe { Bound::from_owned_ptr(py, s) };
         let want = np.getattr(match d {
+            DType::Bool => "bool_",
             DType::I64 => "longlong",
             DType::U64 => "ulonglong",
-            _ => numpy_name(d),
+            _ => d.name(),
         })?;
         if !s.get_type().is(&want) {
             return Ok(None);
@@ -278,21 +279,5 @@ fn npy_type(d: DType) -> c_int {
         DType::U64 => 10,
         DType::F32 => 11,
         DType::F64 => 12,
-    }
-}
-
-fn numpy_name(d: DType) -> &'static str {
-    match d {
-        DType::Bool => "bool_",
-        DType::I8 => "int8",
-        DType::I16 => "int16",
-        DType::I32 => "int32",
-        DType::I64 => "int64",
-        DType::U8 => "uint8",
-        DType::U16 => "uint16",
-        DType::U32 => "uint32",
-        DType::U64 => "uint64",
-        DType::F32 => "float32",
-        DType::F64 => "float64",
     }
 }
