@@ -18,7 +18,8 @@ from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, Execu
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
                      PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
                      ScratchView, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D,
-                     ScratchView7D, ScratchView8D, Serial, TeamMember, TeamThreadRange, TeamVectorRange,
+                     ScratchView7D, ScratchView8D, Serial, TeamMember, TeamThreadMDRange, TeamThreadRange,
+                     TeamVectorMDRange, TeamVectorRange, ThreadVectorMDRange,
                      ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
                      View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber

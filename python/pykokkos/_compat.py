@@ -164,8 +164,6 @@ class _Unsupported:
 _COMPLEX = "complex Views and complex arithmetic in kernels are not supported yet"
 complex64 = _Unsupported("complex64", _COMPLEX)
 complex128 = _Unsupported("complex128", _COMPLEX)
-TeamThreadMDRange = _Unsupported("TeamThreadMDRange", "nested multi-dimensional team ranges are not supported; "
-                                 "nest pk.TeamThreadRange and pk.ThreadVectorRange instead")
 _RANDOM = "random number pools and pk.rand in kernels are not supported yet"
 RandomPool = _Unsupported("RandomPool", _RANDOM)
 Random_XorShift64_Pool = _Unsupported("Random_XorShift64_Pool", _RANDOM)

@@ -178,6 +178,9 @@ def _kernel_only(name: str):
 
 
 TeamThreadRange = _kernel_only("TeamThreadRange")
+TeamThreadMDRange = _kernel_only("TeamThreadMDRange")
+ThreadVectorMDRange = _kernel_only("ThreadVectorMDRange")
+TeamVectorMDRange = _kernel_only("TeamVectorMDRange")
 ThreadVectorRange = _kernel_only("ThreadVectorRange")
 TeamVectorRange = _kernel_only("TeamVectorRange")
 single = _kernel_only("single")

@@ -16,6 +16,7 @@ mod index;
 mod lambda;
 mod lists;
 mod math;
+mod mdrange;
 pub mod names;
 mod ops;
 mod pkcalls;

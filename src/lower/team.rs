@@ -17,6 +17,9 @@ const RANGES: &[(&str, &str)] = &[
 
 /// Names outside nested patterns that only make sense as their arguments.
 pub const PATTERN_ONLY: &[&str] = &[
+    "TeamThreadMDRange",
+    "ThreadVectorMDRange",
+    "TeamVectorMDRange",
     "TeamThreadRange",
     "ThreadVectorRange",
     "TeamVectorRange",
@@ -26,7 +29,7 @@ pub const PATTERN_ONLY: &[&str] = &[
 
 impl FnCx<'_> {
     /// The team member variable `n`, if that is what `e` names.
-    fn team_member(&self, e: &Expr) -> Option<String> {
+    pub(super) fn team_member(&self, e: &Expr) -> Option<String> {
         match &e.kind {
             ExprKind::Name(n) => self
                 .vars
@@ -240,6 +243,10 @@ impl FnCx<'_> {
         };
         match f {
             "parallel_for" => {
+                if let Some(md) = self.md_range(&args[0])? {
+                    self.md_for(md, &def)?;
+                    return Ok(void);
+                }
                 let range = self.team_range(&args[0])?;
                 arity(1, "one parameter, the index")?;
                 let i = idx(&def, 0).unwrap();

@@ -371,3 +371,36 @@ def test_a_scratch_view_without_extents_is_empty_as_in_kokkos():
     out = pk.View([3], pk.int64)
     pk.parallel_for(pk.TeamPolicy(3, TEAM), scratch_without_extents, out=out)
     assert np.asarray(out).tolist() == [1, 1, 1]
+
+
+@pk.workunit
+def md_team_fill(team, A, B, C, n1: int, n2: int):
+    r: int = team.league_rank()
+
+    def inner(i0: int, i1: int):
+        A[r][i0][i1] = B[r][i0] * 10.0 + C[i1]
+
+    pk.parallel_for(pk.TeamThreadMDRange(team, n1, n2), inner)
+
+
+@pk.workunit
+def md3_team_fill(team, A, n1: int, n2: int, n3: int):
+    r: int = team.league_rank()
+
+    def inner(i: int, j: int, k: int):
+        A[r][i * n2 * n3 + j * n3 + k] += 1.0 + i * 100 + j * 10 + k
+
+    pk.parallel_for(pk.TeamThreadMDRange(team, n1, n2, n3), inner)
+
+
+def test_team_thread_md_range_visits_every_index_tuple_once():
+    n0, n1, n2 = 5, 3, 4
+    b = np.arange(n0 * n1, dtype=float).reshape(n0, n1)
+    c = np.arange(n2, dtype=float) * 0.5
+    A, B, C = pk.View([n0, n1, n2]), pk.array(b.copy()), pk.array(c.copy())
+    pk.parallel_for(pk.TeamPolicy(n0, TEAM), md_team_fill, A=A, B=B, C=C, n1=n1, n2=n2)
+    np.testing.assert_array_equal(np.asarray(A), b[:, :, None] * 10.0 + c[None, None, :])
+    A3 = pk.View([2, 2 * 3 * 4])
+    pk.parallel_for(pk.TeamPolicy(2, TEAM), md3_team_fill, A=A3, n1=2, n2=3, n3=4)
+    want = np.array([1.0 + i * 100 + j * 10 + k for i in range(2) for j in range(3) for k in range(4)])
+    np.testing.assert_array_equal(np.asarray(A3), np.stack([want, want]))
