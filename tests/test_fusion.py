@@ -473,3 +473,27 @@ def test_a_fused_kernel_that_fails_to_build_falls_back_once_and_is_not_rebuilt(t
     assert r.stdout.splitlines() == ["flushed", "values [2.0] pending 0", "flushed", "values [4.0] pending 0"]
     # One build attempt for the region's structure, not one per flush.
     assert strip_ansi(r.stderr).count("fuse{") == 1, strip_ansi(r.stderr)
+
+
+@pk.workunit
+def running_copy(i, acc: pk.Acc[pk.int64], src, dst):
+    dst[acc] = src[i]  # reads the running total
+    acc += 1
+
+
+def test_fused_reductions_that_read_their_accumulator_see_the_running_value():
+    """Found by the fuzzer: fused reductions summed each work item into a fresh
+    register, so a body reading its accumulator saw 0 instead of the running total."""
+
+    def prog():
+        src, a, b = fresh(np.arange(N), 0.0, 0.0)
+        serial = pk.RangePolicy(pk.Serial, 0, N)
+        n1 = pk.parallel_reduce(serial, running_copy, src=src, dst=a)
+        n2 = pk.parallel_reduce(serial, running_copy, src=src, dst=b)
+        pk.flush()  # both at once: they fuse horizontally
+        return {"a": np.asarray(a).copy(), "b": np.asarray(b).copy(), "n": np.array([float(n1), float(n2)])}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["a"], np.arange(N)) and np.array_equal(lazy["b"], np.arange(N))
+    assert "fused(running_copy+running_copy)" in reports

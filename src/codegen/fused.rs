@@ -119,28 +119,34 @@ pub fn generate(
     }
     // Each reduction adds into a register of its own, folded into the
     // accumulator once per work item: the accumulator is a reference the
-    // compiler must assume the bodies' stores may alias.
+    // compiler must assume the bodies' stores may alias. A body that reads
+    // its accumulator gets the accumulator itself (the running value).
+    let acc_of = |r: usize| match reduces.len() {
+        1 => "pk_acc".to_string(),
+        _ => format!("pk_acc.r{r}"),
+    };
+    let in_register = |r: usize| lowered[reduces[r]].acc_only_added;
     for (r, &b) in reduces.iter().enumerate() {
-        let d = lowered[b].acc.as_ref().unwrap().1.cpp();
-        s.push_str(&format!("    {d} pk_r{r} = {d}();\n"));
+        if in_register(r) {
+            let d = lowered[b].acc.as_ref().unwrap().1.cpp();
+            s.push_str(&format!("    {d} pk_r{r} = {d}();\n"));
+        }
     }
     for (b, lw) in lowered.iter().enumerate() {
         let mut args = vec!["pk_i".to_string()];
         if lw.acc.is_some() {
-            args.push(format!(
-                "pk_r{}",
-                reduces.iter().position(|x| *x == b).unwrap()
-            ));
+            let r = reduces.iter().position(|x| *x == b).unwrap();
+            args.push(if in_register(r) {
+                format!("pk_r{r}")
+            } else {
+                acc_of(r)
+            });
         }
         args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
         s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
     }
-    for r in 0..reduces.len() {
-        if reduces.len() > 1 {
-            s.push_str(&format!("    pk_acc.r{r} += pk_r{r};\n"));
-        } else {
-            s.push_str("    pk_acc += pk_r0;\n");
-        }
+    for r in (0..reduces.len()).filter(|&r| in_register(r)) {
+        s.push_str(&format!("    {} += pk_r{r};\n", acc_of(r)));
     }
     s.push_str("  }\n");
     if reduces.len() > 1 {
