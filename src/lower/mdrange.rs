@@ -1,12 +1,12 @@
 //! `pk.TeamThreadMDRange(m, n0, n1[, n2])` (and the vector forms) in a team
-//! kernel's nested `pk.parallel_for`. Kokkos 3.4 has no multi-dimensional
+//! kernel's nested `pk.parallel_for` and `pk.parallel_reduce`. Kokkos 3.4 has no multi-dimensional
 //! team ranges: the body runs over the flat range of n0 * n1 (* n2) items,
 //! each split back into its indices (the last one fastest), which gives every
 //! index tuple exactly once, as the MD range does.
-use super::{FnCx, VTy, VarKind};
+use super::{FnCx, VTy, Val, VarKind};
 use crate::errors::{type_error, KResult};
 use crate::frontend::ast::{Expr, ExprKind, FunctionDef};
-use crate::types::{DType, Ty};
+use crate::types::{DType, STy, Ty};
 
 const MD_RANGES: &[(&str, &str)] = &[
     ("TeamThreadMDRange", "Kokkos::TeamThreadRange"),
@@ -70,19 +70,72 @@ impl FnCx<'_> {
 
     /// `pk.parallel_for(md_range, body)` with body taking one index per extent.
     pub(super) fn md_for(&mut self, r: MdRange, def: &FunctionDef) -> KResult<()> {
-        if def.params.len() != r.extents.len() {
+        let params = self.md_params(&r, def, 0)?;
+        let body = self.lambda(def, &params)?;
+        self.md_loop(&r, def, "", &body);
+        self.line("});");
+        Ok(())
+    }
+
+    /// `pk.parallel_reduce(md_range, body)`: body takes the indices, then the
+    /// accumulator; the total is the value of the call.
+    pub(super) fn md_reduce(&mut self, r: MdRange, def: &FunctionDef, e: &Expr) -> KResult<Val> {
+        let mut params = self.md_params(&r, def, 1)?;
+        let acc = &def.params[r.extents.len()];
+        let dt = match &acc.ann {
+            Some(a) => match self.annotation(a)? {
+                Ty::Scalar(d) => d,
+                _ => {
+                    return type_error(
+                        a.span,
+                        "the accumulator must be a number: pk.Acc[pk.double]",
+                    )
+                }
+            },
+            None => DType::F64,
+        };
+        params.push((
+            acc.name.clone(),
+            Ty::Scalar(dt),
+            VarKind::Acc,
+            format!("{}&", dt.cpp()),
+        ));
+        let body = self.lambda(def, &params)?;
+        let tmp = format!("pk_red{}", e.span.start);
+        self.line(&format!("{0} {tmp} = {0}();", dt.cpp()));
+        let acc_param = format!(", {}& {}", dt.cpp(), super::cpp_ident(&acc.name));
+        self.md_loop(&r, def, &acc_param, &body);
+        self.line(&format!("}}, {tmp});"));
+        Ok(Val {
+            code: tmp,
+            ty: VTy::S(STy::strong(dt)),
+            lit: None,
+        })
+    }
+
+    /// One index parameter per extent (plus `extra` after them), all checked.
+    fn md_params(
+        &self,
+        r: &MdRange,
+        def: &FunctionDef,
+        extra: usize,
+    ) -> KResult<Vec<(String, Ty, VarKind, String)>> {
+        let n = r.extents.len();
+        if def.params.len() != n + extra {
+            let what = if extra == 0 {
+                String::new()
+            } else {
+                " and the accumulator".to_string()
+            };
             return type_error(
                 def.span,
                 format!(
-                    "'{}' runs over {} dimensions: it must take {} indices",
-                    def.name,
-                    r.extents.len(),
-                    r.extents.len()
+                    "'{}' runs over {n} dimensions: it must take {n} indices{what}",
+                    def.name
                 ),
             );
         }
-        let params: Vec<_> = def
-            .params
+        Ok(def.params[..n]
             .iter()
             .map(|p| {
                 (
@@ -92,18 +145,25 @@ impl FnCx<'_> {
                     "const int64_t".to_string(),
                 )
             })
-            .collect();
-        let body = self.lambda(def, &params)?;
+            .collect())
+    }
+
+    /// Opens the flat loop (`parallel_for` or `parallel_reduce`) and splits
+    /// the flat index, the last dimension fastest; the caller closes it.
+    fn md_loop(&mut self, r: &MdRange, def: &FunctionDef, acc_param: &str, body: &str) {
         let total = r.extents.join(" * ");
+        let pattern = if acc_param.is_empty() {
+            "parallel_for"
+        } else {
+            "parallel_reduce"
+        };
         self.line(&format!(
-            "Kokkos::parallel_for({}({}, {total}), [&](const int64_t pk_flat) {{",
+            "Kokkos::{pattern}({}({}, {total}), [&](const int64_t pk_flat{acc_param}) {{",
             r.kokkos, r.member
         ));
-        // Split the flat index, the last dimension fastest.
         let mut rest = "pk_flat".to_string();
-        let n = r.extents.len();
         let mut split = Vec::new();
-        for d in (0..n).rev() {
+        for d in (0..r.extents.len()).rev() {
             let name = super::cpp_ident(&def.params[d].name);
             if d == 0 {
                 split.push(format!("  const int64_t {name} = {rest};"));
@@ -118,8 +178,6 @@ impl FnCx<'_> {
         for l in split.into_iter().rev() {
             self.line(&l);
         }
-        self.raw(&body);
-        self.line("});");
-        Ok(())
+        self.raw(body);
     }
 }

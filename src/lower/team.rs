@@ -266,6 +266,11 @@ impl FnCx<'_> {
                 Ok(void)
             }
             "parallel_reduce" | "parallel_scan" => {
+                if f == "parallel_reduce" {
+                    if let Some(md) = self.md_range(&args[0])? {
+                        return self.md_reduce(md, &def, e);
+                    }
+                }
                 let range = self.team_range(&args[0])?;
                 let scan = f == "parallel_scan";
                 if scan {

@@ -404,3 +404,21 @@ def test_team_thread_md_range_visits_every_index_tuple_once():
     pk.parallel_for(pk.TeamPolicy(2, TEAM), md3_team_fill, A=A3, n1=2, n2=3, n3=4)
     want = np.array([1.0 + i * 100 + j * 10 + k for i in range(2) for j in range(3) for k in range(4)])
     np.testing.assert_array_equal(np.asarray(A3), np.stack([want, want]))
+
+
+@pk.workunit
+def md_team_sum(team, acc: pk.Acc[pk.double], A, n1: int, n2: int):
+    r: int = team.league_rank()
+
+    def inner(i0: int, i1: int, part: pk.Acc[pk.double]):
+        part += A[r][i0][i1] * (i0 + 1)
+
+    s: float = pk.parallel_reduce(pk.TeamThreadMDRange(team, n1, n2), inner)
+    if team.team_rank() == 0:
+        acc += s
+
+
+def test_team_thread_md_range_in_a_nested_reduction():
+    a = np.arange(4 * 3 * 5, dtype=float).reshape(4, 3, 5)
+    total = pk.parallel_reduce(pk.TeamPolicy(4, TEAM), md_team_sum, A=pk.array(a.copy()), n1=3, n2=5)
+    assert float(total) == float((a * (np.arange(3) + 1)[None, :, None]).sum())
