@@ -39,26 +39,11 @@ impl FnCx<'_> {
                 format!("pk.{name} takes (team_member, n0, n1) or (team_member, n0, n1, n2)"),
             );
         }
-        let Some(member) = self.team_member(&args[0]) else {
-            return type_error(
-                args[0].span,
-                format!("the first argument of pk.{name} must be the workunit's team member"),
-            );
-        };
+        let (member, bounds) = self.range_args(name, args)?;
         let mut extents = Vec::new();
-        for a in &args[1..] {
-            let v = self.expr(a)?;
-            if !matches!(&v.ty, VTy::S(st) if st.dt.is_int()) {
-                return type_error(
-                    a.span,
-                    format!(
-                        "the extents of pk.{name} must be integers, not {}",
-                        v.ty.describe()
-                    ),
-                );
-            }
+        for b in bounds {
             let n = format!("pk_md{}_{}", e.span.start, extents.len());
-            self.line(&format!("const int64_t {n} = (int64_t)({});", v.code));
+            self.line(&format!("const int64_t {n} = {b};"));
             extents.push(n);
         }
         Ok(Some(MdRange {

@@ -188,6 +188,16 @@ impl FnCx<'_> {
                 format!("pk.{name} takes (team_member, n) or (team_member, begin, end)"),
             );
         }
+        let (m, bounds) = self.range_args(name, args)?;
+        Ok(format!("{cpp}({m}, {})", bounds.join(", ")))
+    }
+
+    /// The team member and the integer bounds of `pk.<name>(member, ...)`, as C++.
+    pub(super) fn range_args(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+    ) -> KResult<(String, Vec<String>)> {
         let Some(m) = self.team_member(&args[0]) else {
             return type_error(
                 args[0].span,
@@ -212,7 +222,7 @@ impl FnCx<'_> {
                 }
             }
         }
-        Ok(format!("{cpp}({m}, {})", bounds.join(", ")))
+        Ok((m, bounds))
     }
 
     /// `pk.parallel_for/parallel_reduce/parallel_scan(range, body)` and
