@@ -67,18 +67,7 @@ impl FnCx<'_> {
     pub(super) fn md_reduce(&mut self, r: MdRange, def: &FunctionDef, e: &Expr) -> KResult<Val> {
         let mut params = self.md_params(&r, def, 1)?;
         let acc = &def.params[r.extents.len()];
-        let dt = match &acc.ann {
-            Some(a) => match self.annotation(a)? {
-                Ty::Scalar(d) => d,
-                _ => {
-                    return type_error(
-                        a.span,
-                        "the accumulator must be a number: pk.Acc[pk.double]",
-                    )
-                }
-            },
-            None => DType::F64,
-        };
+        let dt = self.acc_dtype(acc)?;
         params.push((
             acc.name.clone(),
             Ty::Scalar(dt),

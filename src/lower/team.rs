@@ -192,6 +192,20 @@ impl FnCx<'_> {
         Ok(format!("{cpp}({m}, {})", bounds.join(", ")))
     }
 
+    /// The element type of a nested body's accumulator: its annotation, else double.
+    pub(super) fn acc_dtype(&self, p: &crate::frontend::ast::Param) -> KResult<DType> {
+        match &p.ann {
+            Some(a) => match self.annotation(a)? {
+                Ty::Scalar(d) => Ok(d),
+                _ => type_error(
+                    a.span,
+                    "the accumulator must be a number: pk.Acc[pk.double]",
+                ),
+            },
+            None => Ok(DType::F64),
+        }
+    }
+
     /// The team member and the integer bounds of `pk.<name>(member, ...)`, as C++.
     pub(super) fn range_args(
         &mut self,
@@ -288,18 +302,7 @@ impl FnCx<'_> {
                 } else {
                     arity(2, "the index and the accumulator")?;
                 }
-                let dt = match &def.params[1].ann {
-                    Some(a) => match self.annotation(a)? {
-                        Ty::Scalar(d) => d,
-                        _ => {
-                            return type_error(
-                                a.span,
-                                "the accumulator must be a number: pk.Acc[pk.double]",
-                            )
-                        }
-                    },
-                    None => DType::F64,
-                };
+                let dt = self.acc_dtype(&def.params[1])?;
                 let mut params = vec![
                     (
                         idx(&def, 0).unwrap(),
