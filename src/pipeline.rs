@@ -261,6 +261,9 @@ fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
     kernel.view_writes = view_writes(&spec, &abi.view_slots);
     kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
     kernel.accs = abi.acc.map(|d| (0, d)).into_iter().collect();
+    if let crate::types::Pattern::Reducer(r) = l.key.pattern {
+        kernel.record = (!r.fields().is_empty()).then_some(r);
+    }
     let kernel = Arc::new(kernel);
     KERNELS.insert(l.key.clone(), kernel.clone());
     Ok(kernel)

@@ -103,6 +103,10 @@ def _build(fn, pattern: int, has_target: bool):
             raise TypeError(f"a reduction lambda returns {acc} + value, not {expr}")
         rest = ast.unparse(_Replace(acc).visit(body))  # the value added: acc taken as 0
         stmt = f"{acc} += {rest}"
+    elif pattern >= 3:  # a built-in reducer: the lambda returns the new accumulator
+        if len(params) != 2:
+            raise TypeError("a reduction lambda takes (i, acc) and returns the new accumulator")
+        stmt = f"{params[1]} = {expr}"
     elif has_target:
         stmt = f"pk_lambda_out[{params[0]}] = {expr}"
     else:

@@ -9,6 +9,7 @@ from . import _native
 from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
 from ._lambdas import is_lambda, lambda_kernel
+from ._reducers import finish as finish_reduced, launch_code, reducer_name
 from ._types import ExecutionSpace, space_code
 
 AUTO = -1
@@ -179,7 +180,14 @@ def parallel_for(*args, **kwargs):
     return _launch(0, args, "parallel_for", kwargs)
 
 
-def parallel_reduce(*args, initial_value=None, **kwargs):
+def parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
+    if reducer is not None:
+        name = reducer_name(reducer)
+        if name != "Sum":
+            if initial_value is not None and name not in ("Prod", "Min", "Max", "LAnd", "LOr", "BAnd", "BOr"):
+                raise TypeError(f"initial_value is not supported with reducer=pk.{name}")
+            r = _launch(launch_code(name), args, "parallel_reduce", kwargs)
+            return finish_reduced(name, r, initial_value)
     if len(args) == 2:
         wu = args[1]
         nat = getattr(wu, "__pk_workunit__", None)

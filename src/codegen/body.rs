@@ -93,6 +93,9 @@ pub fn lower_workunit(
     };
     if let (Some(p), Some(d)) = (&acc, acc_dt) {
         cx.bind(&p.name, Ty::Scalar(d), VarKind::Acc);
+        if let Pattern::Reducer(r) = spec.pattern {
+            cx.reducer = Some((p.name.clone(), r));
+        }
     }
     if let Some(p) = &last_pass {
         cx.bind(&p.name, Ty::Scalar(DType::Bool), VarKind::LastPass);

@@ -21,6 +21,22 @@ union pk_scalar_arg {
 };
 }
 
+// Kokkos 3.4 has no reduction identities for bool: pk.Acc[pk.bool] under
+// reducer=pk.LAnd/LOr (and the other built-in reducers) needs them.
+namespace Kokkos {
+template <>
+struct reduction_identity<bool> {
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool sum() { return false; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool prod() { return true; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool max() { return false; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool min() { return true; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool bor() { return false; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool band() { return true; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool lor() { return false; }
+  KOKKOS_FORCEINLINE_FUNCTION constexpr static bool land() { return true; }
+};
+}  // namespace Kokkos
+
 namespace pk {
 namespace km = Kokkos::Experimental;
 

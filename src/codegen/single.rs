@@ -8,7 +8,7 @@ use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
 use crate::lower::sanitize;
 use crate::lower::Unit;
-use crate::types::Pattern;
+use crate::types::{DType, Pattern, Reducer};
 
 /// Generates the translation unit for one kernel.
 pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
@@ -50,7 +50,11 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         .collect();
     let mut sig = idx.join(", ");
     if let Some((p, d)) = &lw.acc {
-        sig.push_str(&format!(", {}& {p}", d.cpp()));
+        let t = match spec.pattern {
+            Pattern::Reducer(r) => format!("{}::value_type", r.kokkos(*d)),
+            _ => d.cpp().to_string(),
+        };
+        sig.push_str(&format!(", {t}& {p}"));
     }
     if let Some(p) = &lw.last_pass {
         sig.push_str(&format!(", const bool {p}"));
@@ -120,6 +124,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
             d.cpp()
         )),
+        (Pattern::Reducer(r), Some(d)) => s.push_str(&reducer_dispatch(r, d, &label, &policy)),
         (Pattern::Scan, Some(d)) => s.push_str(&format!(
             "    {0} r = {0}();\n    Kokkos::parallel_scan(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
             d.cpp()
@@ -132,4 +137,23 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok(Generated { source: s, abi })
+}
+
+/// A reduction through Kokkos' built-in reducer `r`: the total, or each field
+/// of the reducer's record in its own 8-byte result slot (Kokkos' order).
+fn reducer_dispatch(r: Reducer, d: DType, label: &str, policy: &str) -> String {
+    let red = r.kokkos(d);
+    let mut s = format!(
+        "    {red}::value_type r;\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, {red}(r));\n"
+    );
+    if r.fields().is_empty() {
+        s.push_str(&format!("    *({0}*)result = r;\n", d.cpp()));
+    }
+    for (k, (field, loc)) in r.fields().iter().enumerate() {
+        let t = if *loc { "int64_t" } else { d.cpp() };
+        s.push_str(&format!(
+            "    *({t}*)((uint64_t*)result + {k}) = r.{field};\n"
+        ));
+    }
+    s
 }

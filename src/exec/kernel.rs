@@ -2,7 +2,7 @@
 //! launch touches only these tables, no parsing, hashing of source text or
 //! file-system access.
 use crate::build::{loader, Loaded};
-use crate::types::{ArgTy, DType, Pattern, Space};
+use crate::types::{ArgTy, DType, Pattern, Reducer, Space};
 use dashmap::{DashMap, DashSet};
 use std::sync::{Arc, LazyLock};
 
@@ -23,6 +23,9 @@ pub struct Kernel {
     pub scalars: Vec<(usize, usize, DType)>,
     /// Per result slot: the reducing body and its accumulator dtype.
     pub accs: Vec<(usize, DType)>,
+    /// A single reduction through a struct reducer (MinLoc, MinMax, ...):
+    /// its fields fill the first result slots.
+    pub record: Option<Reducer>,
 }
 
 impl Kernel {
@@ -36,6 +39,7 @@ impl Kernel {
             view_writes: vec![],
             scalars: vec![],
             accs: vec![],
+            record: None,
         }
     }
 }
@@ -71,6 +75,28 @@ pub enum Total {
     I(i64),
     U(u64),
     B(bool),
+    /// The record of a struct reducer: its fields' raw slots, in Kokkos'
+    /// order (values typed `dt`, locations int64).
+    Rec {
+        words: [u64; 4],
+        dt: DType,
+        reducer: Reducer,
+    },
+}
+
+impl Total {
+    /// The fields of a record, each typed (empty for a plain total).
+    pub fn fields(&self) -> Vec<(&'static str, Total)> {
+        match self {
+            Total::Rec { words, dt, reducer } => reducer
+                .fields()
+                .iter()
+                .zip(words)
+                .map(|((name, loc), w)| (*name, read_total(w, if *loc { DType::I64 } else { *dt })))
+                .collect(),
+            _ => vec![],
+        }
+    }
 }
 
 /// The total in one 8-byte result slot, typed as the accumulator.

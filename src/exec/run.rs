@@ -119,5 +119,10 @@ pub fn run(
     for (slot, &(b, dt)) in k.accs.iter().enumerate() {
         totals[b] = Some(read_total(&result[slot], dt));
     }
+    if let (Some(reducer), Some(&(b, dt))) = (k.record, k.accs.first()) {
+        let mut words = [0u64; 4];
+        words.copy_from_slice(&result[..4]);
+        totals[b] = Some(Total::Rec { words, dt, reducer });
+    }
     Ok(())
 }

@@ -31,6 +31,7 @@ fn kind(p: Pattern) -> &'static str {
     match p {
         Pattern::For => "for",
         Pattern::Reduce => "reduce",
+        Pattern::Reducer(_) => "reduce (built-in reducer)",
         Pattern::Scan => "scan",
     }
 }

@@ -17,6 +17,7 @@ impl FnCx<'_> {
         kind: VarKind,
         span: crate::frontend::ast::Span,
     ) -> KResult<()> {
+        let assignable_acc = self.acc_assignable(name);
         match self.vars.get_mut(name) {
             None => {
                 self.vars.insert(
@@ -41,7 +42,8 @@ impl FnCx<'_> {
                         return type_error(span, format!("'{name}' is a launch argument and is read-only in the kernel; copy it into a local first"))
                     }
                     VarKind::Index => return type_error(span, format!("'{name}' is the work index and cannot be assigned")),
-                    VarKind::Acc => return type_error(span, format!("assign to the accumulator '{name}' with '{name} += ...'")),
+                    VarKind::Acc if assignable_acc => {}
+                    VarKind::Acc => return type_error(span, format!("assign to the accumulator '{name}' with '{name} += ...' (or pass reducer=pk.Max, pk.Min, ... to pk.parallel_reduce)")),
                     VarKind::LastPass => return type_error(span, format!("'{name}' is read-only")),
                     VarKind::Team => return type_error(span, format!("'{name}' is the team member and cannot be assigned")),
                 }

@@ -133,6 +133,7 @@ impl FnCx<'_> {
     }
 
     fn name(&mut self, n: &str, e: &Expr) -> KResult<Val> {
+        self.check_acc_read(n, e)?;
         if let Some(v) = self.vars.get(n) {
             if v.kind == super::VarKind::Team {
                 return type_error(e.span, format!("'{n}' is the team member: use its methods ({n}.league_rank(), ...) or pass it to pk.TeamThreadRange"));
@@ -172,6 +173,9 @@ impl FnCx<'_> {
 
     fn attribute(&mut self, base: &Expr, attr: &str, e: &Expr) -> KResult<Val> {
         if let ExprKind::Name(m) = &base.kind {
+            if let Some(v) = self.acc_field(m, attr, e)? {
+                return Ok(v);
+            }
             if m == "self" && !self.vars.contains_key("self") {
                 let member = format!("self.{attr}");
                 if self.vars.contains_key(&member) {

@@ -84,6 +84,11 @@ impl FnCx<'_> {
         let saved_infer = self.infer;
         let saved_changed = self.changed;
         let saved_ret = self.ret.take();
+        // A nested body's own accumulator of the same name is a plain sum.
+        let saved_reducer = match &self.reducer {
+            Some((acc, _)) if params.iter().any(|p| &p.0 == acc) => self.reducer.take(),
+            _ => None,
+        };
         let saved_workunit = std::mem::replace(&mut self.is_workunit, true);
         let mut own = BTreeSet::new();
         assigned_names(&def.body, &mut own);
@@ -133,6 +138,9 @@ impl FnCx<'_> {
         self.changed = saved_changed;
         self.ret = saved_ret;
         self.is_workunit = saved_workunit;
+        if saved_reducer.is_some() {
+            self.reducer = saved_reducer;
+        }
         result
     }
 }

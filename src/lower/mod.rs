@@ -20,6 +20,7 @@ mod mdrange;
 pub mod names;
 mod ops;
 mod pkcalls;
+mod reducer;
 mod stmt;
 mod team;
 mod update;
@@ -179,6 +180,8 @@ pub struct FnCx<'a> {
     pub scratch_dtype: Option<DType>,
     /// Nested `def`s seen so far, by name: bodies of nested patterns.
     pub closures: BTreeMap<String, Arc<crate::frontend::ast::FunctionDef>>,
+    /// The workunit's accumulator and its built-in reducer (`reducer=`), if any.
+    pub reducer: Option<(String, crate::types::Reducer)>,
 }
 
 impl<'a> FnCx<'a> {
@@ -206,6 +209,7 @@ impl<'a> FnCx<'a> {
             elem_locals: BTreeMap::new(),
             closures: BTreeMap::new(),
             scratch_dtype: None,
+            reducer: None,
         }
     }
 

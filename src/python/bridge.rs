@@ -77,5 +77,14 @@ pub fn total_to_py(py: Python<'_>, t: Total) -> PyResult<Bound<'_, PyAny>> {
         Total::I(x) => x.into_pyobject(py)?.into_any(),
         Total::U(x) => x.into_pyobject(py)?.into_any(),
         Total::B(x) => pyo3::types::PyBool::new(py, x).to_owned().into_any(),
+        // A struct reducer's record: its fields in Kokkos' order.
+        Total::Rec { .. } => {
+            let items = t
+                .fields()
+                .into_iter()
+                .map(|(_, f)| total_to_py(py, f))
+                .collect::<PyResult<Vec<_>>>()?;
+            pyo3::types::PyTuple::new(py, items)?.into_any()
+        }
     })
 }

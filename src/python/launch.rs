@@ -15,7 +15,7 @@ use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Launch, Origin};
 use crate::exec::space::{default_space, from_code};
 use crate::pipeline::{self, Submitted};
-use crate::types::{ArgTy, Pattern, Space};
+use crate::types::{ArgTy, Pattern, Reducer, Space};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt};
@@ -60,11 +60,16 @@ fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize
     )))
 }
 
-fn pattern_of(code: u8) -> Pattern {
+/// 0 for, 1 reduce (sum), 2 scan, 3.. reduce through `Reducer::ALL[code - 3]`.
+fn pattern_of(code: u8) -> PyResult<Pattern> {
     match code {
-        0 => Pattern::For,
-        1 => Pattern::Reduce,
-        _ => Pattern::Scan,
+        0 => Ok(Pattern::For),
+        1 => Ok(Pattern::Reduce),
+        2 => Ok(Pattern::Scan),
+        c => Reducer::ALL
+            .get(c as usize - 3)
+            .map(|&r| Pattern::Reducer(r))
+            .ok_or_else(|| PyTypeError::new_err(format!("unknown launch kind {c}"))),
     }
 }
 
@@ -84,14 +89,14 @@ fn check_leading_params(
     };
     match pattern {
         Pattern::For => {}
-        Pattern::Reduce => roles.push("accumulator"),
+        Pattern::Reduce | Pattern::Reducer(_) => roles.push("accumulator"),
         Pattern::Scan => roles.extend(["accumulator", "last_pass flag"]),
     }
     for (p, role) in def.params.iter().zip(&roles) {
         if kw.contains(&p.name)? {
             let launch = match pattern {
                 Pattern::For => "parallel_for",
-                Pattern::Reduce => "parallel_reduce",
+                Pattern::Reduce | Pattern::Reducer(_) => "parallel_reduce",
                 Pattern::Scan => "parallel_scan",
             };
             return Err(PyTypeError::new_err(format!(
@@ -210,7 +215,7 @@ pub fn launch<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();
-    let pattern = pattern_of(pattern);
+    let pattern = pattern_of(pattern)?;
     let (lo, hi, space, rank) = policy_of(policy)?;
     if rank == 0 && pattern == Pattern::Scan {
         return Err(PyTypeError::new_err(format!(
@@ -289,7 +294,7 @@ pub fn generate_source(
     methods: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<String> {
     let wu = wu.get();
-    let pattern = pattern_of(pattern);
+    let pattern = pattern_of(pattern)?;
     let (_, _, space, rank) = policy_of(policy)?;
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     let consts = wu.constants(py, methods)?;

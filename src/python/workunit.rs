@@ -145,7 +145,7 @@ impl Workunit {
         let skip = rank
             + match pattern {
                 Pattern::For => 0,
-                Pattern::Reduce => 1,
+                Pattern::Reduce | Pattern::Reducer(_) => 1,
                 Pattern::Scan => 2,
             };
         let def = self.core.def().map_err(py_err)?;
