@@ -13,6 +13,7 @@ import types
 import numpy as np
 
 from . import _native
+from ._scratch import check_entries
 from ._types import DataType
 
 _ATTR = "__pk_workunit__"
@@ -34,19 +35,31 @@ def _capture(fn) -> _native.Workunit:
     return _native.Workunit(fn, fn.__name__, textwrap.dedent(text), filename, first, indent)
 
 
+# Workunits declared with scratch= keep their native object under another
+# name, so the launch fast path (which looks for _ATTR) leaves them to the
+# path that sizes their scratch.
+_SCRATCH_ATTR = "__pk_scratch_workunit__"
+
+
 def native_of(fn) -> _native.Workunit | None:
-    return getattr(fn, _ATTR, None)
+    return getattr(fn, _ATTR, None) or getattr(fn, _SCRATCH_ATTR, None)
 
 
-def workunit(fn=None, **view_info):
-    """`@pk.workunit` or `@pk.workunit(view=pk.ViewTypeInfo(layout=...))`.
+def workunit(fn=None, scratch=None, **view_info):
+    """`@pk.workunit`, `@pk.workunit(view=pk.ViewTypeInfo(layout=...))` or
+    `@pk.workunit(scratch=[(dtype, lambda p: elements[, level])])`.
 
     Per-view layout hints are accepted; the generated code always uses the
-    argument's real layout, so results never depend on them.
+    argument's real layout, so results never depend on them. `scratch=`
+    sizes team scratch at each launch (see _scratch.py).
     """
+    entries = None if scratch is None else check_entries(scratch)
+
     def mark(f):
-        setattr(f, _ATTR, _capture(f))
+        setattr(f, _ATTR if entries is None else _SCRATCH_ATTR, _capture(f))
         f.__pk_view_info__ = view_info
+        if entries is not None:
+            f.__pk_scratch__ = entries
         return f
 
     return mark(fn) if fn is not None else mark

@@ -9,6 +9,7 @@ from . import _native
 from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
 from ._lambdas import is_lambda, lambda_kernel
+from ._scratch import sized_policy
 from ._reducers import finish as finish_reduced, launch_code, reducer_name
 from ._types import ExecutionSpace, space_code
 
@@ -156,6 +157,9 @@ def _launch(pattern, args, what, kwargs, initial=None):
         args = (policy, wu) if name is None else (name, policy, wu)
     name, policy, wu = _split(args, what)
     nat, members, methods = _target(wu, what)
+    scratch = getattr(wu, "__pk_scratch__", None)
+    if scratch is not None:  # @pk.workunit(scratch=...): sized from this launch
+        policy = sized_policy(policy, scratch, kwargs, getattr(wu, "__self__", None))
     f = _getframe(2)
     if members is None:
         r = _native_launch(pattern, policy, nat, kwargs, name, False, None, initial, f.f_code, f.f_lasti)

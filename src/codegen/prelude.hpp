@@ -316,4 +316,19 @@ void cuda_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   Kokkos::parallel_for(label, Kokkos::TeamPolicy<Kokkos::Cuda>(int(league), cuda_team), CudaFlat<F>{f, lo, hi});
 }
 #endif
+
+// pk.inclusive_scan(team_member, v): the team turns the 1-D view v into its
+// running sums in place. Kokkos' team scan calls the body for every i first
+// without, then (after a team-wide scan of the partial sums) with the final
+// flag; each call reads and writes only v(i), so scanning in place is safe.
+template <class Member, class V>
+KOKKOS_INLINE_FUNCTION void team_inclusive_scan(const Member& m, const V& v) {
+  using T = typename V::non_const_value_type;
+  Kokkos::parallel_scan(Kokkos::TeamThreadRange(m, (int64_t)v.extent(0)),
+                        [&](const int64_t i, T& acc, const bool final) {
+                          acc += v(i);
+                          if (final) v(i) = acc;
+                        });
+  m.team_barrier();
+}
 }  // namespace pk

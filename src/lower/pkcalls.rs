@@ -41,6 +41,7 @@ impl FnCx<'_> {
             "parallel_for" | "parallel_reduce" | "parallel_scan" | "single" => {
                 return self.nested_pattern(f, args, e)
             }
+            "inclusive_scan" => return self.team_inclusive_scan(args, e),
             _ if f.starts_with("ScratchView") => return self.scratch_view(f, args, e),
             _ if super::team::PATTERN_ONLY.contains(&f) => {
                 return type_error(
@@ -255,4 +256,38 @@ fn printf_conversions(fmt: &str) -> Result<Vec<&'static str>, String> {
         });
     }
     Ok(out)
+}
+
+impl FnCx<'_> {
+    /// `pk.inclusive_scan(team_member, v)`: the team replaces the 1-D view `v`
+    /// with its running sums (v[i] = v[0] + ... + v[i]), all threads together.
+    fn team_inclusive_scan(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let member = match args.first().and_then(|a| self.team_member(a)) {
+            Some(m) if args.len() == 2 => m,
+            _ => {
+                return type_error(
+                    e.span,
+                    "pk.inclusive_scan takes (team_member, view): the team member of a pk.TeamPolicy workunit and a 1-D view",
+                )
+            }
+        };
+        let v = self.expr(&args[1])?;
+        match v.ty {
+            VTy::View(vt) if vt.rank == 1 && vt.dtype != crate::types::DType::Bool => {}
+            _ => {
+                return type_error(
+                    args[1].span,
+                    format!(
+                        "pk.inclusive_scan scans a 1-D view of numbers, not {}",
+                        v.ty.describe()
+                    ),
+                )
+            }
+        }
+        Ok(Val {
+            code: format!("pk::team_inclusive_scan({member}, {})", v.code),
+            ty: VTy::Void,
+            lit: None,
+        })
+    }
 }

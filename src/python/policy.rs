@@ -93,6 +93,18 @@ impl Policy {
     fn end(&self) -> Vec<i64> {
         self.hi.clone()
     }
+    /// Scratch bytes: [per team, per thread] at level 0, then at level 1.
+    #[getter]
+    fn scratch_sizes(&self) -> [i64; 4] {
+        self.scratch
+            .each_ref()
+            .map(|a| a.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    /// Whether this is a TeamPolicy.
+    #[getter]
+    fn team(&self) -> bool {
+        self.team
+    }
     #[getter]
     fn space(&self) -> Option<u8> {
         self.space
