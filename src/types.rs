@@ -287,6 +287,10 @@ pub enum ArgTy {
         weak: bool,
     },
     View(ViewTy),
+    /// A random number pool (`pk.Random_XorShift64_Pool`): each launch passes
+    /// a fresh 64-bit stream seed, from which every work item seeds its own
+    /// generator for `pk.rand(dtype)`.
+    Rng,
 }
 
 fn int_rank(d: DType) -> u8 {

@@ -23,6 +23,7 @@ from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, Execu
                      ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
                      View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber
+from ._rng import RandomPool, Random_XorShift64_Pool, Random_XorShift1024_Pool, rand
 from ._reducers import (BAnd, BOr, LAnd, LOr, Max, MaxLoc, Min, MinLoc, MinMax, MinMaxLoc,
                         MinMaxLocScalar, MinMaxScalar, Prod, Reducer, Sum, ValLoc)
 from ._views import View, array, asarray, from_numpy, full, ones, zeros

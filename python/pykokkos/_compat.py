@@ -164,11 +164,6 @@ class _Unsupported:
 _COMPLEX = "complex Views and complex arithmetic in kernels are not supported yet"
 complex64 = _Unsupported("complex64", _COMPLEX)
 complex128 = _Unsupported("complex128", _COMPLEX)
-_RANDOM = "random number pools and pk.rand in kernels are not supported yet"
-RandomPool = _Unsupported("RandomPool", _RANDOM)
-Random_XorShift64_Pool = _Unsupported("Random_XorShift64_Pool", _RANDOM)
-Random_XorShift1024_Pool = _Unsupported("Random_XorShift1024_Pool", _RANDOM)
-rand = _Unsupported("rand", _RANDOM)
 cyl_bessel_j0 = _Unsupported("cyl_bessel_j0", "Bessel functions are not in the kernel language yet")
 cyl_bessel_j1 = _Unsupported("cyl_bessel_j1", "Bessel functions are not in the kernel language yet")
 ExecutionSpaceInstance = _Unsupported("ExecutionSpaceInstance", "execution space instances (streams) are not "

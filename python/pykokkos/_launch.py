@@ -9,6 +9,7 @@ from . import _native
 from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
 from ._lambdas import is_lambda, lambda_kernel
+from ._rng import RandomPool
 from ._scratch import sized_policy
 from ._reducers import finish as finish_reduced, launch_code, reducer_name
 from ._types import ExecutionSpace, space_code
@@ -113,7 +114,7 @@ def _target(wu, what):
     if func is not None and native_of(func) is not None:
         members = {}
         for k, v in vars(obj).items():
-            if isinstance(v, (bool, int, float, _native.View)) or hasattr(v, "__array_interface__"):
+            if isinstance(v, (bool, int, float, _native.View, RandomPool)) or hasattr(v, "__array_interface__"):
                 members[k] = v
             elif isinstance(v, LazyNumber):  # a reduction's total stored in a field
                 members[k] = v._get()

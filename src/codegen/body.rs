@@ -117,6 +117,8 @@ pub fn lower_workunit(
                 .and_then(|p| p.ann.clone())
         };
         let declared = match &ann {
+            // A pool's annotation (pk.Random_XorShift64_Pool) names no kernel type.
+            Some(_) if *at == ArgTy::Rng => None,
             Some(a) => Some(cx.annotation(a)?),
             None => None,
         };
@@ -136,11 +138,13 @@ pub fn lower_workunit(
             }
             (ArgTy::View(v), None) => Ty::View(*v),
             (ArgTy::Scalar { dtype, .. }, None) => Ty::Scalar(*dtype),
+            (ArgTy::Rng, _) => Ty::Scalar(DType::U64),
             (ArgTy::Scalar { .. }, Some(Ty::Scalar(d))) => Ty::Scalar(d),
             (at, Some(t)) => {
                 let got = match at {
                     ArgTy::View(v) => Ty::View(*v).describe(),
                     ArgTy::Scalar { dtype, .. } => dtype.name().to_string(),
+                    ArgTy::Rng => "a random pool".to_string(),
                 };
                 return type_error(
                     ann.unwrap().span,
@@ -171,6 +175,9 @@ pub fn lower_workunit(
             None => {}
         }
         let cpp = var.cpp.clone();
+        if *at == ArgTy::Rng && cx.rng.is_none() {
+            cx.rng = Some(cpp.clone());
+        }
         if let Some(Plan::Local(c, d)) = &decided {
             cx.elem_locals.insert(key.clone(), (c.clone(), *d));
             continue;
@@ -210,7 +217,18 @@ pub fn lower_workunit(
         }
     }
     let body = copies + &cx.lower_body(&def.body)?;
-    let decls = cx.declarations();
+    let mut decls = cx.declarations();
+    if cx.rng_used {
+        // Each work item (each team thread) seeds its own generator.
+        let pool = cx.rng.clone().unwrap_or_default();
+        let at = if team {
+            let m = crate::lower::cpp_ident(&index_params[0].name);
+            format!("{m}.league_rank(), {m}.team_rank()")
+        } else {
+            sig_names.join(", ")
+        };
+        decls = format!("    pk::Rng pk_rng({pool}, {at});\n") + &decls;
+    }
     drop(cx);
     Ok(Lowered {
         index: sig_names,

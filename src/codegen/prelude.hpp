@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <exception>
+#include <limits>
+#include <type_traits>
 
 // The plain C ABI every kernel entry point shares with the Rust runtime.
 extern "C" {
@@ -331,4 +333,45 @@ KOKKOS_INLINE_FUNCTION void team_inclusive_scan(const Member& m, const V& v) {
                         });
   m.team_barrier();
 }
+
+// pk.rand(dtype): a generator per work item, seeded from the launch's stream
+// (a new one per launch of a pool) and the item's indices, so the numbers a
+// kernel draws do not depend on the thread count, the space or on fusion.
+// splitmix64 seeds an xorshift64* (Vigna); integer draws follow Kokkos'
+// rand<> ranges: signed types in [0, max), unsigned types over all values.
+struct Rng {
+  uint64_t s;
+  KOKKOS_INLINE_FUNCTION static uint64_t mix(uint64_t z) {
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  KOKKOS_INLINE_FUNCTION Rng(uint64_t seed, int64_t a, int64_t b = 0, int64_t c = 0)
+      : s(mix(mix(mix(seed ^ mix((uint64_t)a)) ^ (uint64_t)b) ^ (uint64_t)c)) {
+    if (s == 0) s = 0x9e3779b97f4a7c15ULL;
+  }
+  KOKKOS_INLINE_FUNCTION uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 2685821657736338717ULL;
+  }
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T draw() {
+    const uint64_t x = next();
+    if constexpr (std::is_same<T, double>::value) {
+      return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+    } else if constexpr (std::is_same<T, float>::value) {
+      return (float)(x >> 40) * (1.0f / 16777216.0f);
+    } else if constexpr (std::is_same<T, bool>::value) {
+      return (x >> 63) != 0;
+    } else if constexpr (std::is_signed<T>::value) {
+      const uint64_t max = (uint64_t)std::numeric_limits<T>::max();
+      return (T)((x >> 1) % max);
+    } else {
+      return (T)x;
+    }
+  }
+};
 }  // namespace pk

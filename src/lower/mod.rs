@@ -182,6 +182,10 @@ pub struct FnCx<'a> {
     pub closures: BTreeMap<String, Arc<crate::frontend::ast::FunctionDef>>,
     /// The workunit's accumulator and its built-in reducer (`reducer=`), if any.
     pub reducer: Option<(String, crate::types::Reducer)>,
+    /// The C++ name of the workunit's random pool argument (the first), and
+    /// whether the body draws from it (`pk.rand`).
+    pub rng: Option<String>,
+    pub rng_used: bool,
 }
 
 impl<'a> FnCx<'a> {
@@ -210,6 +214,8 @@ impl<'a> FnCx<'a> {
             closures: BTreeMap::new(),
             scratch_dtype: None,
             reducer: None,
+            rng: None,
+            rng_used: false,
         }
     }
 

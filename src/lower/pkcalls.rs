@@ -42,6 +42,7 @@ impl FnCx<'_> {
                 return self.nested_pattern(f, args, e)
             }
             "inclusive_scan" => return self.team_inclusive_scan(args, e),
+            "rand" => return self.rand(args, e),
             _ if f.starts_with("ScratchView") => return self.scratch_view(f, args, e),
             _ if super::team::PATTERN_ONLY.contains(&f) => {
                 return type_error(
@@ -289,5 +290,30 @@ impl FnCx<'_> {
             ty: VTy::Void,
             lit: None,
         })
+    }
+
+    /// `pk.rand(dtype)`: the next number of this work item's generator
+    /// (floats in [0, 1), see pk::Rng in the prelude).
+    fn rand(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let usage =
+            "pk.rand takes one argument, the dtype of the number (pk.double, pk.int32, ...)";
+        let dt = match args {
+            [a] => match self.annotation(a) {
+                Ok(crate::types::Ty::Scalar(d)) => d,
+                _ => return type_error(a.span, usage),
+            },
+            _ => return type_error(e.span, usage),
+        };
+        if !self.is_workunit || self.rng.is_none() {
+            return type_error(
+                e.span,
+                "pk.rand draws from the workunit's random pool: pass a pk.Random_XorShift64_Pool (or XorShift1024) to the launch, as a keyword argument or a functor member, and call pk.rand in the workunit itself",
+            );
+        }
+        self.rng_used = true;
+        Ok(scalar(
+            format!("pk_rng.draw<{}>()", dt.cpp()),
+            STy::strong(dt),
+        ))
     }
 }

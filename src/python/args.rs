@@ -115,6 +115,17 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
                 let (t, v) = dlpack::import::import(obj)?;
                 return Ok((ArgTy::View(t), ArgVal::View(v)));
             }
+            // A random pool (pk.Random_XorShift64_Pool): this launch's stream.
+            Err(_)
+                if obj
+                    .hasattr(pyo3::intern!(obj.py(), "__pk_random_stream__"))
+                    .unwrap_or(false) =>
+            {
+                let seed: u64 = obj
+                    .call_method0(pyo3::intern!(obj.py(), "__pk_random_stream__"))?
+                    .extract()?;
+                return Ok((ArgTy::Rng, ArgVal::Int(seed as i64)));
+            }
             // A number in disguise (a reduction's lazy total): its value.
             Err(_)
                 if obj
