@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import re
+import types
 
 from ._types import ExecutionSpace
 
@@ -65,11 +66,32 @@ def execute(space, workload_instance):
     if space is not None and space is not ExecutionSpace.Default:
         set_default_space(space)
     try:
-        getattr(workload_instance, mains[0])()
+        _with_field_names(getattr(cls, mains[0]), workload_instance)(workload_instance)
     finally:
         set_default_space(before)
     for name in _marked(cls, "__pk_callback__"):
         getattr(workload_instance, name)()
+
+
+def _global_names(code) -> set:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _with_field_names(fn, instance):
+    """`main` with the instance's fields also readable by their bare names
+    (`n` for `self.n`), as PyKokkos' C++ translation of main allows. The names
+    are bound when main starts: main that rebinds `self.n` reads `self.n`."""
+    fields = vars(instance)
+    names = {n for n in _global_names(fn.__code__) if n in fields}
+    if not names:
+        return fn
+    g = dict(fn.__globals__)
+    g.update({n: fields[n] for n in names})
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 _C_LENGTH = re.compile(r"%([-+ #0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?)(?:hh|h|ll|l|L|z|j|t)?([diouxXeEfFgGcs%])")

@@ -144,3 +144,35 @@ def test_lambda_kernels_in_a_workload():
 def test_a_reduction_lambda_must_add_to_its_accumulator():
     with pytest.raises(TypeError, match="returns acc \\+ value"):
         pk.parallel_reduce(4, lambda i, acc: acc * i)
+
+
+n = "a module-level name a field shadows in main"
+
+
+@pk.workload
+class Stencil:
+    """main reads fields by their bare names (`n`, `steps`), as upstream's
+    ParRes stencil does; the module's own `n` is shadowed there only."""
+
+    def __init__(self, n, steps):
+        self.n: int = n
+        self.steps: int = steps
+        self.a: pk.View1D[pk.double] = pk.View([n], pk.double)
+
+    @pk.main
+    def run(self):
+        for _ in range(steps):
+            pk.parallel_for(pk.RangePolicy(1, n - 1), self.bump)
+
+    @pk.workunit
+    def bump(self, i: int):
+        self.a[i] += i
+
+
+def test_main_reads_fields_by_bare_name():
+    w = Stencil(12, 3)
+    pk.execute(pk.ExecutionSpace.Default, w)
+    want = np.zeros(12)
+    want[1:11] = 3 * np.arange(1, 11)
+    np.testing.assert_array_equal(np.asarray(w.a), want)
+    assert n.startswith("a module-level name")
