@@ -36,6 +36,7 @@ KokkosError = _native.KokkosError
 int8, int16, int32, int64 = DataType.int8, DataType.int16, DataType.int32, DataType.int64
 uint8, uint16, uint32, uint64 = DataType.uint8, DataType.uint16, DataType.uint32, DataType.uint64
 float32, float64 = DataType.float32, DataType.float64
+complex64, complex128 = DataType.complex64, DataType.complex128
 float = DataType.float32  # noqa: A001  (PyKokkos: pk.float is single precision)
 double = real = DataType.float64
 bool = DataType.bool  # noqa: A001

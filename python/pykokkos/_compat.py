@@ -161,9 +161,6 @@ class _Unsupported:
         return f"pk.{self._name} (not supported: {self._why})"
 
 
-_COMPLEX = "complex Views and complex arithmetic in kernels are not supported yet"
-complex64 = _Unsupported("complex64", _COMPLEX)
-complex128 = _Unsupported("complex128", _COMPLEX)
 cyl_bessel_j0 = _Unsupported("cyl_bessel_j0", "Bessel functions are not in the kernel language yet")
 cyl_bessel_j1 = _Unsupported("cyl_bessel_j1", "Bessel functions are not in the kernel language yet")
 ExecutionSpaceInstance = _Unsupported("ExecutionSpaceInstance", "execution space instances (streams) are not "

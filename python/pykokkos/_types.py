@@ -6,13 +6,25 @@ import enum
 import numpy as np
 
 # Codes shared with the Rust core (types.rs DType order).
-_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+          "complex64", "complex128"]
 _NUMPY = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-          np.float32, np.float64]
+          np.float32, np.float64, np.complex64, np.complex128]
 
 # Repeated values make aliases: pk.float is float32 and pk.double/pk.real float64, as in PyKokkos.
 DataType = enum.Enum("DataType", [(n, i) for i, n in enumerate(_NAMES)] + [("float", 9), ("double", 10), ("real", 10)])
-DataType.__doc__ = "Element types of Views (pk.double, pk.int32, ...)."
+DataType.__doc__ = "Element types of Views (pk.double, pk.int32, pk.complex128, ...)."
+
+
+def _make_value(self, *args):
+    """`pk.double(3)`, `pk.complex128(1.0, 2.0)`: a NumPy scalar of this dtype."""
+    t = _NUMPY[self.value]
+    if self.value >= 11 and len(args) == 2:  # (real, imaginary), as PyKokkos' complex types take
+        return t(complex(float(args[0]), float(args[1])))
+    return t(*args)
+
+
+DataType.__call__ = _make_value
 
 
 def numpy_dtype(code: int) -> np.dtype:
@@ -32,12 +44,14 @@ def dtype_code(d) -> int:
         return DataType.int32.value
     if d is bool:
         return DataType.bool.value
+    if d is complex:
+        return DataType.complex128.value
     if isinstance(d, str) and d in DataType.__members__:
         return DataType[d].value
     try:
         return _BY_NUMPY[np.dtype(d)]
     except (TypeError, KeyError):
-        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double or pk.bool") from None
+        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double, pk.bool, pk.complex64 or pk.complex128") from None
 
 
 class Layout(enum.Enum):

@@ -314,7 +314,11 @@ impl<'a> Walk<'a, '_> {
                 self.expr(b, m);
                 self.expr(c, m);
             }
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) | ExprKind::Str(_) => {}
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Imag(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Str(_) => {}
         }
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bump when generated code or the entry ABI changes meaning.
-pub const FORMAT_VERSION: &str = "pkfuse-2";
+pub const FORMAT_VERSION: &str = "pkfuse-3";
 
 pub fn key(tc: &Toolchain, source: &str) -> String {
     key_for(&tc.identity, source)
@@ -263,7 +263,7 @@ mod tests {
         );
         assert_eq!(
             super::key_for("toolchain-x", "int main() {}"),
-            "f4ea3a106c98e6fa5666790cebe2c38b"
+            "87b3f09c85a07c33cf4b596fbe89d4e8"
         );
     }
 }

@@ -1,6 +1,6 @@
 //! C++ snippets both generators share: view types, view construction from
 //! the ABI, the 1-D dispatch, the team member type.
-use crate::types::{Layout, Space, ViewTy};
+use crate::types::{DType, Layout, Space, ViewTy};
 
 /// The dispatch of a 1-D parallel_for of functor `f` over `lo[0]..hi[0]` (single
 /// and fused kernels). On the GPU it goes through `pk::cuda_for` (prelude.hpp):
@@ -25,6 +25,17 @@ pub fn range_reduce(space: Space, label: &str, policy: &str, d: &str) -> String 
         )
     };
     format!("    {d} r = {d}();\n    {run};\n    *({d}*)result = r;\n")
+}
+
+/// Scalar argument `j` of the C ABI as a `d`.
+pub fn scalar_from_abi(d: DType, j: usize) -> String {
+    if d.is_complex() {
+        format!("{}(scalars[{j}].c[0], scalars[{j}].c[1])", d.cpp())
+    } else if d.is_float() {
+        format!("({})scalars[{j}].d", d.cpp())
+    } else {
+        format!("({})scalars[{j}].i", d.cpp())
+    }
 }
 
 /// The C++ type of a TeamPolicy workunit's team member in `space`.

@@ -4,7 +4,9 @@
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::emit::{bounds_checked, layout_args, range_for, range_reduce, view_cpp};
+use super::emit::{
+    bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
+};
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
 use crate::lower::sanitize;
@@ -175,10 +177,9 @@ pub fn generate(
         ));
     }
     for (j, (b, k, d)) in abi.scalars.iter().enumerate() {
-        let field = if d.is_float() { "d" } else { "i" };
         s.push_str(&format!(
-            "    f.pk_s{b}_{k} = ({})scalars[{j}].{field};\n",
-            d.cpp()
+            "    f.pk_s{b}_{k} = {};\n",
+            scalar_from_abi(*d, j)
         ));
     }
     let policy = format!(
@@ -204,7 +205,7 @@ pub fn generate(
                 let d = lowered[b].acc.as_ref().unwrap().1.cpp();
                 s.push_str(&format!(
                     "    *({d}*)((char*)result + {}) = r.r{r};\n",
-                    8 * r
+                    16 * r
                 ));
             }
         }

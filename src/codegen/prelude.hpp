@@ -20,6 +20,7 @@ struct pk_view_arg {
 union pk_scalar_arg {
   int64_t i;
   double d;
+  double c[2];  // a complex number (real, imaginary)
 };
 }
 

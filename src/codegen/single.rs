@@ -2,7 +2,7 @@
 //! `extern "C"` entry that unpacks raw arguments, builds the policy
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::emit::{bounds_checked, range_reduce};
+use super::emit::{bounds_checked, range_reduce, scalar_from_abi};
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
@@ -76,11 +76,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     for (j, (k, d)) in abi.scalar_slots.iter().enumerate() {
         let name = &members.iter().filter(|m| m.2.is_none()).nth(j).unwrap().0;
         let _ = k;
-        let field = if d.is_float() { "d" } else { "i" };
-        s.push_str(&format!(
-            "    f.{name} = ({})scalars[{j}].{field};\n",
-            d.cpp()
-        ));
+        s.push_str(&format!("    f.{name} = {};\n", scalar_from_abi(*d, j)));
     }
     let policy = if team {
         // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,

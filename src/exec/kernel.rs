@@ -75,6 +75,8 @@ pub enum Total {
     I(i64),
     U(u64),
     B(bool),
+    /// A complex total (real, imaginary).
+    C(f64, f64),
     /// The record of a struct reducer: its fields' raw slots, in Kokkos'
     /// order (values typed `dt`, locations int64).
     Rec {
@@ -99,7 +101,7 @@ impl Total {
     }
 }
 
-/// The total in one 8-byte result slot, typed as the accumulator.
+/// The total at `r` (a 16-byte result slot), typed as the accumulator.
 pub fn read_total(r: &u64, d: DType) -> Total {
     let p = r as *const u64 as *const u8;
     unsafe {
@@ -115,6 +117,14 @@ pub fn read_total(r: &u64, d: DType) -> Total {
             DType::U16 => Total::I(*(p as *const u16) as i64),
             DType::U32 => Total::I(*(p as *const u32) as i64),
             DType::U64 => Total::U(*(p as *const u64)),
+            DType::C64 => {
+                let c = p as *const f32;
+                Total::C(*c as f64, *c.add(1) as f64)
+            }
+            DType::C128 => {
+                let c = p as *const f64;
+                Total::C(*c, *c.add(1))
+            }
         }
     }
 }

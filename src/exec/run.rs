@@ -74,12 +74,13 @@ pub fn run(
     for (h, (e, b)) in hi.iter_mut().zip(his.iter().zip(lo)) {
         *h = (*e).max(*b);
     }
-    let mut result = [0u64; 8];
+    // One 16-byte slot per total (a complex128 fills one).
+    let mut result = [0u64; 16];
     let mut spill = Vec::new();
-    let result: &mut [u64] = if k.accs.len() <= result.len() {
+    let result: &mut [u64] = if 2 * k.accs.len() <= result.len() {
         &mut result
     } else {
-        spill.resize(k.accs.len(), 0);
+        spill.resize(2 * k.accs.len(), 0);
         &mut spill
     };
     let rc = {
@@ -117,7 +118,7 @@ pub fn run(
     }
     finished?;
     for (slot, &(b, dt)) in k.accs.iter().enumerate() {
-        totals[b] = Some(read_total(&result[slot], dt));
+        totals[b] = Some(read_total(&result[2 * slot], dt));
     }
     if let (Some(reducer), Some(&(b, dt))) = (k.record, k.accs.first()) {
         let mut words = [0u64; 4];

@@ -52,6 +52,8 @@ pub struct Expr {
 pub enum ExprKind {
     Int(i64),
     Float(f64),
+    /// An imaginary literal (`2j`); `1 + 2j` is a sum with one.
+    Imag(f64),
     Bool(bool),
     /// Only legal as the format argument of `pk.printf`.
     Str(String),

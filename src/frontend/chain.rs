@@ -47,7 +47,7 @@ fn fetch_add(targets: &[Expr], value: &Expr) -> Option<(usize, Expr, Expr)> {
     for (elem, e) in [(l, r), (r, l)] {
         let simple = matches!(
             e.kind,
-            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_)
+            ExprKind::Name(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Imag(_)
         );
         let Some(k) = targets.iter().position(|t| same(t, elem)) else {
             continue;

@@ -349,9 +349,7 @@ fn constant(c: py::ExprConstant) -> KResult<Expr> {
         py::Constant::None => {
             return unsupported(at, "'None' is not a kernel value; use a number or a flag")
         }
-        py::Constant::Complex { .. } => {
-            return unsupported(at, "complex numbers are not supported in kernels")
-        }
+        py::Constant::Complex { imag, .. } => ExprKind::Imag(imag),
         _ => {
             return unsupported(
                 at,

@@ -18,6 +18,7 @@ pub fn annotation_type(ann: &Expr, globals: &Globals) -> KResult<Ty> {
             "int" => Ok(Ty::Scalar(DType::I32)),
             "float" => Ok(Ty::Scalar(DType::F64)),
             "bool" => Ok(Ty::Scalar(DType::Bool)),
+            "complex" => Ok(Ty::Scalar(DType::C128)),
             other => match globals.get(other) {
                 Some(Global::ClassType(c)) => Ok(Ty::Class(c.name.clone())),
                 Some(Global::DTypeConst(d)) => Ok(Ty::Scalar(*d)),

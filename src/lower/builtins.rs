@@ -75,6 +75,7 @@ impl FnCx<'_> {
         match &func.kind {
             ExprKind::Name(n) if !self.vars.contains_key(n.as_str()) => match n.as_str() {
                 "int" | "float" | "bool" => self.cast(n, args, e),
+                "complex" => self.complex_new(DType::C128, args, e),
                 "abs" => self.abs(args, e),
                 "min" | "max" => self.minmax(n, args, e),
                 "round" => self.rounding("round", args, e, true),
@@ -145,6 +146,9 @@ impl FnCx<'_> {
                         return Ok(scalar(format!("(int64_t){}.extent({})", v.code, d.code), STy::weak(DType::I64)));
                     }
                 }
+                if attr == "conjugate" && args.is_empty() && matches!(v.ty, VTy::S(_)) {
+                    return self.conjugate(base, e);
+                }
                 type_error(func.span, format!("'.{attr}(...)' is not a function kernels can call"))
             }
             _ => unsupported(func.span, "only named functions can be called in kernels"),
@@ -196,7 +200,13 @@ impl FnCx<'_> {
             });
         }
         let v = self.one_arg(args, e, n)?;
-        self.want_scalar(&v, &args[0], n)?;
+        let s = self.want_scalar(&v, &args[0], n)?;
+        if s.dt.is_complex() && n != "bool" {
+            return type_error(
+                args[0].span,
+                format!("{n}() of a complex number: take its .real, .imag or abs()"),
+            );
+        }
         let dt = match n {
             "int" => DType::I64,
             "float" => DType::F64,
@@ -220,6 +230,9 @@ impl FnCx<'_> {
     pub(super) fn abs(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {
         let v = self.one_arg(args, e, "abs")?;
         let s = self.want_scalar(&v, &args[0], "abs()")?;
+        if s.dt.is_complex() {
+            return Ok(self.complex_abs(&v, s));
+        }
         let code = if s.dt.is_float() {
             format!("pk::km::fabs({})", v.code)
         } else {
@@ -250,8 +263,20 @@ impl FnCx<'_> {
 
     /// `pk.float32(x)`, `np.int64(x)`: a conversion to that dtype.
     pub(super) fn dtype_cast(&mut self, dt: DType, args: &[Expr], e: &Expr) -> KResult<Val> {
+        if dt.is_complex() {
+            return self.complex_new(dt, args, e);
+        }
         let v = self.one_arg(args, e, dt.name())?;
-        self.want_scalar(&v, &args[0], dt.name())?;
+        let s = self.want_scalar(&v, &args[0], dt.name())?;
+        if s.dt.is_complex() {
+            return type_error(
+                args[0].span,
+                format!(
+                    "{}() of a complex number: take its .real, .imag or abs()",
+                    dt.name()
+                ),
+            );
+        }
         let code = if dt == DType::Bool {
             format!("({} != 0)", v.code)
         } else {

@@ -33,6 +33,14 @@ impl FnCx<'_> {
         }
         match &v.ty {
             VTy::S(s) if s.dt == dt => v.code.clone(),
+            VTy::S(s) if s.dt.is_complex() && dt == DType::Bool => {
+                format!("(({0}).real() != 0 || ({0}).imag() != 0)", v.code)
+            }
+            VTy::S(s) if s.dt.is_complex() && !dt.is_complex() => {
+                // NumPy refuses it too (a complex does not fit a real slot).
+                self.complex_to_real.set(true);
+                format!("({})(({}).real())", dt.cpp(), v.code)
+            }
             _ => format!("({})({})", dt.cpp(), v.code),
         }
     }
@@ -55,6 +63,7 @@ impl FnCx<'_> {
                 ty: VTy::S(STy::weak(DType::F64)),
                 lit: Some(Lit::F(*f)),
             }),
+            ExprKind::Imag(im) => Ok(self.imaginary(*im)),
             ExprKind::Bool(b) => Ok(Val { code: b.to_string(), ty: VTy::S(STy::strong(DType::Bool)), lit: Some(Lit::B(*b)) }),
             ExprKind::Str(s) => Ok(Val { code: cpp_string(s), ty: VTy::Str(s.clone()), lit: None }),
             ExprKind::Name(n) => self.name(n, e),
@@ -101,6 +110,9 @@ impl FnCx<'_> {
                     let right = self.expr(rhs)?;
                     let (ls, rs) = (self.want_scalar(&left, left_e, "a comparison")?, self.want_scalar(&right, rhs, "a comparison")?);
                     let c = promote_weak(ls, rs).dt;
+                    if c.is_complex() && !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+                        return type_error(left_e.span.join(rhs.span), "complex numbers have no order: compare their .real, .imag or abs()");
+                    }
                     let sym = match op {
                         CmpOp::Eq => "==",
                         CmpOp::Ne => "!=",
@@ -216,6 +228,9 @@ impl FnCx<'_> {
             }
         }
         let b = self.expr(base)?;
+        if let Some(part) = self.number_part(&b, attr) {
+            return Ok(part);
+        }
         if let VTy::Class(c) = &b.ty {
             if let Some(t) = self.class_field(c, attr) {
                 return Ok(super::values::field_val(&b, attr, t));

@@ -146,6 +146,9 @@ impl FnCx<'_> {
             return type_error(e.span, format!("{f}() takes {arity} argument(s)"));
         }
         let vals = self.scalars(args, f)?;
+        if vals.iter().any(|(_, s)| s.dt.is_complex()) {
+            return self.complex_math(f, &vals, e);
+        }
         let all_f32 = vals
             .iter()
             .all(|(_, s)| s.dt == DType::F32 || (s.weak && !s.dt.is_float()));
@@ -172,6 +175,12 @@ impl FnCx<'_> {
     pub(super) fn numpy_call(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
         match f {
             "abs" | "absolute" => self.abs(args, e),
+            "conj" | "conjugate" if args.len() == 1 => self.conjugate(&args[0], e),
+            "real" | "imag" if args.len() == 1 => {
+                let v = self.expr(&args[0])?;
+                self.want_scalar(&v, &args[0], f)?;
+                Ok(self.number_part(&v, f).expect("a number has both parts"))
+            }
             "minimum" | "maximum" if args.len() == 2 => {
                 self.minmax(if f == "minimum" { "min" } else { "max" }, args, e)
             }

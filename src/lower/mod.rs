@@ -10,6 +10,7 @@ mod assign;
 mod builtins;
 mod calls;
 mod classes;
+mod complex;
 mod expr;
 mod ident;
 mod index;
@@ -186,6 +187,9 @@ pub struct FnCx<'a> {
     /// whether the body draws from it (`pk.rand`).
     pub rng: Option<String>,
     pub rng_used: bool,
+    /// Set by `coerce` when a complex value was converted to a real type;
+    /// the statement being lowered then fails (located at the statement).
+    pub complex_to_real: std::cell::Cell<bool>,
 }
 
 impl<'a> FnCx<'a> {
@@ -216,6 +220,7 @@ impl<'a> FnCx<'a> {
             reducer: None,
             rng: None,
             rng_used: false,
+            complex_to_real: std::cell::Cell::new(false),
         }
     }
 

@@ -78,6 +78,8 @@ pub fn dtype_by_pk_name(n: &str) -> Option<DType> {
         "float32" | "float" => DType::F32,
         "float64" | "double" | "real" => DType::F64,
         "bool" | "bool_" => DType::Bool,
+        "complex64" => DType::C64,
+        "complex128" | "complex_" => DType::C128,
         _ => return None,
     })
 }

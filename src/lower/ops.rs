@@ -21,7 +21,15 @@ impl FnCx<'_> {
         let (xs, ys) = (self.want_scalar(x, a, what)?, self.want_scalar(y, b, what)?);
         let _ = e;
         let mut r = promote_weak(xs, ys);
-        let ints = !xs.dt.is_float() && !ys.dt.is_float();
+        let ints = [xs.dt, ys.dt]
+            .iter()
+            .all(|d| !d.is_float() && !d.is_complex());
+        if r.dt.is_complex() && matches!(op, BinOp::FloorDiv | BinOp::Mod) {
+            return type_error(
+                a.span.join(b.span),
+                "// and % are not defined for complex numbers",
+            );
+        }
         let arith = matches!(
             op,
             BinOp::Add
@@ -79,6 +87,7 @@ impl FnCx<'_> {
                     format!("pk::{f}<{}>({cx}, {cy})", r.dt.cpp())
                 }
             }
+            BinOp::Pow if r.dt.is_complex() => format!("Kokkos::pow({cx}, {cy})"),
             BinOp::Pow => {
                 if ints && matches!(y.lit, Some(Lit::I(k)) if k < 0) {
                     // Python: an int to a negative power is a float (2 ** -1 == 0.5).
@@ -163,7 +172,7 @@ impl FnCx<'_> {
                 )
             }
             UnOp::Invert => {
-                if s.dt.is_float() {
+                if s.dt.is_float() || s.dt.is_complex() {
                     return type_error(a.span, "'~' needs an integer operand");
                 }
                 let dt = if s.dt == DType::Bool {

@@ -10,6 +10,12 @@ impl FnCx<'_> {
     pub fn lower_block(&mut self, stmts: &[Stmt]) -> KResult<()> {
         for s in stmts {
             self.lower_stmt(s)?;
+            if self.complex_to_real.take() {
+                return type_error(
+                    s.span,
+                    "a complex number does not convert to a real type here: take its .real, .imag or abs()",
+                );
+            }
         }
         Ok(())
     }

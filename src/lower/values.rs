@@ -86,6 +86,9 @@ pub fn widen(a: DType, b: DType) -> DType {
     if a == b {
         return a;
     }
+    if a.is_complex() || b.is_complex() {
+        return promote(a, b);
+    }
     match (a.is_float(), b.is_float()) {
         (false, true) => promote(a, b),
         (true, false) => a,

@@ -86,6 +86,8 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::U64 => (1, 64),
         DType::F32 => (2, 32),
         DType::F64 => (2, 64),
+        DType::C64 => (5, 64),
+        DType::C128 => (5, 128),
     };
     DLDataType {
         code,
@@ -107,6 +109,8 @@ fn from_dl_dtype(t: DLDataType) -> Option<DType> {
         (1, 64, 1) => DType::U64,
         (2, 32, 1) => DType::F32,
         (2, 64, 1) => DType::F64,
+        (5, 64, 1) => DType::C64,
+        (5, 128, 1) => DType::C128,
         _ => return None,
     })
 }

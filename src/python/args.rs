@@ -9,7 +9,7 @@ use crate::memory::{dlpack, geometry, view::device_view};
 use crate::types::{ArgTy, DType, ViewTy};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt};
+use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt};
 
 fn view_arg(v: &View) -> (ArgTy, ArgVal) {
     let mut a = PkViewArg {
@@ -70,6 +70,15 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
             ArgVal::Float(f.value()),
         ));
     }
+    if let Ok(c) = obj.cast::<PyComplex>() {
+        return Ok((
+            ArgTy::Scalar {
+                dtype: DType::C128,
+                weak: true,
+            },
+            ArgVal::Complex(c.real(), c.imag()),
+        ));
+    }
     // NumPy scalars (np.float32(1), np.int16(3)) keep their dtype.
     if let Ok(dt) = obj.getattr(pyo3::intern!(obj.py(), "dtype")) {
         if obj.hasattr(pyo3::intern!(obj.py(), "item"))?
@@ -83,7 +92,12 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
                 PyTypeError::new_err(format!("unsupported NumPy scalar type '{ch}'"))
             })?;
             let item = obj.call_method0("item")?;
-            let val = if d.is_float() {
+            let val = if d.is_complex() {
+                ArgVal::Complex(
+                    item.getattr("real")?.extract()?,
+                    item.getattr("imag")?.extract()?,
+                )
+            } else if d.is_float() {
                 ArgVal::Float(item.extract()?)
             } else {
                 ArgVal::Int(
@@ -175,6 +189,8 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
         ('u', 8) => DType::U64,
         ('f', 4) => DType::F32,
         ('f', 8) => DType::F64,
+        ('c', 8) => DType::C64,
+        ('c', 16) => DType::C128,
         _ => {
             return Err(PyTypeError::new_err(format!(
                 "unsupported CUDA array element type '{typestr}'"

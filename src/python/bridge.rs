@@ -77,6 +77,7 @@ pub fn total_to_py(py: Python<'_>, t: Total) -> PyResult<Bound<'_, PyAny>> {
         Total::I(x) => x.into_pyobject(py)?.into_any(),
         Total::U(x) => x.into_pyobject(py)?.into_any(),
         Total::B(x) => pyo3::types::PyBool::new(py, x).to_owned().into_any(),
+        Total::C(re, im) => pyo3::types::PyComplex::from_doubles(py, re, im).into_any(),
         // A struct reducer's record: its fields in Kokkos' order.
         Total::Rec { .. } => {
             let items = t

@@ -142,8 +142,9 @@ pub unsafe fn release(v: &mut ffi::Py_buffer) {
 }
 
 fn format_ptr(d: DType) -> *mut c_char {
-    const F: [&[u8]; 11] = [
+    const F: [&[u8]; 13] = [
         b"?\0", b"b\0", b"h\0", b"i\0", b"q\0", b"B\0", b"H\0", b"I\0", b"Q\0", b"f\0", b"d\0",
+        b"Zf\0", b"Zd\0",
     ];
     F[d as usize].as_ptr() as *mut c_char
 }
@@ -156,8 +157,8 @@ pub fn cuda_array_interface<'py>(
     shape: &[i64],
     strides: &[i64],
 ) -> PyResult<Bound<'py, PyDict>> {
-    const T: [&str; 11] = [
-        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8",
+    const T: [&str; 13] = [
+        "|b1", "|i1", "<i2", "<i4", "<i8", "|u1", "<u2", "<u4", "<u8", "<f4", "<f8", "<c8", "<c16",
     ];
     let item = dtype.size() as i64;
     let bytes: Vec<i64> = strides[..shape.len()].iter().map(|s| s * item).collect();

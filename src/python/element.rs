@@ -108,7 +108,7 @@ pub fn write(
     value: &Bound<'_, PyAny>,
 ) -> PyResult<bool> {
     let number = value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyInt>();
-    if !number {
+    if !number || w.dtype.is_complex() {
         return Ok(false);
     }
     let d = w.dtype;
@@ -178,6 +178,18 @@ unsafe fn plain(py: Python<'_>, p: *const u8, d: DType) -> PyResult<Py<PyAny>> {
         DType::U16 => (*(p as *const u16)).into_pyobject(py)?.into_any().unbind(),
         DType::U32 => (*(p as *const u32)).into_pyobject(py)?.into_any().unbind(),
         DType::U64 => (*(p as *const u64)).into_pyobject(py)?.into_any().unbind(),
+        DType::C64 => {
+            let c = p as *const f32;
+            pyo3::types::PyComplex::from_doubles(py, *c as f64, *c.add(1) as f64)
+                .into_any()
+                .unbind()
+        }
+        DType::C128 => {
+            let c = p as *const f64;
+            pyo3::types::PyComplex::from_doubles(py, *c, *c.add(1))
+                .into_any()
+                .unbind()
+        }
     })
 }
 
@@ -279,5 +291,7 @@ fn npy_type(d: DType) -> c_int {
         DType::U64 => 10,
         DType::F32 => 11,
         DType::F64 => 12,
+        DType::C64 => 14,
+        DType::C128 => 15,
     }
 }

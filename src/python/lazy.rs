@@ -198,6 +198,7 @@ pub fn graph_json() -> String {
             .filter_map(|(name, v)| match v {
                 ArgVal::Int(i) => Some(serde_json::json!({"name": name, "int": i})),
                 ArgVal::Float(f) => Some(serde_json::json!({"name": name, "float": f})),
+                ArgVal::Complex(r, i) => Some(serde_json::json!({"name": name, "complex": [r, i]})),
                 ArgVal::View(_) => None,
             })
             .collect();

@@ -15,9 +15,13 @@ pub enum DType {
     U64,
     F32,
     F64,
+    /// Kokkos::complex<float> (two float32), NumPy's complex64.
+    C64,
+    /// Kokkos::complex<double>, NumPy's complex128.
+    C128,
 }
 
-pub const ALL_DTYPES: [DType; 11] = [
+pub const ALL_DTYPES: [DType; 13] = [
     DType::Bool,
     DType::I8,
     DType::I16,
@@ -29,6 +33,8 @@ pub const ALL_DTYPES: [DType; 11] = [
     DType::U64,
     DType::F32,
     DType::F64,
+    DType::C64,
+    DType::C128,
 ];
 
 impl DType {
@@ -48,6 +54,8 @@ impl DType {
             DType::U64 => "uint64_t",
             DType::F32 => "float",
             DType::F64 => "double",
+            DType::C64 => "Kokkos::complex<float>",
+            DType::C128 => "Kokkos::complex<double>",
         }
     }
     pub fn name(self) -> &'static str {
@@ -63,6 +71,8 @@ impl DType {
             DType::U64 => "uint64",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
     pub fn size(self) -> usize {
@@ -70,14 +80,26 @@ impl DType {
             DType::Bool | DType::I8 | DType::U8 => 1,
             DType::I16 | DType::U16 => 2,
             DType::I32 | DType::U32 | DType::F32 => 4,
-            DType::I64 | DType::U64 | DType::F64 => 8,
+            DType::I64 | DType::U64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
     pub fn is_int(self) -> bool {
-        !self.is_float() && self != DType::Bool
+        !self.is_float() && !self.is_complex() && self != DType::Bool
+    }
+    /// The real type of a complex dtype's parts (itself for the others).
+    pub fn real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
     }
     pub fn is_signed(self) -> bool {
         matches!(self, DType::I8 | DType::I16 | DType::I32 | DType::I64)
@@ -96,6 +118,8 @@ impl DType {
             DType::U64 => "Q",
             DType::F32 => "f",
             DType::F64 => "d",
+            DType::C64 => "Zf",
+            DType::C128 => "Zd",
         }
     }
     pub fn from_format(f: &str) -> Option<DType> {
@@ -112,6 +136,8 @@ impl DType {
             "L" | "Q" => DType::U64,
             "f" => DType::F32,
             "d" => DType::F64,
+            "Zf" | "F" => DType::C64,
+            "Zd" | "D" => DType::C128,
             _ => return None,
         })
     }

@@ -104,4 +104,3 @@ pub enum ArgTy {
     /// generator for `pk.rand(dtype)`.
     Rng,
 }
-

@@ -18,6 +18,14 @@ pub fn promote(a: DType, b: DType) -> DType {
     if b == Bool {
         return a;
     }
+    // Complex with anything: complex64 unless the real parts need float64.
+    if a.is_complex() || b.is_complex() {
+        return if promote(a.real(), b.real()) == F64 {
+            C128
+        } else {
+            C64
+        };
+    }
     match (a.is_float(), b.is_float()) {
         (true, true) => {
             if a == F64 || b == F64 {
@@ -83,6 +91,17 @@ pub fn promote_weak(a: STy, b: STy) -> STy {
 
 /// A weak Python number `w` meeting a strong dtype `s`.
 fn absorb(s: DType, w: DType) -> DType {
+    if w.is_complex() {
+        // A Python complex keeps float32's precision, else it is complex128.
+        return if matches!(s, DType::F32 | DType::C64) {
+            DType::C64
+        } else {
+            DType::C128
+        };
+    }
+    if s.is_complex() {
+        return s;
+    }
     if w.is_float() && !s.is_float() {
         DType::F64
     } else if w.is_int() && s == DType::Bool {
@@ -107,6 +126,11 @@ mod tests {
         assert_eq!(promote(U64, I64), F64);
         assert_eq!(promote(F32, F64), F64);
         assert_eq!(promote(Bool, U16), U16);
+        assert_eq!(promote(C64, F32), C64);
+        assert_eq!(promote(C64, F64), C128);
+        assert_eq!(promote(C64, I32), C128);
+        assert_eq!(promote(C64, I16), C64);
+        assert_eq!(promote(C128, C64), C128);
     }
 
     #[test]
@@ -114,5 +138,8 @@ mod tests {
         assert_eq!(promote_weak(STy::strong(F32), STy::weak(F64)).dt, F32);
         assert_eq!(promote_weak(STy::strong(I32), STy::weak(I64)).dt, I32);
         assert_eq!(promote_weak(STy::strong(I32), STy::weak(F64)).dt, F64);
+        assert_eq!(promote_weak(STy::strong(F32), STy::weak(C128)).dt, C64);
+        assert_eq!(promote_weak(STy::strong(I8), STy::weak(C128)).dt, C128);
+        assert_eq!(promote_weak(STy::strong(C64), STy::weak(F64)).dt, C64);
     }
 }

@@ -339,7 +339,7 @@ def bad_annotation(i, v, m, x, n):
 
 @pk.workunit
 def attribute_of_number(i, v, m, x, n):
-    v[i] = x.real  # ERR
+    v[i] = x.modulus  # ERR
 
 
 @pk.workunit
@@ -354,7 +354,7 @@ def len_of_number(i, v, m, x, n):
 
 @pk.workunit
 def complex_literal(i, v, m, x, n):
-    z = 1j  # ERR
+    v[i] = x * 1j  # ERR
 
 
 @pk.workunit
