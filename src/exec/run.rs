@@ -5,6 +5,7 @@ use super::kernel::{read_total, Kernel, Total};
 use crate::build::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// Kokkos' host backends run one parallel dispatch at a time per process
@@ -12,14 +13,33 @@ use std::sync::{Mutex, MutexGuard};
 /// kernels launched from several threads take turns here.
 static DISPATCH: Mutex<()> = Mutex::new(());
 
-/// Holds the dispatch turn (also for fences and Kokkos' own calls).
-pub fn dispatch_turn() -> MutexGuard<'static, ()> {
-    DISPATCH.lock().unwrap_or_else(|e| e.into_inner())
+/// Turns held or waited for. Every host element access asks whether a
+/// kernel is running: one load answers it, where probing the mutex costs
+/// a locked compare-and-swap and a release.
+static HOLDERS: AtomicUsize = AtomicUsize::new(0);
+
+/// The dispatch turn, held until dropped.
+pub struct Turn {
+    _guard: MutexGuard<'static, ()>,
 }
 
-/// Whether a kernel is running in another thread right now.
+impl Drop for Turn {
+    fn drop(&mut self) {
+        HOLDERS.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// Holds the dispatch turn (also for fences and Kokkos' own calls).
+pub fn dispatch_turn() -> Turn {
+    HOLDERS.fetch_add(1, Ordering::AcqRel);
+    Turn {
+        _guard: DISPATCH.lock().unwrap_or_else(|e| e.into_inner()),
+    }
+}
+
+/// Whether a kernel is running (or about to) in another thread right now.
 pub fn dispatch_busy() -> bool {
-    DISPATCH.try_lock().is_err()
+    HOLDERS.load(Ordering::Acquire) > 0
 }
 
 /// What ran, for the error a failing kernel raises.
