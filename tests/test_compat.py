@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+import enum
+
 import numpy as np
 import pytest
 
@@ -71,12 +73,74 @@ def test_space_layout_and_type_queries():
     assert pk.ScratchView4D[pk.double].shmem_size(1, 2, 3, 4) == 25 * 8
 
 
-def test_unsupported_features_say_so():
-    for name in ("ExecutionSpaceInstance", "cyl_bessel_j0"):
-        with pytest.raises(pk.UnsupportedFeatureError, match=f"pk.{name}"):
-            getattr(pk, name)()
+def test_every_public_name_of_upstream_exists():
+    # The names PyKokkos b42c805 exports at top level (its __init__ files).
+    for name in ("ExecutionSpaceInstance", "cyl_bessel_j0", "cyl_bessel_j1", "compile_into_module",
+                 "Decorator", "add_enum_to_globals", "generic_error", "runtime_singleton", "Runtime",
+                 "cleanup", "complex64", "complex128", "Random_XorShift64_Pool", "rand", "MaxLoc"):
+        assert hasattr(pk, name), name
     with pytest.raises(RuntimeError, match="device 1"):
         pk.set_device_id(1)
+
+
+@pk.workunit
+def ramp(i, v):
+    v[i] = i
+
+
+def test_execution_space_instances_act_as_their_space():
+    inst = pk.ExecutionSpaceInstance(pk.ExecutionSpace.OpenMP)
+    v = pk.View([10], pk.int64)
+    pk.parallel_for(pk.RangePolicy(inst, 0, 10), ramp, v=v)
+    inst.fence()
+    assert np.asarray(v).tolist() == list(range(10))
+    assert pk.ExecutionSpaceInstance(pk.ExecutionSpace.Default).space in (pk.OpenMP, pk.Serial, pk.Cuda)
+    with pytest.raises(ValueError, match="stream"):
+        pk.ExecutionSpaceInstance(pk.OpenMP, object())
+
+
+def test_host_bessel_functions_match_their_integral():
+    x = np.array([-22.0, -3.0, 0.0, 0.5, 7.0, 14.9, 15.1, 60.0])
+    t = np.linspace(0.0, 2 * np.pi, 4096, endpoint=False)
+    for n, f in ((0, pk.cyl_bessel_j0), (1, pk.cyl_bessel_j1)):
+        want = np.cos(n * t[None, :] - x[:, None] * np.sin(t[None, :])).mean(axis=1)
+        np.testing.assert_allclose([f(v) for v in x], want, rtol=0, atol=1e-10)
+
+
+def test_the_small_upstream_helpers():
+    assert pk.Decorator.is_pykokkos_decorator(pk.Decorator.WorkUnit)
+    assert pk.Decorator("workunit") is pk.Decorator.WorkUnit
+
+    class Colour(enum.Enum):
+        Mauve = 1
+
+    pk.add_enum_to_globals(Colour)
+    assert pk.Mauve is Colour.Mauve
+    del pk.Mauve
+    with pytest.raises(SystemExit, match="PyKokkos: stop"):
+        pk.generic_error("f.py", 3, "bad", "stop")
+    pk.runtime_singleton.runtime.flush()
+    pk.cleanup()
+
+
+@pytest.mark.host_only("compiles a pybind11 module with the host toolchain")
+def test_compile_into_module_links_this_processs_kokkos(tmp_path):
+    src = [
+        "#include <pybind11/pybind11.h>\n#include <Kokkos_Core.hpp>\n",
+        "PYBIND11_MODULE(pk_ext_sum, m) {\n",
+        "  m.def(\"initialized\", []() { return Kokkos::is_initialized(); });\n",
+        "  m.def(\"sum_to\", [](int n) { double s = 0;\n",
+        "    Kokkos::parallel_reduce(Kokkos::RangePolicy<Kokkos::Serial>(0, n),\n",
+        "      [=](int i, double& a) { a += i; }, s); return s; });\n",
+        "}\n",
+    ]
+    pk.parallel_for(1, ramp, v=pk.View([1], pk.int64))  # Kokkos is up
+    mod = pk.compile_into_module(tmp_path, src, "pk_ext_sum", pk.ExecutionSpace.Serial)
+    assert mod.initialized()  # the same Kokkos the kernels run on, already initialized
+    assert mod.sum_to(101) == sum(range(101))
+    assert (tmp_path / "pk_ext_sum" / "Serial" / "pk_ext_sum.cpp").exists()
+    with pytest.raises(pk.CompileError, match="did not compile"):
+        pk.compile_into_module(tmp_path, ["this is not C++"], "pk_ext_bad")
 
 
 class Field(pk.View):

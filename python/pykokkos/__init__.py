@@ -14,7 +14,7 @@ from ._workload import Iterate, Rank, callback, execute, main, printf, workload
 from ._launch import (AUTO, ExecutionPolicy, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
                       get_default_space, parallel_for, parallel_reduce, parallel_scan,
                       set_default_space)
-from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace,
+from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace, ExecutionSpaceInstance,
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
                      PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
                      ScratchView, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D,
@@ -23,6 +23,7 @@ from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, Execu
                      ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
                      View6D, View7D, View8D, ViewTypeInfo, single)
 from ._lazy import LazyNumber
+from ._ext import compile_into_module
 from ._rng import RandomPool, Random_XorShift64_Pool, Random_XorShift1024_Pool, rand
 from ._reducers import (BAnd, BOr, LAnd, LOr, Max, MaxLoc, Min, MinLoc, MinMax, MinMaxLoc,
                         MinMaxLocScalar, MinMaxScalar, Prod, Reducer, Sum, ValLoc)

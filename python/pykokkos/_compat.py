@@ -5,6 +5,9 @@ Where this machine cannot give upstream's behaviour, the name exists and
 says so when used."""
 from __future__ import annotations
 
+import enum
+import math
+
 import operator
 import threading
 from functools import reduce
@@ -161,7 +164,108 @@ class _Unsupported:
         return f"pk.{self._name} (not supported: {self._why})"
 
 
-cyl_bessel_j0 = _Unsupported("cyl_bessel_j0", "Bessel functions are not in the kernel language yet")
-cyl_bessel_j1 = _Unsupported("cyl_bessel_j1", "Bessel functions are not in the kernel language yet")
-ExecutionSpaceInstance = _Unsupported("ExecutionSpaceInstance", "execution space instances (streams) are not "
-                                      "exposed; launches from several threads are serialized per process")
+
+
+def _bessel_j(n: int, x: float) -> float:
+    """J0/J1 as the kernels compute them (prelude.hpp's pk::bessel_j)."""
+    ax = abs(x)
+    if ax < 15.0:
+        h = 0.5 * x
+        term = 1.0 if n == 0 else h
+        total = term
+        for k in range(1, 80):
+            term *= -h * h / (k * (k + n))
+            total += term
+            if abs(term) <= 1e-17 * abs(total):
+                break
+        return total
+    mu, term, p, q, last = 4.0 * n * n, 1.0, 1.0, 0.0, 1.0
+    for k in range(1, 60):
+        term *= (mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
+        if abs(term) > last:
+            break
+        last = abs(term)
+        sign = 1.0 if (k // 2) % 2 == 0 else -1.0
+        if k % 2:
+            q += sign * term
+        else:
+            p += sign * term
+        if abs(term) < 1e-17:
+            break
+    w = ax - (0.5 * n + 0.25) * math.pi
+    j = math.sqrt(2.0 / (math.pi * ax)) * (p * math.cos(w) - q * math.sin(w))
+    return -j if n == 1 and x < 0 else j
+
+
+def cyl_bessel_j0(x: float) -> float:
+    """The Bessel function of the first kind of order 0 (also in kernels)."""
+    return _bessel_j(0, float(x))
+
+
+def cyl_bessel_j1(x: float) -> float:
+    """The Bessel function of the first kind of order 1 (also in kernels)."""
+    return _bessel_j(1, float(x))
+
+
+class Decorator(enum.Enum):
+    """The kinds of PyKokkos decorators (PyKokkos exports this enum)."""
+    Workload = "workload"
+    Functor = "functor"
+    WorkUnit = "workunit"
+    KokkosClasstype = "classtype"
+    KokkosFunction = "function"
+    KokkosMain = "main"
+    KokkosCallback = "callback"
+    Space = "space"
+
+    @staticmethod
+    def is_pykokkos_decorator(decorator) -> bool:
+        return isinstance(decorator, Decorator)
+
+
+def add_enum_to_globals(enumeration: type) -> None:
+    """Makes the members of `enumeration` module-level names of pykokkos (as
+    PyKokkos does for its spaces, layouts and traits: `pk.OpenMP`)."""
+    import pykokkos
+
+    for member in enumeration:
+        setattr(pykokkos, member.name, member)
+
+
+def generic_error(filename: str, lineno, error: str, exit_message: str):
+    """PyKokkos' fatal error report: prints the location and exits."""
+    import sys
+
+    print(f"\n\033[31m\033[01mError {filename}:{lineno}\033[0m: {error}")
+    sys.exit(f"PyKokkos: {exit_message}")
+
+
+class Runtime:
+    """The object PyKokkos keeps as `pk.runtime_singleton.runtime`; here the
+    native core is the runtime, and this handle forwards to it."""
+
+    def flush(self) -> None:
+        from ._launch import flush
+
+        flush()
+
+    def fence(self) -> None:
+        from ._launch import fence
+
+        fence()
+
+
+class _RuntimeSingleton:
+    runtime: Runtime | None = None
+
+
+runtime_singleton = _RuntimeSingleton()
+runtime_singleton.runtime = Runtime()
+
+
+def cleanup() -> None:
+    """PyKokkos' exit hook: here it runs what is still pending (idempotent;
+    the package's own exit handler does the same and finalizes Kokkos)."""
+    from ._launch import flush
+
+    flush()

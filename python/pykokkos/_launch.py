@@ -12,7 +12,7 @@ from ._lambdas import is_lambda, lambda_kernel
 from ._rng import RandomPool
 from ._scratch import sized_policy
 from ._reducers import finish as finish_reduced, launch_code, reducer_name
-from ._types import ExecutionSpace, space_code
+from ._types import SPACES, ExecutionSpace, space_code
 
 AUTO = -1
 
@@ -34,7 +34,7 @@ class RangePolicy(ExecutionPolicy):
 
     def __new__(cls, *args, **kwargs):
         space = kwargs.pop("space", None)
-        if args and isinstance(args[0], ExecutionSpace):
+        if args and isinstance(args[0], SPACES):
             space, args = args[0], args[1:]
         if len(args) != 2 or kwargs:
             raise TypeError("pk.RangePolicy takes ([space,] begin, end)")
@@ -55,7 +55,7 @@ class MDRangePolicy(ExecutionPolicy):
     depend on (accepted, not needed)."""
 
     def __new__(cls, begin, end, tile=None, space=None, **_):
-        if isinstance(begin, ExecutionSpace):
+        if isinstance(begin, SPACES):
             space, begin, end = begin, end, tile
         return super().__new__(cls, [int(b) for b in begin], [int(e) for e in end], space_code(space))
 
@@ -66,7 +66,7 @@ class TeamPolicy(ExecutionPolicy):
 
     def __new__(cls, *args, **kwargs):
         space = kwargs.pop("space", None)
-        if args and isinstance(args[0], ExecutionSpace):
+        if args and isinstance(args[0], SPACES):
             space, args = args[0], args[1:]
         league = kwargs.pop("league_size", args[0] if len(args) > 0 else None)
         team = kwargs.pop("team_size", args[1] if len(args) > 1 else None)

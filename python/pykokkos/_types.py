@@ -78,7 +78,40 @@ OpenMP = ExecutionSpace.OpenMP
 Cuda = ExecutionSpace.Cuda
 
 
+class ExecutionSpaceInstance:
+    """`pk.ExecutionSpaceInstance(space[, stream])`: an instance of a space (a
+    CUDA stream). Policies accept it wherever they take a space. Launches on
+    an instance run in this process's one launch order, as all launches do
+    here, so results are those of any stream order; streams do not overlap."""
+
+    def __init__(self, space: ExecutionSpace, stream=None):
+        if space is ExecutionSpace.Default:
+            from ._launch import get_default_space
+
+            space = get_default_space()
+        if not isinstance(space, ExecutionSpace):
+            raise TypeError(f"pk.ExecutionSpaceInstance takes an execution space, not {space!r}")
+        if stream is not None and space is not ExecutionSpace.Cuda:
+            raise ValueError(f"a stream argument applies to the Cuda space, not {space}")
+        self.space = space
+        self.stream = stream
+
+    def fence(self) -> None:
+        from ._launch import fence
+
+        fence()
+
+    def __repr__(self) -> str:
+        return f"pk.ExecutionSpaceInstance({self.space})"
+
+
+# What policies and pk.execute accept as a space.
+SPACES = (ExecutionSpace, ExecutionSpaceInstance)
+
+
 def space_code(s) -> int | None:
+    if isinstance(s, ExecutionSpaceInstance):
+        s = s.space
     if s is None or s is ExecutionSpace.Default:
         return None
     if s is ExecutionSpace.Debug:

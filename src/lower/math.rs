@@ -39,6 +39,8 @@ const MATH1: &[&str] = &[
     "nearbyint",
     "degrees",
     "radians",
+    "cyl_bessel_j0",
+    "cyl_bessel_j1",
 ];
 const MATH2: &[&str] = &[
     "pow",
@@ -159,7 +161,10 @@ impl FnCx<'_> {
             DType::F64
         };
         let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, fdt)).collect();
-        let ns = if matches!(f, "rsqrt" | "copysign" | "degrees" | "radians") {
+        let ns = if matches!(
+            f,
+            "rsqrt" | "copysign" | "degrees" | "radians" | "cyl_bessel_j0" | "cyl_bessel_j1"
+        ) {
             "pk"
         } else {
             "pk::km"

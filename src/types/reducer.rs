@@ -68,7 +68,9 @@ impl Reducer {
 
     /// The Kokkos reducer type for accumulator dtype `d` (results on the host).
     pub fn kokkos(self, d: DType) -> String {
-        let t = d.cpp();
+        // Kokkos 3.4's CUDA reductions get one-byte values wrong (LAnd/LOr
+        // of bools gave true regardless): bools reduce as int32 0/1.
+        let t = if d == DType::Bool { "int32_t" } else { d.cpp() };
         match self {
             Reducer::MinLoc | Reducer::MaxLoc | Reducer::MinMaxLoc => {
                 format!("Kokkos::{}<{t}, int64_t>", self.name())

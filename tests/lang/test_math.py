@@ -199,3 +199,25 @@ def test_numpy_spellings_and_conversions():
                int(v * 2.7) + int(-v) + float(np.float32(0.1)) + 0.25,
                300 % 256 + 127, 2 ** -2 + 10 ** -1, 3 + 8] for v in xs]
     np.testing.assert_allclose(np.asarray(out), expect)
+
+
+@pk.workunit
+def bessel(i: int, out: pk.View2D[pk.double], x: pk.View1D[pk.double]):
+    out[i][0] = pk.cyl_bessel_j0(x[i])
+    out[i][1] = pk.cyl_bessel_j1(x[i])
+
+
+def bessel_integral(n, x, points=4096):
+    """J_n(x) = (1/2pi) * integral over a period of cos(n t - x sin t): the
+    trapezoid rule on a periodic analytic integrand converges spectrally."""
+    t = np.linspace(0.0, 2 * np.pi, points, endpoint=False)
+    return np.cos(n * t[None, :] - x[:, None] * np.sin(t[None, :])).mean(axis=1)
+
+
+def test_bessel_functions_match_their_integral():
+    x = np.concatenate([np.linspace(-40.0, 40.0, 801), [0.0, 1e-8, 14.999, 15.0, 15.001]])
+    out = pk.View([x.size, 2], pk.double)
+    pk.parallel_for(x.size, bessel, out=out, x=pk.array(x))
+    got = np.asarray(out)
+    np.testing.assert_allclose(got[:, 0], bessel_integral(0, x), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(got[:, 1], bessel_integral(1, x), rtol=0, atol=1e-10)
