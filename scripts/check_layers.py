@@ -38,7 +38,7 @@ LAYERS: list[list[str]] = [
     ["memory"],
     ["exec"],
     ["lazy", "fusion"],
-    ["pipeline.rs"],
+    ["pipeline"],
     ["python"],
     ["lib.rs"],
 ]

@@ -4,7 +4,8 @@
 //! python -> pipeline -> {lazy, fusion} -> exec -> memory -> kokkos -> build
 //! -> codegen -> {lower, analysis} -> frontend -> {errors, types, config}
 //!
-//! `pipeline.rs` holds both pipelines (eager and flush) whole.
+//! `pipeline/mod.rs` holds both pipelines (eager and flush) whole; `pipeline/kernels.rs`
+//! finds or builds the kernels they run.
 pub mod analysis;
 pub mod build;
 pub mod codegen;

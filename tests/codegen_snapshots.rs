@@ -73,6 +73,7 @@ fn cpp(case: Case) -> String {
             .collect(),
         is_method: false,
         label: def.name.clone(),
+        repeat: false,
     };
     match generate(&spec) {
         Ok(g) => g.source,

@@ -76,6 +76,7 @@ fn cand(label: &'static str, pattern: Pattern, views: Vec<ViewUse<'static>>) -> 
             first_line: 1,
             indent: 0,
         }),
+        repeats_prev: false,
     }
 }
 

@@ -66,6 +66,7 @@ fn fused(ks: &[K], groups: usize, locals: &[(usize, DType)], label: &str) -> Str
                 args: k.args.clone(),
                 is_method: false,
                 label: k.def.name.clone(),
+                repeat: false,
             },
             plans: k.plans.clone(),
         })

@@ -437,10 +437,15 @@ import numpy as np, pykokkos as pk
 def bump(i, v):
     v[i] = v[i] + 1.0
 
+@pk.workunit
+def bump_too(i, v):
+    v[i] = v[i] + 1.0
+
+second = bump if REPEAT else bump_too  # identical launches run as one looping kernel
 v = pk.View([100], pk.double)
 for flush in range(2):
     pk.parallel_for(100, bump, v=v)
-    pk.parallel_for(100, bump, v=v)
+    pk.parallel_for(100, second, v=v)
     try:
         pk.flush()
         print("flushed")
@@ -457,8 +462,9 @@ def _run_file(tmp_path, code, env):
                           env={**os.environ, "PK_FUSE": "1", **env}, timeout=300)
 
 
-def test_a_fused_kernel_that_fails_after_it_ran_is_not_rerun(tmp_path):
-    r = _run_file(tmp_path, FAILING, {"PK_FAILPOINT": "fused_run"})
+@pytest.mark.parametrize("repeat", [False, True])
+def test_a_fused_kernel_that_fails_after_it_ran_is_not_rerun(tmp_path, repeat):
+    r = _run_file(tmp_path, f"REPEAT = {repeat}\n" + FAILING, {"PK_FAILPOINT": "fused_run"})
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     # Each flush ran the fused pair once (+2), reported the failure, dropped the launches.
@@ -468,7 +474,7 @@ def test_a_fused_kernel_that_fails_after_it_ran_is_not_rerun(tmp_path):
 
 
 def test_a_fused_kernel_that_fails_to_build_falls_back_once_and_is_not_rebuilt(tmp_path):
-    r = _run_file(tmp_path, FAILING, {"PK_FAILPOINT": "fused_build", "PK_LOG": "info"})
+    r = _run_file(tmp_path, "REPEAT = False\n" + FAILING, {"PK_FAILPOINT": "fused_build", "PK_LOG": "info"})
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["flushed", "values [2.0] pending 0", "flushed", "values [4.0] pending 0"]
     # One build attempt for the region's structure, not one per flush.
@@ -497,3 +503,45 @@ def test_fused_reductions_that_read_their_accumulator_see_the_running_value():
     assert_same(eager, lazy)
     assert np.array_equal(lazy["a"], np.arange(N)) and np.array_equal(lazy["b"], np.arange(N))
     assert "fused(running_copy+running_copy)" in reports
+
+
+@pk.workunit
+def bump_odd(i, v, step):
+    if i % 2 == 0:
+        return
+    v[i] = v[i] * 0.5 + step
+
+
+@pk.workunit
+def shift_left(i, v, w):
+    if i + 1 < v.extent(0):
+        w[i] = v[i + 1]
+
+
+def test_runs_of_identical_launches_are_one_looping_kernel():
+    """1000 exact repeats (one with an early return) run as one kernel whose
+    work items loop; a launch with another scalar ends the run; a stencil
+    (not work-index access) never repeats in place. NumPy is the reference."""
+    def prog():
+        v, u, w = fresh(1.0, 1.0, 0.0)
+        for _ in range(1000):
+            pk.parallel_for(N, add_one, v=v)
+        for _ in range(300):
+            pk.parallel_for(N, bump_odd, v=u, step=2.0)
+        pk.parallel_for(N, bump_odd, v=u, step=3.0)
+        for _ in range(3):
+            pk.parallel_for(N, shift_left, v=w, w=w)
+        pk.flush()
+        return {"v": np.asarray(v).copy(), "u": np.asarray(u).copy(), "w": np.asarray(w).copy()}
+
+    eager, lazy, reports, plans = both(prog, with_plans=True)
+    assert_same(eager, lazy)
+    np.testing.assert_array_equal(lazy["v"], np.full(N, 1001.0))
+    u = np.ones(N)
+    for step in [2.0] * 300 + [3.0]:
+        u[1::2] = u[1::2] * 0.5 + step
+    np.testing.assert_allclose(lazy["u"], u, rtol=1e-15)
+    sizes = [n for plan in plans for n in plan["region_sizes"]]  # a large flush: sizes only
+    assert 1000 in sizes  # past the rule's 32-launch limit: one body, looped
+    assert 300 in sizes and sum(sizes) == 1304
+    assert sizes[-2:] == [1, 1]  # the stencil launches stay apart from each other

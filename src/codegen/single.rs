@@ -35,6 +35,10 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     for (name, ty, _) in &members {
         s.push_str(&format!("  {ty} {name};\n"));
     }
+    let repeat = spec.repeat && spec.pattern == Pattern::For && spec.rank == 1;
+    if repeat {
+        s.push_str("  int64_t pk_repeat;\n");
+    }
     s.push_str(&unit_methods(&unit));
     let team = spec.rank == 0;
     let idx: Vec<String> = lw
@@ -59,11 +63,20 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     if let Some(p) = &lw.last_pass {
         sig.push_str(&format!(", const bool {p}"));
     }
-    s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
+    if repeat {
+        // A run of identical launches: the body once per launch, in order,
+        // in each work item (a `return` in the body ends one launch's turn).
+        s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n    for (int64_t pk_rep = 0; pk_rep < pk_repeat; ++pk_rep) [&]() {{\n{decls}{body}    }}();\n  }}\n}};\n}}  // namespace\n\n"));
+    } else {
+        s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
+    }
 
     // The entry point: unpack raw arguments, dispatch, report exceptions.
     s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
     s.push_str(&format!("    {fname} f;\n"));
+    if repeat {
+        s.push_str("    f.pk_repeat = hi[1];\n");
+    }
     for (name, _, slot) in &members {
         if let Some((k, v)) = slot {
             s.push_str(&format!(

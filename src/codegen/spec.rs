@@ -23,6 +23,9 @@ pub struct KernelSpec<'a> {
     /// `self` is the first parameter (functor method): members are `self.x`.
     pub is_method: bool,
     pub label: String,
+    /// A for that runs its body `hi[1]` times per work item: a run of exact
+    /// repeats of one launch, as one kernel (single kernels only).
+    pub repeat: bool,
 }
 
 /// What the runtime needs to call the entry point.

@@ -61,6 +61,9 @@ pub struct KernelKey {
 /// Single-launch kernels by key.
 pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
 
+/// Repeat kernels (a run of exact repeats of one launch) by the launch's key.
+pub static REPEATS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
+
 /// Fused kernels by the blake3 digest of their region's structure.
 pub static FUSED: LazyLock<DashMap<[u8; 32], Arc<Kernel>>> = LazyLock::new(DashMap::new);
 

@@ -50,6 +50,30 @@ impl Launch {
             .collect()
     }
 
+    /// Whether this launch repeats `prev` exactly: the same kernel over the
+    /// same range with the same values (views: the same memory, geometry).
+    pub fn repeats(&self, prev: &Launch) -> bool {
+        self.key == prev.key
+            && self.lo == prev.lo
+            && self.hi == prev.hi
+            && self.is_method == prev.is_method
+            && self.vals.len() == prev.vals.len()
+            && self.vals.iter().zip(&prev.vals).all(|(a, b)| match (a, b) {
+                (ArgVal::View(x), ArgVal::View(y)) => {
+                    x.alloc.id() == y.alloc.id()
+                        && x.offset == y.offset
+                        && x.raw.extent == y.raw.extent
+                        && x.raw.stride == y.raw.stride
+                }
+                (ArgVal::Int(x), ArgVal::Int(y)) => x == y,
+                (ArgVal::Float(x), ArgVal::Float(y)) => x.to_bits() == y.to_bits(),
+                (ArgVal::Complex(a, b), ArgVal::Complex(c, d)) => {
+                    a.to_bits() == c.to_bits() && b.to_bits() == d.to_bits()
+                }
+                _ => false,
+            })
+    }
+
     /// Borrowed device memory (CuPy, DLPack) is refused by host kernels.
     pub fn check_space(&self) -> PkResult<()> {
         let device_only = self

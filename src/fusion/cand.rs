@@ -57,6 +57,9 @@ pub struct Cand<'a> {
     pub team: bool,
     /// The workunit's source, to quote the access that refuses a fusion.
     pub src: Arc<SourceInfo>,
+    /// A for that repeats the launch just before it exactly (see
+    /// `Launch::repeats`): a run of them runs as one kernel that loops.
+    pub repeats_prev: bool,
 }
 
 /// The candidate of a pending launch, given its per-argument access facts.
@@ -97,5 +100,6 @@ pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'
         statements: wu.statement_count(),
         team: l.key.rank == 0,
         src: wu.src.clone(),
+        repeats_prev: false,
     }
 }

@@ -291,8 +291,12 @@ impl Flush {
     /// joined each launch, dead temporaries (large flushes: counts only).
     pub fn plan_json(&self) -> String {
         if !self.whole {
-            return serde_json::json!({"launches": self.launches, "regions": self.sizes.len()})
-                .to_string();
+            return serde_json::json!({
+                "launches": self.launches,
+                "regions": self.sizes.len(),
+                "region_sizes": self.sizes,
+            })
+            .to_string();
         }
         let regions: Vec<serde_json::Value> = self
             .regions

@@ -2,7 +2,7 @@
 //! objects: legality (engine invariants, then the rules' policy), greedy
 //! partition into regions, plan verification, dead temporaries, the argument
 //! layout of a fused kernel, and explain reports. The flush pipeline
-//! (`pipeline.rs`) calls each stage; nothing here runs a kernel.
+//! (`pipeline/mod.rs`) calls each stage; nothing here runs a kernel.
 pub mod cand;
 pub mod dead;
 pub mod explain;

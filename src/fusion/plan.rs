@@ -94,11 +94,25 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
     let mut current: Vec<usize> = Vec::new();
     let mut used_rules: Vec<&Rule> = Vec::new();
     let mut scratch = Vec::new();
+    // The open region is one launch and exact repeats of it so far.
+    let mut run = false;
     for (k, c) in cands.iter().enumerate() {
         if current.is_empty() {
             current.push(k);
+            run = c.pattern == Pattern::For;
             continue;
         }
+        // An exact repeat of a run's launch: what holds for the last pair
+        // holds for every pair, and the run runs one body in a loop, so
+        // neither the pairs nor the size limits need looking at again.
+        if run && c.repeats_prev && current.last() == Some(&(k - 1)) {
+            if let Ok(rule) = pair(rules, &cands[k - 1], c, &mut scratch) {
+                plan.joined_by[k] = Some(rule.name.clone());
+                current.push(k);
+                continue;
+            }
+        }
+        run = false;
         let mut joined: Option<&Rule> = None;
         let mut refusal = None;
         for &m in &current {
@@ -149,6 +163,7 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
         plan.regions.push(std::mem::take(&mut current));
         used_rules.clear();
         current.push(k);
+        run = c.pattern == Pattern::For;
     }
     if !current.is_empty() {
         plan.regions.push(current);

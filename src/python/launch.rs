@@ -311,6 +311,7 @@ pub fn generate_source(
         args: g.names.iter().cloned().zip(g.tys).collect(),
         is_method,
         label: wu.core.name.clone(),
+        repeat: false,
     };
     pipeline::translate(&wu.core, &spec)
         .map(|g| g.source)

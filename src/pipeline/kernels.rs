@@ -1,0 +1,174 @@
+//! The kernels the pipelines run: one launch's, a run of repeats', a fused
+//! region's; each found in its in-process table, else translated, built and
+//! loaded.
+use crate::build;
+use crate::codegen::{self, fused, KernelSpec};
+use crate::errors::{LocatedError, PkError, PkResult};
+use crate::exec::kernel::{Kernel, FUSED, FUSED_FAILED, KERNELS, REPEATS};
+use crate::exec::launch::{Launch, Origin};
+use crate::frontend::ast::FunctionDef;
+use crate::frontend::workunit::Workunit;
+use crate::fusion::layout;
+use crate::lazy::graph::Node;
+use crate::lower::Globals;
+use crate::types::Space;
+use std::sync::Arc;
+
+/// The kernel of one launch: the in-process table, else translated and built.
+pub(super) fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
+    if let Some(k) = KERNELS.get(&l.key) {
+        return Ok(k.clone());
+    }
+    let globals = origin.globals(l.key.consts())?;
+    let def = l.workunit().def()?;
+    let spec = spec(l, &def, &globals);
+    let generated = translate(l.workunit(), &spec)?;
+    let abi = &generated.abi;
+    let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
+    kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
+    kernel.view_writes = view_writes(&spec, &abi.view_slots);
+    kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
+    kernel.accs = abi.acc.map(|d| (0, d)).into_iter().collect();
+    if let crate::types::Pattern::Reducer(r) = l.key.pattern {
+        kernel.record = (!r.fields().is_empty()).then_some(r);
+    }
+    let kernel = Arc::new(kernel);
+    KERNELS.insert(l.key.clone(), kernel.clone());
+    Ok(kernel)
+}
+
+/// The kernel that runs a launch's body `hi[1]` times per work item (a run
+/// of exact repeats of it): the in-process table, else translated and built.
+pub(super) fn repeat_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
+    if let Some(k) = REPEATS.get(&l.key) {
+        return Ok(k.clone());
+    }
+    let globals = origin.globals(l.key.consts())?;
+    let def = l.workunit().def()?;
+    let mut spec = spec(l, &def, &globals);
+    spec.repeat = true;
+    let generated = translate(l.workunit(), &spec)?;
+    let abi = &generated.abi;
+    let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
+    kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
+    kernel.view_writes = view_writes(&spec, &abi.view_slots);
+    kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
+    let kernel = Arc::new(kernel);
+    REPEATS.insert(l.key.clone(), kernel.clone());
+    Ok(kernel)
+}
+
+/// The kernel of a fused region: found by its structure, else generated and built.
+pub(super) fn fused_kernel(
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+    lay: &layout::Layout,
+    label: &str,
+) -> PkResult<Arc<Kernel>> {
+    let key = layout::region_key(region, &lay.plans);
+    if let Some(k) = FUSED.get(&key) {
+        return Ok(k.clone());
+    }
+    // A region that failed to build once is not compiled again.
+    if FUSED_FAILED.contains(&key) {
+        return Err(PkError::Runtime(format!("{label} failed to build before")));
+    }
+    let built = build_fused(nodes, region, lay, label);
+    match &built {
+        Ok(k) => {
+            FUSED.insert(key, k.clone());
+        }
+        Err(_) => {
+            FUSED_FAILED.insert(key);
+        }
+    }
+    built
+}
+
+/// The kernel of a fused region: generated, built and loaded.
+fn build_fused(
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+    lay: &layout::Layout,
+    label: &str,
+) -> PkResult<Arc<Kernel>> {
+    let _span = tracing::info_span!("fuse", region = %label).entered();
+    if crate::config::get().failpoint.as_deref() == Some("fused_build") {
+        return Err(PkError::Runtime(format!(
+            "{label} did not build (failpoint)"
+        )));
+    }
+    let globals: Vec<Globals> = nodes
+        .iter()
+        .map(|n| n.origin.globals(n.launch.key.consts()))
+        .collect::<PkResult<_>>()?;
+    let defs = region
+        .iter()
+        .map(|l| l.workunit().def())
+        .collect::<PkResult<Vec<_>>>()?;
+    let bodies: Vec<fused::Body> = region
+        .iter()
+        .enumerate()
+        .map(|(i, l)| fused::Body {
+            spec: spec(l, &defs[i], &globals[i]),
+            plans: lay.plans[i].clone(),
+        })
+        .collect();
+    let space = region[0].key.space;
+    let (source, abi) = fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
+        // A body that does not translate alone fails here too: report it as its own.
+        .map_err(|e| located(e, region[0].workunit()))?;
+    let mut kernel = load(&source, label, space)?;
+    kernel.views = abi.groups;
+    kernel.scalars = abi.scalars;
+    kernel.accs = abi.accs;
+    Ok(Arc::new(kernel))
+}
+
+/// Build and load one translation unit (both pipelines).
+fn load(source: &str, label: &str, space: Space) -> PkResult<Kernel> {
+    Ok(Kernel::new(build::load(source, label)?, space))
+}
+
+/// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
+fn view_writes(spec: &KernelSpec, slots: &[usize]) -> Vec<bool> {
+    if spec.space != Space::Cuda {
+        return Vec::new();
+    }
+    let acc = crate::analysis::access::view_access(spec.def, &spec.args, None, Some(spec.globals));
+    slots
+        .iter()
+        .map(|&k| acc.get(&spec.args[k].0).is_none_or(|a| a.write))
+        .collect()
+}
+
+/// The kernel spec of a launch (its parsed definition and resolved names given).
+fn spec<'a>(l: &Launch, def: &'a FunctionDef, globals: &'a Globals) -> KernelSpec<'a> {
+    KernelSpec {
+        def,
+        src: l.workunit().src.clone(),
+        globals,
+        pattern: l.key.pattern,
+        space: l.key.space,
+        rank: l.key.rank as usize,
+        args: l
+            .names
+            .iter()
+            .cloned()
+            .zip(l.key.args.iter().cloned())
+            .collect(),
+        is_method: l.is_method,
+        label: l.label.to_string(),
+        repeat: false,
+    }
+}
+
+/// The C++ of one workunit (lower and generate), without compiling it.
+pub fn translate(wu: &Workunit, spec: &KernelSpec) -> PkResult<codegen::Generated> {
+    let _span = tracing::info_span!("translate", workunit = %wu.name).entered();
+    codegen::generate(spec).map_err(|e| located(e, wu))
+}
+
+fn located(e: crate::errors::KernelError, wu: &Workunit) -> PkError {
+    PkError::Kernel(Box::new(LocatedError::new(e, &wu.src, &wu.name)))
+}
