@@ -169,7 +169,7 @@ def op_atomic(i, x, y):
 
 OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
        "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
-       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running"]
+       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running", "again"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
     st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
@@ -302,7 +302,17 @@ def interpret(program, use_pk):
     g = fresh(ginit)
     g3 = fresh(g3init)
     seen = []
-    for op, a, b, c, s in program:
+    last = None
+    for step in program:
+        op, a, b, c, s = step
+        if op == "again":  # the last launch step three more times (exact repeats)
+            if last is None:
+                continue
+            op, a, b, c, s = last
+            for _ in range(2):
+                got = (run_pk if use_pk else run_np)(op, vs, g, a, b, c, s, g3)
+                if got is not None:
+                    seen.append(got)
         if op in ("new", "drop"):  # a fresh View; the old one dies unless held elsewhere
             vs[a] = fresh(np.zeros(M))
         elif op == "read":
@@ -315,6 +325,7 @@ def interpret(program, use_pk):
             got = (run_pk if use_pk else run_np)(op, vs, g, a, b, c, s, g3)
             if got is not None:
                 seen.append(got)
+            last = (op, a, b, c, s)
     finals = [np.asarray(v).copy() for v in vs] + [np.asarray(g).copy(), np.asarray(g3).copy()]
     return [float(o) for o in seen], finals
 
