@@ -77,6 +77,7 @@ fn cand(label: &'static str, pattern: Pattern, views: Vec<ViewUse<'static>>) -> 
             indent: 0,
         }),
         repeats_prev: false,
+        folded: false,
     }
 }
 

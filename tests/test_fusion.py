@@ -519,29 +519,53 @@ def shift_left(i, v, w):
 
 
 def test_runs_of_identical_launches_are_one_looping_kernel():
-    """1000 exact repeats (one with an early return) run as one kernel whose
-    work items loop; a launch with another scalar ends the run; a stencil
-    (not work-index access) never repeats in place. NumPy is the reference."""
+    """1000 exact repeats (one with an early return) are recorded as one node
+    and run as one kernel whose work items loop; a launch with another scalar
+    ends the run; a stencil (not work-index access, here through two names
+    for one View) is never folded. NumPy is the reference."""
+    pending = []
+
     def prog():
         v, u, w = fresh(1.0, 1.0, 0.0)
         for _ in range(1000):
             pk.parallel_for(N, add_one, v=v)
+        pending.append(pk.pending())
         for _ in range(300):
             pk.parallel_for(N, bump_odd, v=u, step=2.0)
         pk.parallel_for(N, bump_odd, v=u, step=3.0)
+        pending.append(pk.pending())
         for _ in range(3):
             pk.parallel_for(N, shift_left, v=w, w=w)
+        pending.append(pk.pending())
         pk.flush()
         return {"v": np.asarray(v).copy(), "u": np.asarray(u).copy(), "w": np.asarray(w).copy()}
 
-    eager, lazy, reports, plans = both(prog, with_plans=True)
+    eager, lazy, reports = both(prog)
     assert_same(eager, lazy)
     np.testing.assert_array_equal(lazy["v"], np.full(N, 1001.0))
     u = np.ones(N)
     for step in [2.0] * 300 + [3.0]:
         u[1::2] = u[1::2] * 0.5 + step
     np.testing.assert_allclose(lazy["u"], u, rtol=1e-15)
-    sizes = [n for plan in plans for n in plan["region_sizes"]]  # a large flush: sizes only
-    assert 1000 in sizes  # past the rule's 32-launch limit: one body, looped
-    assert 300 in sizes and sum(sizes) == 1304
-    assert sizes[-2:] == [1, 1]  # the stencil launches stay apart from each other
+    assert pending[3:] == [1, 3, 6]  # the lazy run: 1000 and 300 launches became one node each
+    assert "a run of repeated launches runs as its own looping kernel" in reports
+
+
+def test_repeats_around_a_reduction_keep_their_order():
+    """A reduction between two runs of repeats reads the first run's result
+    and ends it: the second run folds into a node of its own."""
+    def prog():
+        v, = fresh(2.0)
+        totals = []
+        for _ in range(40):
+            pk.parallel_for(N, add_one, v=v)
+        t = pk.parallel_reduce(N, total, v=v)
+        for _ in range(40):
+            pk.parallel_for(N, add_one, v=v)
+        totals.append(float(t))
+        return {"v": np.asarray(v).copy(), "t": np.array(totals)}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    np.testing.assert_array_equal(lazy["v"], np.full(N, 82.0))
+    assert lazy["t"][0] == 42.0 * N

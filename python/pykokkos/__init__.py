@@ -120,7 +120,8 @@ def device_copies() -> tuple[int, int]:
 
 
 def pending() -> int:
-    """Number of launches recorded and not yet run (lazy mode)."""
+    """Number of pending launches recorded and not yet run (lazy mode); exact
+    repeats of the newest pending launch are folded into it and count once."""
     return _native.pending_count()
 
 from ._binsort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402

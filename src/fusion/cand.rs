@@ -60,6 +60,9 @@ pub struct Cand<'a> {
     /// A for that repeats the launch just before it exactly (see
     /// `Launch::repeats`): a run of them runs as one kernel that loops.
     pub repeats_prev: bool,
+    /// It stands for several launches in a row (repeats folded into it when
+    /// recorded): it fuses with nothing but more repeats of itself.
+    pub folded: bool,
 }
 
 /// The candidate of a pending launch, given its per-argument access facts.
@@ -101,5 +104,6 @@ pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'
         team: l.key.rank == 0,
         src: wu.src.clone(),
         repeats_prev: false,
+        folded: false,
     }
 }

@@ -113,6 +113,21 @@ pub fn partition(rules: &[Rule], cands: &[Cand<'_>]) -> Plan {
             }
         }
         run = false;
+        // A folded run of repeats and anything else stay apart.
+        let folded = c.folded || current.iter().any(|&m| cands[m].folded);
+        if folded {
+            plan.refusals.push(Refusal {
+                launch: k,
+                with: *current.last().unwrap(),
+                rule: "engine: repeats".into(),
+                reason: "a run of repeated launches runs as its own looping kernel".into(),
+            });
+            plan.regions.push(std::mem::take(&mut current));
+            used_rules.clear();
+            current.push(k);
+            run = c.pattern == Pattern::For;
+            continue;
+        }
         let mut joined: Option<&Rule> = None;
         let mut refusal = None;
         for &m in &current {

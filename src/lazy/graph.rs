@@ -15,7 +15,7 @@ use dashmap::DashMap;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
@@ -58,6 +58,48 @@ pub struct Node {
     pub access_map: AccessMap,
     /// Where a reduction's total lands.
     pub result: Option<Arc<Slot>>,
+    /// Exact repeats of this launch recorded right after it, folded into
+    /// it (see `record`): it stands for `1 + repeats` launches in a row.
+    pub repeats: AtomicUsize,
+}
+
+impl Node {
+    /// How many launches in a row this node stands for.
+    pub fn count(&self) -> usize {
+        1 + self.repeats.load(Ordering::Acquire)
+    }
+}
+
+/// Whether running `l` several times in a row may be one kernel whose work
+/// items loop: a 1-D for that touches what it writes only at the work index.
+/// Every view argument that shares bytes with one it writes (itself
+/// included) must be read and written as `v[i]` only, through the same
+/// geometry, as the fusion engine's `work_index_access` asks of a pair.
+fn loopable(l: &Launch, map: &AccessMap) -> bool {
+    if l.key.pattern != Pattern::For || l.lo.len() != 1 || l.key.rank != 1 {
+        return false;
+    }
+    let views: Vec<(&crate::exec::args::ViewVal, &access::Access)> = l
+        .names
+        .iter()
+        .zip(&l.vals)
+        .filter_map(|(name, v)| match (v, map.get(name)) {
+            (ArgVal::View(x), Some(a)) => Some((x, a)),
+            _ => None,
+        })
+        .collect();
+    views.iter().filter(|(_, a)| a.write).all(|(u, ua)| {
+        views.iter().all(|(w, wa)| {
+            let shared =
+                u.alloc.id() == w.alloc.id() && u.range.0 < w.range.1 && w.range.0 < u.range.1;
+            !shared
+                || (ua.at_work_index
+                    && wa.at_work_index
+                    && u.offset == w.offset
+                    && u.raw.extent == w.raw.extent
+                    && u.raw.stride == w.raw.stride)
+        })
+    })
 }
 
 #[derive(Default)]
@@ -132,11 +174,27 @@ fn calls_something(def: &FunctionDef) -> bool {
 
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
-pub fn record(launch: Launch, origin: Arc<dyn Origin>) -> PkResult<(u64, Option<Arc<Slot>>)> {
+/// With `fold`, a launch that exactly repeats the newest pending one (see
+/// `Launch::repeats`, `loopable`) is folded into it instead: a program that
+/// launches one small kernel many times records one node, not a long chain.
+pub fn record(
+    launch: Launch,
+    origin: Arc<dyn Origin>,
+    fold: bool,
+) -> PkResult<(u64, Option<Arc<Slot>>)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
     let (accesses, access_map) = accesses_of(&launch, &*origin)?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
     let mut g = GRAPH.lock().unwrap();
+    if fold && slot.is_none() {
+        if let Some((&seq, &n)) = g.by_seq.last_key_value() {
+            let last = &g.dag[n];
+            if launch.repeats(&last.launch) && loopable(&launch, &access_map) {
+                last.repeats.fetch_add(1, Ordering::AcqRel);
+                return Ok((seq, None));
+            }
+        }
+    }
     let seq = g.next_seq;
     g.next_seq += 1;
     let n = g.dag.add_node(Arc::new(Node {
@@ -146,6 +204,7 @@ pub fn record(launch: Launch, origin: Arc<dyn Origin>) -> PkResult<(u64, Option<
         accesses: accesses.clone(),
         access_map,
         result: slot.clone(),
+        repeats: AtomicUsize::new(0),
     }));
     let mut preds = BTreeSet::new();
     for a in &accesses {

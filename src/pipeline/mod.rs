@@ -44,7 +44,9 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
         .iter()
         .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
     if graph::enabled() && !foreign {
-        let (seq, slot) = graph::record(l, origin())?;
+        // Folding exact repeats into one node is a fusion decision: not when unfused.
+        let fold = !no_fuse().load(Ordering::Relaxed);
+        let (seq, slot) = graph::record(l, origin(), fold)?;
         return Ok(Submitted::Recorded(seq, slot));
     }
     Ok(Submitted::Now(l))
@@ -123,6 +125,9 @@ fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
     for k in 1..nodes.len() {
         cands[k].repeats_prev = nodes[k].launch.repeats(&nodes[k - 1].launch);
     }
+    for (c, n) in cands.iter_mut().zip(nodes) {
+        c.folded = n.count() > 1;
+    }
     let edges = graph::edges(nodes);
     let plan = plan::partition(rules::active()?, &cands);
     check(&plan, &edges)?;
@@ -188,18 +193,20 @@ fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
 /// errors, if they have any).
 fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     let nodes = graph::take(seqs);
-    if nodes.len() > 1 && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch)) {
+    // Launches in a row that repeat one launch exactly (nodes, and the
+    // repeats folded into them when recorded): one kernel that loops.
+    let count: usize = nodes.iter().map(|n| n.count()).sum();
+    if count > 1 && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch)) {
         match repeat_kernel(&nodes[0].launch, &*nodes[0].origin) {
             Ok(kernel) => {
                 let l = &nodes[0].launch;
-                let (lo, hi) = ([l.lo[0], 0], [l.hi[0], nodes.len() as i64]);
+                let (lo, hi) = ([l.lo[0], 0], [l.hi[0], count as i64]);
                 let who = Who::Workunit(&l.workunit().name);
                 let ran = run(&kernel, &[&l.vals], &lo, &hi, who, &mut [None]).and_then(|()| {
                     match crate::config::get().failpoint.as_deref() {
                         Some("fused_run") => Err(PkError::Runtime(format!(
-                            "{} x{} failed after it ran (failpoint)",
-                            l.label,
-                            nodes.len()
+                            "{} x{count} failed after it ran (failpoint)",
+                            l.label
                         ))),
                         _ => Ok(()),
                     }
@@ -228,9 +235,11 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
         }
     }
     for (j, node) in nodes.iter().enumerate() {
-        match eager(&node.launch, &*node.origin) {
-            Ok(total) => deliver(node, total),
-            Err(e) => return Err(failure::fail(&nodes[j..], e)),
+        for _ in 0..node.count() {
+            match eager(&node.launch, &*node.origin) {
+                Ok(total) => deliver(node, total),
+                Err(e) => return Err(failure::fail(&nodes[j..], e)),
+            }
         }
     }
     Ok(())
