@@ -569,3 +569,40 @@ def test_repeats_around_a_reduction_keep_their_order():
     assert_same(eager, lazy)
     np.testing.assert_array_equal(lazy["v"], np.full(N, 82.0))
     assert lazy["t"][0] == 42.0 * N
+
+
+@pk.workunit
+def scale_by(i, v, a):
+    v[i] = a * v[i]
+
+
+def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
+    """Recording cannot pay when each flush runs a launch or two of tiny host
+    kernels: such launches run at once (nothing stays pending); a probe every
+    256 launches records again, and once the program builds long chains
+    between reads, launches are recorded (and fused) again. Same values
+    as NumPy throughout."""
+    pk._native.set_lazy(True)
+    try:
+        v, = fresh(1.0)
+        ref = np.ones(N)
+        for _ in range(20):  # read after every map + reduce
+            pk.parallel_for(N, scale_by, v=v, a=1.5)
+            ref *= 1.5
+            assert float(pk.parallel_reduce(N, total, v=v)) == pytest.approx(ref.sum(), rel=1e-12)
+        pk.parallel_for(N, scale_by, v=v, a=0.5)
+        ref *= 0.5
+        assert pk.pending() == 0  # ran at once
+        recorded = 0
+        for _ in range(600):  # long chains between reads: a probe finds them
+            for a in (2.0, 0.5) * 4:  # exact in binary: the values stay as they are
+                pk.parallel_for(N, scale_by, v=v, a=a)
+            recorded = max(recorded, pk.pending())
+            np.testing.assert_array_equal(np.asarray(v), ref)
+            if recorded > 1:
+                break
+        assert recorded == 8  # recording (and fusion) came back within the probe period
+    finally:
+        pk.flush()
+        pk._native.set_lazy(False)
+

@@ -174,6 +174,14 @@ fn calls_something(def: &FunctionDef) -> bool {
 
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
+/// Whether `l` repeats the newest pending launch (it may fold into it).
+pub fn folds_into_newest(l: &Launch) -> bool {
+    let g = GRAPH.lock().unwrap();
+    g.by_seq
+        .last_key_value()
+        .is_some_and(|(_, &n)| l.repeats(&g.dag[n].launch))
+}
+
 /// With `fold`, a launch that exactly repeats the newest pending one (see
 /// `Launch::repeats`, `loopable`) is folded into it instead: a program that
 /// launches one small kernel many times records one node, not a long chain.

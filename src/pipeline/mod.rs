@@ -8,6 +8,7 @@
 //!
 //! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
+mod adaptive;
 mod kernels;
 
 use crate::errors::{PkError, PkResult};
@@ -43,6 +44,9 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
         .vals
         .iter()
         .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
+    if graph::enabled() && !foreign && adaptive::run_at_once(&l, || graph::folds_into_newest(&l)) {
+        return Ok(Submitted::Now(l));
+    }
     if graph::enabled() && !foreign {
         // Folding exact repeats into one node is a fusion decision: not when unfused.
         let fold = !no_fuse().load(Ordering::Relaxed);
@@ -88,6 +92,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         return Ok(Ran(nodes));
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
+    adaptive::observe(nodes.iter().map(|n| n.count()).sum());
     for (region, dead) in plan(&nodes)? {
         run_region(&region, &dead)?;
     }
@@ -102,6 +107,11 @@ static NO_FUSE: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::
 
 fn no_fuse() -> &'static std::sync::atomic::AtomicBool {
     NO_FUSE.get_or_init(|| crate::config::get().no_fuse.into())
+}
+
+/// Lazy mode was switched on or off: recording starts over (see adaptive.rs).
+pub fn lazy_switched() {
+    adaptive::reset();
 }
 
 /// Fusion on or off for later flushes (lazy mode stays as it is).

@@ -112,6 +112,7 @@ pub fn set_lazy(py: Python<'_>, on: bool) -> PyResult<()> {
         flush(py, Demand::All)?;
     }
     graph::set_enabled(on);
+    pipeline::lazy_switched();
     Ok(())
 }
 
