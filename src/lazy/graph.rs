@@ -70,38 +70,6 @@ impl Node {
     }
 }
 
-/// Whether running `l` several times in a row may be one kernel whose work
-/// items loop: a 1-D for that touches what it writes only at the work index.
-/// Every view argument that shares bytes with one it writes (itself
-/// included) must be read and written as `v[i]` only, through the same
-/// geometry, as the fusion engine's `work_index_access` asks of a pair.
-fn loopable(l: &Launch, map: &AccessMap) -> bool {
-    if l.key.pattern != Pattern::For || l.lo.len() != 1 || l.key.rank != 1 {
-        return false;
-    }
-    let views: Vec<(&crate::exec::args::ViewVal, &access::Access)> = l
-        .names
-        .iter()
-        .zip(&l.vals)
-        .filter_map(|(name, v)| match (v, map.get(name)) {
-            (ArgVal::View(x), Some(a)) => Some((x, a)),
-            _ => None,
-        })
-        .collect();
-    views.iter().filter(|(_, a)| a.write).all(|(u, ua)| {
-        views.iter().all(|(w, wa)| {
-            let shared =
-                u.alloc.id() == w.alloc.id() && u.range.0 < w.range.1 && w.range.0 < u.range.1;
-            !shared
-                || (ua.at_work_index
-                    && wa.at_work_index
-                    && u.offset == w.offset
-                    && u.raw.extent == w.raw.extent
-                    && u.raw.stride == w.raw.stride)
-        })
-    })
-}
-
 #[derive(Default)]
 struct Graph {
     dag: StableDiGraph<Arc<Node>, ()>,
@@ -197,7 +165,7 @@ pub fn record(
     if fold && slot.is_none() {
         if let Some((&seq, &n)) = g.by_seq.last_key_value() {
             let last = &g.dag[n];
-            if launch.repeats(&last.launch) && loopable(&launch, &access_map) {
+            if launch.repeats(&last.launch) && super::repeat::loopable(&launch, &access_map) {
                 last.repeats.fetch_add(1, Ordering::AcqRel);
                 return Ok((seq, None));
             }

@@ -3,5 +3,6 @@
 //! depends on. Running what it returns is the flush pipeline's job.
 pub mod failure;
 pub mod graph;
+mod repeat;
 pub mod slot;
 pub mod turn;
