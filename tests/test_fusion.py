@@ -576,6 +576,7 @@ def scale_by(i, v, a):
     v[i] = a * v[i]
 
 
+@pytest.mark.host_only("the adaptive bypass is for host launches; GPU launches are always recorded")
 def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
     """Recording cannot pay when each flush runs a launch or two of tiny host
     kernels: such launches run at once (nothing stays pending); a probe every
