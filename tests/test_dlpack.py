@@ -67,6 +67,9 @@ class FreeingProducer:
         self.values = values
         self.deleted = 0
         self.capsules = []
+        # The deleters' ctypes thunks outlive their calls: a callback that
+        # dropped the last reference to its own thunk would return into freed code.
+        self.thunks = []
 
     def __dlpack_device__(self):
         return (1, 0)
@@ -94,7 +97,8 @@ class FreeingProducer:
             d = DELETER(free)
             m = DLManaged(tensor, None, d)
             name = b"dltensor"
-        keep.update(m=m, d=d)
+        keep.update(m=m)
+        self.thunks.append(d)
         cap = capsule_new(C.addressof(m), name, None)
         self.capsules.append(cap)
         return cap

@@ -370,3 +370,58 @@ def test_failure_at_flush_names_the_launch_site_and_keeps_other_work(lazy):
     assert f"test_lazy.py:{line}" in msg and "bad" in msg
     assert pk.pending() == 1
     assert b[0] == 4.0
+
+
+@pk.workunit
+def double_into(i, src, dst):
+    dst[i] = 2.0 * src[i]
+
+
+@pk.workunit
+def two_outputs(i, src, dst, keep):
+    dst[i] = src[i] + 1.0
+    keep[i] = src[i] - 1.0
+
+
+@pk.workunit
+def noisy_copy(i, src, dst):
+    if i == 0:
+        pk.printf("noisy %d\n", i)
+    dst[i] = src[i]
+
+
+def test_launches_no_one_can_observe_are_dropped_when_their_views_die(lazy):
+    """A View that dies unread takes its pending writers with it, and the
+    writers that only fed them; it is never allocated. Launches with another
+    live output, a printf, or a reduction's result stay."""
+    src, keep = views(2)
+    np.asarray(src)[:] = np.arange(N)
+    for k in (double_into, noisy_copy):  # kernels never built run once (their errors must show)
+        pk.parallel_for(N, k, src=src, dst=keep)
+    pk.parallel_for(N, two_outputs, src=src, dst=keep, keep=keep)
+    pk.flush()
+    t1 = pk.View([N], pk.double)
+    t2 = pk.View([N], pk.double)
+    pk.parallel_for(N, double_into, src=src, dst=t1)
+    pk.parallel_for(N, double_into, src=t1, dst=t2)
+    assert pk.pending() == 2
+    del t1  # still feeds t2's writer: stays
+    assert pk.pending() == 2
+    del t2  # nothing can see either result any more
+    assert pk.pending() == 0
+    t3 = pk.View([N], pk.double)
+    pk.parallel_for(N, two_outputs, src=src, dst=t3, keep=keep)
+    pk.parallel_for(N, noisy_copy, src=src, dst=pk.View([N], pk.double))  # its View dies at once
+    del t3
+    assert pk.pending() == 2  # `keep` is alive; the printf is an effect
+    np.testing.assert_array_equal(np.asarray(keep), np.arange(N) - 1.0)
+    t4 = pk.View([N], pk.double)
+    total = pk.parallel_reduce(N, sum_of, v=t4)
+    del t4
+    assert float(total) == 0.0
+    assert np.asarray(src).tolist() == list(range(N))
+
+
+@pk.workunit
+def sum_of(i, acc, v):
+    acc += v[i]

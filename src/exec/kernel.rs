@@ -61,6 +61,11 @@ pub struct KernelKey {
 /// Single-launch kernels by key.
 pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
 
+/// Launch keys whose code built at least once (alone, repeated or fused):
+/// a pending launch of one of these may be dropped unrun (its errors, if
+/// any, are not in its code).
+pub static BUILT: LazyLock<DashSet<KernelKey>> = LazyLock::new(DashSet::new);
+
 /// Repeat kernels (a run of exact repeats of one launch) by the launch's key.
 pub static REPEATS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
 

@@ -3,15 +3,11 @@
 //! byte range) and always run from older to newer launches, so sequence order
 //! is a topological order. Nodes are shared (`Arc`) so a flush plans over them
 //! without holding the graph's lock.
+use super::hazards::{accesses_of, AccessMap, BufAccess};
 use super::slot::Slot;
-use crate::analysis::access::{self, Access};
 use crate::errors::PkResult;
-use crate::exec::args::ArgVal;
-use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Launch, Origin};
-use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
 use crate::types::Pattern;
-use dashmap::DashMap;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -28,24 +24,6 @@ pub fn enabled() -> bool {
 pub fn set_enabled(on: bool) {
     ENABLED.store(on, Ordering::Relaxed);
 }
-
-#[derive(Clone, Copy, Debug, serde::Serialize)]
-pub struct BufAccess {
-    pub alloc: usize,
-    pub start: isize,
-    pub end: isize,
-    pub read: bool,
-    pub write: bool,
-}
-
-impl BufAccess {
-    fn conflicts(&self, o: &BufAccess) -> bool {
-        self.alloc == o.alloc && self.start < o.end && o.start < self.end && (self.write || o.write)
-    }
-}
-
-/// Per-argument read/write/work-index facts of a launch (by view name).
-pub type AccessMap = Arc<BTreeMap<String, Access>>;
 
 /// One recorded launch.
 pub struct Node {
@@ -82,63 +60,6 @@ struct Graph {
 }
 
 static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
-
-/// Per-signature access maps, so recording does no AST work after the first.
-type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
-static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
-
-fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap)> {
-    let cached = ACCESS
-        .get(&l.key)
-        .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
-        .map(|e| e.1.clone());
-    let map = match cached {
-        Some(m) => m,
-        None => {
-            let def = l.workunit().def()?;
-            let args: Vec<_> = l
-                .names
-                .iter()
-                .cloned()
-                .zip(l.key.args.iter().cloned())
-                .collect();
-            let index = access::work_index(&def, l.is_method, l.key.rank as usize);
-            // Calls are followed into the functions they reach; names that
-            // cannot be resolved now leave those calls conservative.
-            let globals = calls_something(&def)
-                .then(|| origin.globals(l.key.consts()).ok())
-                .flatten();
-            let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
-            let m = Arc::new(access::view_access(&def, &args, index, callees));
-            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
-            m
-        }
-    };
-    let mut out = Vec::new();
-    for (name, v) in l.names.iter().zip(&l.vals) {
-        if let (ArgVal::View(vv), Some(a)) = (v, map.get(name)) {
-            if vv.range.0 < vv.range.1 {
-                out.push(BufAccess {
-                    alloc: vv.alloc.id(),
-                    start: vv.range.0,
-                    end: vv.range.1,
-                    read: a.read,
-                    write: a.write,
-                });
-            }
-        }
-    }
-    Ok((out, map))
-}
-
-/// Whether a body calls anything (resolving its names is then worth it).
-fn calls_something(def: &FunctionDef) -> bool {
-    let mut any = false;
-    walk_exprs(&def.body, &mut |e| {
-        any |= matches!(e.kind, ExprKind::Call { .. })
-    });
-    any
-}
 
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
@@ -353,12 +274,53 @@ pub fn pending_count() -> usize {
 
 /// The last Python view of an allocation died. Never blocks: a View can be
 /// dropped while this thread (or another) holds the graph.
+///
+/// Pending launches whose every write lands in dead allocations, that no
+/// later launch depends on and that have no other effects (no result, no
+/// printf) can never be observed: they are dropped now, and so, in turn,
+/// are launches that only fed them. Only kernels that built before are
+/// dropped, so a kernel's errors are always reported once.
 pub fn alloc_died(alloc: usize) {
+    let mut dropped = Vec::new();
     if let Ok(mut g) = GRAPH.try_lock() {
-        if g.by_alloc.contains_key(&alloc) {
-            g.dead.insert(alloc);
+        if !g.by_alloc.contains_key(&alloc) {
+            return;
+        }
+        g.dead.insert(alloc);
+        let mut work: Vec<NodeIndex> = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
+        while let Some(n) = work.pop() {
+            if !unobservable(&g, n) {
+                continue;
+            }
+            work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+            dropped.extend(remove(&mut g, n));
         }
     }
+    // Outside the lock: dropping a launch releases Python objects.
+    drop(dropped);
+}
+
+/// Nothing could ever see what pending launch `n` does (see `alloc_died`).
+fn unobservable(g: &Graph, n: NodeIndex) -> bool {
+    let Some(node) = g.dag.node_weight(n) else {
+        return false;
+    };
+    // A kernel never built yet still runs once: its errors must be reported.
+    node.result.is_none()
+        && crate::exec::kernel::BUILT.contains(&node.launch.key)
+        && g.dag
+            .neighbors_directed(n, Direction::Outgoing)
+            .next()
+            .is_none()
+        && node
+            .accesses
+            .iter()
+            .all(|a| !a.write || g.dead.contains(&a.alloc))
+        && node
+            .launch
+            .workunit()
+            .def()
+            .is_ok_and(|d| !super::hazards::has_effects(&d))
 }
 
 /// Every pending launch in program order, and the pending allocations whose

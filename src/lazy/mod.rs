@@ -3,6 +3,7 @@
 //! depends on. Running what it returns is the flush pipeline's job.
 pub mod failure;
 pub mod graph;
+mod hazards;
 mod repeat;
 pub mod slot;
 pub mod turn;

@@ -4,7 +4,7 @@
 use crate::build;
 use crate::codegen::{self, fused, KernelSpec};
 use crate::errors::{LocatedError, PkError, PkResult};
-use crate::exec::kernel::{Kernel, FUSED, FUSED_FAILED, KERNELS, REPEATS};
+use crate::exec::kernel::{Kernel, BUILT, FUSED, FUSED_FAILED, KERNELS, REPEATS};
 use crate::exec::launch::{Launch, Origin};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
@@ -34,6 +34,7 @@ pub(super) fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Ker
     }
     let kernel = Arc::new(kernel);
     KERNELS.insert(l.key.clone(), kernel.clone());
+    BUILT.insert(l.key.clone());
     Ok(kernel)
 }
 
@@ -55,6 +56,7 @@ pub(super) fn repeat_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Ker
     kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
     let kernel = Arc::new(kernel);
     REPEATS.insert(l.key.clone(), kernel.clone());
+    BUILT.insert(l.key.clone());
     Ok(kernel)
 }
 
@@ -77,6 +79,9 @@ pub(super) fn fused_kernel(
     match &built {
         Ok(k) => {
             FUSED.insert(key, k.clone());
+            for l in region {
+                BUILT.insert(l.key.clone());
+            }
         }
         Err(_) => {
             FUSED_FAILED.insert(key);

@@ -1,0 +1,100 @@
+//! What a launch touches: per view argument, read/write and work-index
+//! facts (from the access analysis, cached per kernel signature), and the
+//! byte ranges of allocations those become (the DAG's hazards).
+use crate::analysis::access::{self, Access};
+use crate::errors::PkResult;
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::KernelKey;
+use crate::exec::launch::{Launch, Origin};
+use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
+use dashmap::DashMap;
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct BufAccess {
+    pub alloc: usize,
+    pub start: isize,
+    pub end: isize,
+    pub read: bool,
+    pub write: bool,
+}
+
+impl BufAccess {
+    pub fn conflicts(&self, o: &BufAccess) -> bool {
+        self.alloc == o.alloc && self.start < o.end && o.start < self.end && (self.write || o.write)
+    }
+}
+
+/// Per-argument read/write/work-index facts of a launch (by view name).
+pub type AccessMap = Arc<BTreeMap<String, Access>>;
+
+/// Per-signature access maps, so recording does no AST work after the first.
+type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
+static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
+
+pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap)> {
+    let cached = ACCESS
+        .get(&l.key)
+        .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
+        .map(|e| e.1.clone());
+    let map = match cached {
+        Some(m) => m,
+        None => {
+            let def = l.workunit().def()?;
+            let args: Vec<_> = l
+                .names
+                .iter()
+                .cloned()
+                .zip(l.key.args.iter().cloned())
+                .collect();
+            let index = access::work_index(&def, l.is_method, l.key.rank as usize);
+            // Calls are followed into the functions they reach; names that
+            // cannot be resolved now leave those calls conservative.
+            let globals = calls_something(&def)
+                .then(|| origin.globals(l.key.consts()).ok())
+                .flatten();
+            let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
+            let m = Arc::new(access::view_access(&def, &args, index, callees));
+            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
+            m
+        }
+    };
+    let mut out = Vec::new();
+    for (name, v) in l.names.iter().zip(&l.vals) {
+        if let (ArgVal::View(vv), Some(a)) = (v, map.get(name)) {
+            if vv.range.0 < vv.range.1 {
+                out.push(BufAccess {
+                    alloc: vv.alloc.id(),
+                    start: vv.range.0,
+                    end: vv.range.1,
+                    read: a.read,
+                    write: a.write,
+                });
+            }
+        }
+    }
+    Ok((out, map))
+}
+
+/// Whether a body calls anything (resolving its names is then worth it).
+fn calls_something(def: &FunctionDef) -> bool {
+    let mut any = false;
+    walk_exprs(&def.body, &mut |e| {
+        any |= matches!(e.kind, ExprKind::Call { .. })
+    });
+    any
+}
+
+/// Whether a body has effects beyond the views it writes (`pk.printf`):
+/// such a launch always runs, even when nothing reads what it wrote.
+pub fn has_effects(def: &FunctionDef) -> bool {
+    let mut any = false;
+    walk_exprs(&def.body, &mut |e| {
+        if let ExprKind::Call { func, .. } = &e.kind {
+            any |= matches!(&func.kind, ExprKind::Attr(_, f) if f == "printf")
+                || matches!(&func.kind, ExprKind::Name(f) if f == "printf" || f == "print");
+        }
+    });
+    any
+}
