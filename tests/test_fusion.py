@@ -607,3 +607,17 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
         pk.flush()
         pk._native.set_lazy(False)
 
+
+
+def test_identical_reductions_each_deliver_their_total():
+    """Found by the fuzzer: two identical reductions fused side by side were
+    taken for a run of repeats (which delivers no totals)."""
+    def prog():
+        x, = fresh(np.arange(N))
+        a = pk.parallel_reduce(N, total, v=x)
+        b = pk.parallel_reduce(N, total, v=x)
+        return {"t": np.array([float(a), float(b)])}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    assert lazy["t"].tolist() == [float(np.arange(N).sum())] * 2

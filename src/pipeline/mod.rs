@@ -206,7 +206,9 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     // Launches in a row that repeat one launch exactly (nodes, and the
     // repeats folded into them when recorded): one kernel that loops.
     let count: usize = nodes.iter().map(|n| n.count()).sum();
-    if count > 1 && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch)) {
+    let repeated = nodes[0].launch.key.pattern == crate::types::Pattern::For
+        && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch));
+    if count > 1 && repeated {
         match repeat_kernel(&nodes[0].launch, &*nodes[0].origin) {
             Ok(kernel) => {
                 let l = &nodes[0].launch;
