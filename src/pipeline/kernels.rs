@@ -16,12 +16,28 @@ use std::sync::Arc;
 
 /// The kernel of one launch: the in-process table, else translated and built.
 pub(super) fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
-    if let Some(k) = KERNELS.get(&l.key) {
-        return Ok(k.clone());
+    match KERNELS.get(&l.key) {
+        Some(k) => Ok(k.clone()),
+        None => build_single(l, origin, false),
     }
+}
+
+/// The kernel that runs a launch's body `hi[1]` times per work item (a run
+/// of exact repeats of it): the in-process table, else translated and built.
+pub(super) fn repeat_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
+    match REPEATS.get(&l.key) {
+        Some(k) => Ok(k.clone()),
+        None => build_single(l, origin, true),
+    }
+}
+
+/// Translates, builds and loads one launch's kernel (looping when `repeat`),
+/// and files it in its table.
+fn build_single(l: &Launch, origin: &dyn Origin, repeat: bool) -> PkResult<Arc<Kernel>> {
     let globals = origin.globals(l.key.consts())?;
     let def = l.workunit().def()?;
-    let spec = spec(l, &def, &globals);
+    let mut spec = spec(l, &def, &globals);
+    spec.repeat = repeat;
     let generated = translate(l.workunit(), &spec)?;
     let abi = &generated.abi;
     let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
@@ -33,29 +49,8 @@ pub(super) fn single_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Ker
         kernel.record = (!r.fields().is_empty()).then_some(r);
     }
     let kernel = Arc::new(kernel);
-    KERNELS.insert(l.key.clone(), kernel.clone());
-    BUILT.insert(l.key.clone());
-    Ok(kernel)
-}
-
-/// The kernel that runs a launch's body `hi[1]` times per work item (a run
-/// of exact repeats of it): the in-process table, else translated and built.
-pub(super) fn repeat_kernel(l: &Launch, origin: &dyn Origin) -> PkResult<Arc<Kernel>> {
-    if let Some(k) = REPEATS.get(&l.key) {
-        return Ok(k.clone());
-    }
-    let globals = origin.globals(l.key.consts())?;
-    let def = l.workunit().def()?;
-    let mut spec = spec(l, &def, &globals);
-    spec.repeat = true;
-    let generated = translate(l.workunit(), &spec)?;
-    let abi = &generated.abi;
-    let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
-    kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
-    kernel.view_writes = view_writes(&spec, &abi.view_slots);
-    kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
-    let kernel = Arc::new(kernel);
-    REPEATS.insert(l.key.clone(), kernel.clone());
+    let table = if repeat { &REPEATS } else { &KERNELS };
+    table.insert(l.key.clone(), kernel.clone());
     BUILT.insert(l.key.clone());
     Ok(kernel)
 }
