@@ -20,6 +20,7 @@ pub mod lower;
 pub mod memory;
 pub mod pipeline;
 pub mod python;
+pub mod trace;
 pub mod types;
 
 use pyo3::prelude::*;

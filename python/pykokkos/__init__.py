@@ -83,8 +83,14 @@ def _exit_flush() -> None:
 
 
 atexit.register(_native.finalize)
+from . import trace  # noqa: E402  (pk.trace.record)
+
+# Registered before the exit flush, so it runs after it: the trace holds it.
+atexit.register(trace.stop)
 # Registered after finalize, so it runs before it: nothing pending is dropped at exit.
 atexit.register(_exit_flush)
+if _os.environ.get("PK_TRACE"):
+    trace.start(_os.environ["PK_TRACE"])
 
 
 def explain_graph() -> str:

@@ -96,8 +96,31 @@ fn publish_prelude(tmp: &Path, dir: &Path) -> PkResult<()> {
 pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResult<PathBuf> {
     let so = kernel_path(tc, key);
     if cached(&so, key, tc, kernel, false) {
+        crate::trace::event(
+            "compile",
+            serde_json::json!({"kernel": kernel, "key": key, "cached": true, "us": 0.0}),
+        );
         return Ok(so);
     }
+    let t0 = std::time::Instant::now();
+    let built = compile_missing(tc, key, source, kernel, &so);
+    let us = t0.elapsed().as_secs_f64() * 1e6;
+    crate::trace::event(
+        "compile",
+        serde_json::json!({"kernel": kernel, "key": key, "cached": false, "us": us.round()}),
+    );
+    built
+}
+
+/// The part of `compile` past the first cache lookup.
+fn compile_missing(
+    tc: &Toolchain,
+    key: &str,
+    source: &str,
+    kernel: &str,
+    so: &Path,
+) -> PkResult<PathBuf> {
+    let so = so.to_path_buf();
     let dir = so.parent().unwrap().to_path_buf();
     trust::make_private(&dir)?;
     // Striped by the key's first byte: a bounded number of lock files.

@@ -2,6 +2,7 @@
 //! and the one function that runs a kernel.
 pub mod args;
 mod callees;
+pub mod describe;
 pub mod kernel;
 pub mod launch;
 pub mod run;

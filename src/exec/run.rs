@@ -103,6 +103,7 @@ pub fn run(
         spill.resize(2 * k.accs.len(), 0);
         &mut spill
     };
+    let t0 = crate::trace::on().then(std::time::Instant::now);
     let rc = {
         let _span = tracing::debug_span!("launch").entered();
         // SAFETY: every pointer stays valid for the call (owned by this frame
@@ -118,6 +119,17 @@ pub fn run(
             )
         }
     };
+    if let Some(t0) = t0 {
+        let (kind, name) = match who {
+            Who::Workunit(n) => ("workunit", n),
+            Who::Region(l) => ("region", l),
+        };
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        crate::trace::event(
+            "kernel",
+            serde_json::json!({"name": name, "kind": kind, "bodies": bodies.len(), "us": (us * 10.0).round() / 10.0}),
+        );
+    }
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     let finished = device_launch.map_or(Ok(()), |l| l.finish());

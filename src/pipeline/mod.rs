@@ -93,10 +93,37 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
     adaptive::observe(nodes.iter().map(|n| n.count()).sum());
-    for (region, dead) in plan(&nodes)? {
+    let t0 = crate::trace::on().then(std::time::Instant::now);
+    let regions = plan(&nodes)?;
+    if let Some(t0) = t0 {
+        trace_flush(&demand, &nodes, &regions, t0.elapsed().as_secs_f64() * 1e6);
+    }
+    for (region, dead) in regions {
         run_region(&region, &dead)?;
     }
     Ok(Ran(nodes))
+}
+
+/// The trace's `flush` event: what was demanded, the launches it ran (with
+/// folded repeats), the regions and their dead temporaries, planning time.
+fn trace_flush(demand: &Demand<'_>, nodes: &[Arc<Node>], regions: &[Region], plan_us: f64) {
+    let demand = match demand {
+        Demand::All => serde_json::json!({"kind": "all"}),
+        Demand::Allocs(a) => serde_json::json!({"kind": "buffers", "buffers": a}),
+        Demand::Result(seq) => serde_json::json!({"kind": "result", "seq": seq}),
+    };
+    let launches: Vec<_> = nodes
+        .iter()
+        .map(|n| serde_json::json!([n.seq, n.count()]))
+        .collect();
+    let regions: Vec<_> = regions
+        .iter()
+        .map(|(seqs, dead)| serde_json::json!({"seqs": seqs, "dead_temporaries": dead}))
+        .collect();
+    crate::trace::event(
+        "flush",
+        serde_json::json!({"demand": demand, "launches": launches, "regions": regions, "plan_us": plan_us.round()}),
+    );
 }
 
 /// A region (sequence numbers, program order) and its dead temporaries.

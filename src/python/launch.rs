@@ -257,7 +257,25 @@ pub fn launch<'py>(
             })
         })
     };
-    let total = match pipeline::submit(l, recorded).map_err(py_err)? {
+    // A trace records what the launch was given, and how it went on.
+    let traced = crate::trace::on().then(|| {
+        super::traces::store_inputs(&l);
+        (
+            crate::exec::describe::describe(&l),
+            std::time::Instant::now(),
+        )
+    });
+    let submitted = pipeline::submit(l, recorded).map_err(py_err)?;
+    if let Some((mut d, t0)) = traced {
+        let seq = match &submitted {
+            Submitted::Recorded(seq, _) => serde_json::json!(seq),
+            Submitted::Now(_) => serde_json::Value::Null,
+        };
+        d["seq"] = seq;
+        d["record_us"] = serde_json::json!((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0);
+        crate::trace::event("launch", d);
+    }
+    let total = match submitted {
         Submitted::Recorded(seq, slot) => {
             return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
         }

@@ -1,0 +1,160 @@
+"""`python -m pykokkos`: replay and summarize profiling traces, and look after
+the compile cache. `python -m pykokkos <command> --help` explains each."""
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import shutil
+import sys
+import tempfile
+
+
+def _replay(args) -> int:
+    import pykokkos as pk
+    from ._replay import Replayer
+    from ._tracefile import load
+
+    trace = load(args.trace)
+    if args.rules:
+        os.environ["PK_FUSION_RULES"] = args.rules  # read by a fresh process; see README
+    modes = {"fuse": [True], "nofuse": [False], "both": [False, True]}[args.mode]
+    results = {}
+    for fused in modes:
+        best, report = float("inf"), None
+        for _ in range(args.repeat):
+            pk._native.set_lazy(fused)
+            r = Replayer(trace, space=args.space, scale=args.scale)
+            with tempfile.TemporaryDirectory() as d:
+                with pk.trace.record(os.path.join(d, "replay.jsonl")) as p:
+                    r.run()
+                kernels = load(p).of("kernel")
+            took = sum(k["us"] for k in kernels) / 1e6
+            if took < best:
+                best, report = took, (kernels, r)
+            pk._native.set_lazy(False)
+        kernels, r = report
+        name = "fused" if fused else "unfused"
+        results[name] = best
+        print(f"{name}: {len(kernels)} kernel run(s), kernel time {best * 1e3:.3f} ms (best of {args.repeat})")
+        per = collections.defaultdict(lambda: [0, 0.0])
+        for k in kernels:
+            per[k["name"]][0] += 1
+            per[k["name"]][1] += k["us"]
+        for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[:10]:
+            print(f"  {us / 1e3:10.3f} ms  x{c:<5d} {n}")
+        bad = r.check()
+        if r.data:
+            print("  final buffers: " + ("equal to the recording" if not bad else "DIFFER: " + ", ".join(bad)))
+            if bad:
+                return 1
+    if len(results) == 2 and results["fused"] > 0:
+        print(f"unfused / fused kernel time: {results['unfused'] / results['fused']:.2f}x")
+    return 0
+
+
+def _summary(args) -> int:
+    from ._tracefile import load
+
+    t = load(args.trace)
+    launches, kernels, compiles = t.of("launch"), t.of("kernel"), t.of("compile")
+    total = sum(k["us"] for k in kernels)
+    built = [c for c in compiles if not c["cached"]]
+    comp = sum(c["us"] for c in built)
+    end = max((e["t_us"] for e in t.events), default=0.0)
+    print(f"{t.path}: {len(launches)} launches recorded, {len(kernels)} kernels run, "
+          f"{len(t.of('flush'))} flushes")
+    print(f"kernel time {total / 1e3:.3f} ms; compile {comp / 1e3:.1f} ms for {len(built)} kernel(s) "
+          f"({100 * comp / end if end else 0:.0f}% of the {end / 1e6:.3f} s recorded), "
+          f"{len(compiles) - len(built)} cache hit(s)")
+    moved = collections.defaultdict(int)
+    for e in launches:
+        moved[e["label"]] += sum(a["bytes"][1] - a["bytes"][0] for a in e["args"] if a["kind"] == "view")
+    per = collections.defaultdict(lambda: [0, 0.0])
+    for k in kernels:
+        per[k["name"]][0] += 1
+        per[k["name"]][1] += k["us"]
+    print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  kernel")
+    for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[: args.top]:
+        labels = n[len("fused("):-1].split("+") if n.startswith("fused(") else [n]
+        b = sum(moved.get(x, 0) for x in labels) / max(1, sum(1 for e in launches if e["label"] in labels)) * c
+        gbs = f"{b / us / 1e3:7.2f}" if us > 0 else "      -"
+        print(f"{us / 1e3:10.3f} {c:6d}  {gbs}  {n}")
+    return 0
+
+
+def _cache(args) -> int:
+    import pykokkos as pk
+
+    root = pk.config()["cache"]
+    kernels = os.path.join(root, "kernels")
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(kernels) for f in fs) \
+        if os.path.isdir(kernels) else 0
+    if args.action == "where":
+        print(root)
+    elif args.action == "size":
+        n = len([f for f in os.listdir(kernels) if f.endswith(".so")]) if os.path.isdir(kernels) else 0
+        print(f"{kernels}: {n} kernels, {size / 2**20:.1f} MiB")
+    else:
+        if not args.yes:
+            print(f"would remove {kernels} ({size / 2**20:.1f} MiB); add --yes to do it")
+            return 1
+        shutil.rmtree(kernels, ignore_errors=True)
+        print(f"removed {kernels}")
+    return 0
+
+
+def _explain(args) -> int:
+    from ._tracefile import load
+
+    t = load(args.trace)
+    labels = {e["seq"]: e["label"] for e in t.of("launch") if e["seq"] is not None}
+    for k, f in enumerate(t.of("flush")):
+        print(f"flush {k} ({f['demand']['kind']}): {len(f['launches'])} launch(es) -> {len(f['regions'])} kernel(s)")
+        for r, reg in enumerate(f["regions"]):
+            names = "+".join(labels.get(s, "?") for s in reg["seqs"])
+            dead = f", dead temporaries {reg['dead_temporaries']}" if reg["dead_temporaries"] else ""
+            print(f"  region {r}: {names}{dead}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m pykokkos", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("replay", help="run a trace's launches again and time them")
+    r.add_argument("trace")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--fuse", dest="mode", action="store_const", const="fuse", help="lazy and fused (default)")
+    g.add_argument("--no-fuse", dest="mode", action="store_const", const="nofuse", help="one kernel per launch")
+    g.add_argument("--both", dest="mode", action="store_const", const="both", help="unfused, then fused")
+    r.set_defaults(mode="fuse")
+    r.add_argument("--space", choices=["OpenMP", "Serial", "Cuda"], help="run every launch in this space")
+    r.add_argument("--repeat", type=int, default=1, help="replays per mode; the best is reported")
+    r.add_argument("--scale", type=float, default=1.0, help="scale of the generated data (no stored data)")
+    r.add_argument("--rules", help="fusion rules directory (as PK_FUSION_RULES)")
+    r.set_defaults(func=_replay)
+    t = sub.add_parser("trace", help="inspect a trace")
+    ts = t.add_subparsers(dest="what", required=True)
+    s = ts.add_parser("summary", help="top kernels, compile share, bytes moved")
+    s.add_argument("trace")
+    s.add_argument("--top", type=int, default=10)
+    s.set_defaults(func=_summary)
+    e = sub.add_parser("explain", help="the regions each flush of a trace formed")
+    e.add_argument("trace")
+    e.set_defaults(func=_explain)
+    c = sub.add_parser("cache", help="the compile cache: where, size, clear")
+    c.add_argument("action", choices=["where", "size", "clear"])
+    c.add_argument("--yes", action="store_true", help="really clear")
+    c.set_defaults(func=_cache)
+    args = ap.parse_args(argv)
+    from ._tracefile import TraceError
+
+    try:
+        return args.func(args)
+    except TraceError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""`python -m pykokkos replay TRACE`: runs a trace's launches again.
+
+Buffers are rebuilt from the stored data (PK_TRACE_DATA=1) or filled with
+deterministic values of the right shapes and dtypes; workunits are taken
+from their modules (imported by path, so a program must guard its main with
+`if __name__ == "__main__"`), checked against the recorded source digest.
+Pending launches are flushed where the recorded run flushed.
+"""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+from . import _native
+from ._tracefile import Trace, TraceError
+
+
+class _Stream:
+    """A random pool argument: the recorded stream."""
+
+    def __init__(self, stream: int):
+        self.stream = stream
+
+    def __pk_random_stream__(self) -> int:
+        return self.stream
+
+
+class Replayer:
+    def __init__(self, trace: Trace, space: str | None = None, scale: float = 1.0):
+        self.trace, self.space, self.scale = trace, space, scale
+        self.modules: dict = {}
+        self.targets: dict = {}
+        self.buffers: dict = {}
+        self.data = trace.header.get("data")
+        if self.data and not os.path.isabs(self.data):
+            self.data = os.path.join(os.path.dirname(os.path.abspath(trace.path)), os.path.basename(self.data))
+
+    # --- workunits ---------------------------------------------------------
+    def _module(self, path: str, line: int):
+        if path not in self.modules:
+            if not os.path.exists(path):
+                raise TraceError(f"{self.trace.path}:{line}: the program {path} is not there to replay from")
+            spec = importlib.util.spec_from_file_location(f"_pk_replay_{len(self.modules)}", path)
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = mod
+            spec.loader.exec_module(mod)
+            self.modules[path] = mod
+        return self.modules[path]
+
+    def _target(self, e: dict):
+        wu = e["workunit"]
+        key = (wu["file"], wu["name"], wu["line"], wu["method"])
+        if key in self.targets:
+            return self.targets[key]
+        mod = self._module(wu["file"], e["_line"])
+        found = None
+        places = [(mod.__dict__, None)] + [(vars(c), c) for c in mod.__dict__.values() if isinstance(c, type)]
+        for ns, owner in places:
+            fn = ns.get(wu["name"])
+            fn = getattr(fn, "__func__", fn)
+            if not inspect.isfunction(fn) or (owner is not None) != wu["method"]:
+                continue
+            # The recorded line is the decorator's or the def's.
+            if found is None or abs(fn.__code__.co_firstlineno - wu["line"]) <= 1:
+                found = (fn, owner)
+        if found is None:
+            raise TraceError(f"{self.trace.path}:{e['_line']}: workunit '{wu['name']}' is no longer in {wu['file']}")
+        fn, owner = found
+        text = textwrap.dedent("".join(inspect.getsourcelines(fn)[0]))
+        if _native.hash_text(text) != wu["source_hash"]:
+            raise TraceError(f"{self.trace.path}:{e['_line']}: the source of workunit '{wu['name']}' in "
+                             f"{wu['file']} changed since the trace was recorded")
+        self.targets[key] = (fn, owner)
+        return fn, owner
+
+    # --- buffers -----------------------------------------------------------
+    def _view(self, a: dict, line: int):
+        import pykokkos as pk
+
+        geo = (a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"])
+        known = self.buffers.get(a["buffer"])
+        if known is not None:
+            if known[0] != geo:
+                raise TraceError(f"{self.trace.path}:{line}: buffer #{a['buffer']} is used through views of "
+                                 "different geometry; replay does not rebuild such aliasing yet")
+            return known[1]
+        dtype = getattr(pk, a["dtype"])
+        layout = pk.LayoutLeft if a["layout"] == "left" else pk.LayoutRight
+        v = pk.View(list(a["shape"]), dtype, layout=layout)
+        arr = np.asarray(v)
+        stored = self.data and os.path.exists(os.path.join(self.data, f"{a['buffer']}.in"))
+        if stored:
+            raw = np.fromfile(os.path.join(self.data, f"{a['buffer']}.in"), dtype=np.uint8)
+            arr[...] = _window(raw, arr.dtype, a)
+        else:
+            rng = np.random.default_rng(len(self.buffers))
+            if arr.dtype.kind in "fc":
+                arr[...] = rng.random(arr.shape) * self.scale
+            elif arr.dtype.kind == "b":
+                arr[...] = rng.random(arr.shape) < 0.5
+            else:
+                arr[...] = rng.integers(0, 8, arr.shape)
+        self.buffers[a["buffer"]] = (geo, v)
+        return v
+
+    def _args(self, e: dict) -> dict:
+        out = {}
+        for a in e["args"]:
+            if a["kind"] == "view":
+                out[a["name"]] = self._view(a, e["_line"])
+            elif a["kind"] == "random_pool":
+                out[a["name"]] = _Stream(a["stream"])
+            elif a["kind"] == "scalar":
+                val = a["value"]
+                if isinstance(val, list):
+                    val = complex(*val)
+                out[a["name"]] = val if a["weak"] else np.dtype(a["dtype"]).type(val)
+            else:
+                raise TraceError(f"{self.trace.path}:{e['_line']}: argument '{a.get('name')}' of an unknown kind")
+        return out
+
+    # --- launches ----------------------------------------------------------
+    def _policy(self, e: dict):
+        import pykokkos as pk
+
+        space = getattr(pk.ExecutionSpace, self.space or e["space"])
+        p = e["policy"]
+        if p["kind"] == "range":
+            return pk.RangePolicy(space, p["begin"][0], p["end"][0])
+        if p["kind"] == "mdrange":
+            return pk.MDRangePolicy(space, p["begin"], p["end"])
+        end = p["end"]
+        pol = pk.TeamPolicy(space, end[0], end[1] if end[1] > 0 else pk.AUTO, end[2])
+        if len(end) > 6:
+            for level in (0, 1):
+                pol.set_scratch_size(level, pk.PerTeam(end[3 + 2 * level]), pk.PerThread(end[4 + 2 * level]))
+        return pol
+
+    def launch(self, e: dict):
+        import pykokkos as pk
+
+        fn, owner = self._target(e)
+        args = self._args(e)
+        policy = self._policy(e)
+        if e["workunit"]["method"]:
+            obj = object.__new__(owner)
+            for k, v in args.items():
+                setattr(obj, k, v)
+            target, kw = getattr(obj, fn.__name__), {}
+        else:
+            target, kw = fn, args
+        pattern = e["pattern"]
+        if pattern == "for":
+            return pk.parallel_for(e["label"], policy, target, **kw)
+        if pattern == "scan":
+            return pk.parallel_scan(e["label"], policy, target, **kw)
+        reducer = pattern.split(":")[1] if ":" in pattern else None
+        return pk.parallel_reduce(e["label"], policy, target, reducer=reducer, **kw)
+
+    def run(self) -> float:
+        """Every launch, flushing where the recording flushed; seconds taken."""
+        flushes_after = set()
+        last = None
+        for e in self.trace.events:
+            if e["ev"] == "launch":
+                last = e["_line"]
+            elif e["ev"] == "flush" and last is not None:
+                flushes_after.add(last)
+        t0 = time.perf_counter()
+        for e in self.trace.events:
+            if e["ev"] == "launch":
+                self.launch(e)
+                if e["_line"] in flushes_after:
+                    _native.flush()
+        _native.flush()
+        return time.perf_counter() - t0
+
+    def check(self) -> list[str]:
+        """Buffers whose final contents differ from the recording (data mode)."""
+        bad = []
+        if not self.data:
+            return bad
+        for buf, (_, v) in self.buffers.items():
+            f = os.path.join(self.data, f"{buf}.out")
+            if os.path.exists(f):
+                a = np.asarray(v)
+                want = _window(np.fromfile(f, dtype=np.uint8), a.dtype, _meta(v, buf, self))
+                if not np.array_equal(a, want, equal_nan=a.dtype.kind in "fc"):
+                    bad.append(f"buffer #{buf}")
+        return bad
+
+
+def _meta(v, buf, r) -> dict:
+    for e in r.trace.of("launch"):
+        for a in e["args"]:
+            if a.get("buffer") == buf:
+                return a
+    raise KeyError(buf)
+
+
+def _window(raw: np.ndarray, dtype: np.dtype, a: dict) -> np.ndarray:
+    """The elements a view argument sees in a buffer's stored bytes."""
+    body = raw[a["offset"]:]  # the offset is in bytes
+    flat = body[: body.size - body.size % dtype.itemsize].view(dtype)
+    return np.lib.stride_tricks.as_strided(
+        flat, shape=tuple(a["shape"]),
+        strides=tuple(s * dtype.itemsize for s in a["strides"])).copy()

@@ -1,0 +1,72 @@
+"""Profiling traces: `PK_TRACE=<file>` records a whole run, `with
+pk.trace.record(path):` a part of one; `PK_TRACE_DATA=1` (or `data=True`)
+also stores every buffer's contents when the trace first sees it and at the
+end, so a replay reproduces (and checks) the results exactly.
+
+The file holds one JSON object per line (docs/trace-format.md): a header
+with the format name and version, then `launch`, `flush`, `kernel` and
+`compile` events in order. `python -m pykokkos replay|trace summary` read it.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import sys
+
+from . import _native
+
+__all__ = ["record", "start", "stop", "recording"]
+
+_active: dict = {}
+
+
+def data_dir(path: str) -> str:
+    """Where the buffer contents of the trace at `path` are stored."""
+    return os.fspath(path) + ".data"
+
+
+def start(path, data: bool | None = None) -> None:
+    """Starts recording to `path` (what is pending runs first, unrecorded)."""
+    path = os.fspath(path)
+    if data is None:
+        data = os.environ.get("PK_TRACE_DATA") == "1"
+    _native.flush()
+    header = {
+        "python": platform.python_version(),
+        "argv": sys.argv,
+        "cwd": os.getcwd(),
+        "lazy": bool(_native.lazy_enabled()),
+        "data": data_dir(path) if data else None,
+    }
+    _native.trace_start(path, json.dumps(header))
+    _native.trace_data(data_dir(path) if data else None)
+    _active["path"] = path
+
+
+def stop() -> None:
+    """Runs what is pending (so the trace holds its kernels), then closes the file."""
+    if not _active:
+        return
+    try:
+        _native.flush()
+    finally:
+        _native.trace_data(None)  # final contents of the buffers seen (data mode)
+        _native.trace_stop()
+        _active.clear()
+
+
+def recording() -> str | None:
+    """The trace file being written, if any."""
+    return _active.get("path")
+
+
+@contextlib.contextmanager
+def record(path, data: bool | None = None):
+    """`with pk.trace.record("run.jsonl"):` records the launches inside."""
+    start(path, data)
+    try:
+        yield path
+    finally:
+        stop()

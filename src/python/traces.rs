@@ -1,0 +1,97 @@
+//! Profiling-trace bindings: start and stop recording (`pk.trace`), and the
+//! events the Python layer adds (stored buffer data, final buffer digests).
+use crate::exec::args::ArgVal;
+use crate::exec::launch::Launch;
+use crate::memory::alloc::Alloc;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// `PK_TRACE_DATA=1`: where buffer contents go, and the buffers seen so far
+/// (their first contents are stored when first seen; the last at the end).
+static DATA: Mutex<Option<Stored>> = Mutex::new(None);
+
+/// The data folder, and each buffer seen by its identity.
+type Stored = (PathBuf, BTreeMap<usize, Arc<Alloc>>);
+
+fn dump(dir: &std::path::Path, name: &str, a: &Alloc) -> std::io::Result<()> {
+    a.host_read()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let p = a.ptr().map_err(|e| std::io::Error::other(e.to_string()))?;
+    // SAFETY: the allocation holds `bytes()` bytes at `p`, and no kernel runs
+    // now (the caller holds the GIL and nothing pending touches a new buffer).
+    let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, a.bytes()) };
+    std::fs::write(dir.join(name), bytes)
+}
+
+/// The first contents of each buffer a launch is given, the first time a
+/// trace with data sees it.
+pub fn store_inputs(l: &Launch) {
+    let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((dir, seen)) = data.as_mut() else {
+        return;
+    };
+    for v in &l.vals {
+        if let ArgVal::View(x) = v {
+            let id = x.alloc.id();
+            if let std::collections::btree_map::Entry::Vacant(e) = seen.entry(id) {
+                e.insert(x.alloc.clone());
+                if let Err(err) = dump(dir, &format!("{id}.in"), &x.alloc) {
+                    tracing::warn!(error = %err, "trace data: buffer {id} not stored");
+                }
+            }
+        }
+    }
+}
+
+/// Stores the final contents of every buffer the trace saw, then forgets them.
+#[pyfunction]
+pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
+    let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((old, seen)) = data.take() {
+        for (id, a) in &seen {
+            dump(&old, &format!("{id}.out"), a).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        }
+    }
+    if let Some(d) = dir {
+        std::fs::create_dir_all(d).map_err(|e| PyOSError::new_err(format!("{d}: {e}")))?;
+        *data = Some((PathBuf::from(d), BTreeMap::new()));
+    }
+    Ok(())
+}
+
+/// Starts recording to `path`; `header` (JSON text) adds fields to the first line.
+#[pyfunction]
+pub fn trace_start(path: &str, header: &str) -> PyResult<()> {
+    let h: serde_json::Value = serde_json::from_str(header)
+        .map_err(|e| PyValueError::new_err(format!("trace header: {e}")))?;
+    crate::trace::start(path, h).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
+}
+
+/// Stops recording; the file is complete when it returns.
+#[pyfunction]
+pub fn trace_stop() -> PyResult<()> {
+    crate::trace::stop().map_err(|e| PyOSError::new_err(e.to_string()))
+}
+
+#[pyfunction]
+pub fn trace_on() -> bool {
+    crate::trace::on()
+}
+
+/// Adds one event of kind `ev` with the fields of `body` (JSON text).
+#[pyfunction]
+pub fn trace_event(ev: &str, body: &str) -> PyResult<()> {
+    let b: serde_json::Value = serde_json::from_str(body)
+        .map_err(|e| PyValueError::new_err(format!("trace event: {e}")))?;
+    crate::trace::event(ev, b);
+    Ok(())
+}
+
+/// The digest a trace records of a workunit's source (to notice it changed).
+#[pyfunction]
+pub fn hash_text(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex()[..16].to_string()
+}

@@ -1,0 +1,173 @@
+"""Profiling traces: record (PK_TRACE, pk.trace.record), replay with stored
+data (the final buffers must equal the recorded run's, eager and fused), the
+summary and explain commands, and bad traces (truncated, another version, a
+missing field, a workunit whose source changed) as clear errors."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+pytestmark = [pytest.mark.eager_only, pytest.mark.host_only("replays run child processes on the host")]
+
+PROGRAM = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def axpy(i, a, x, y):
+        y[i] = a * x[i] + y[i]
+
+    @pk.workunit
+    def total(i, acc, y):
+        acc += y[i]
+
+    @pk.workunit
+    def biggest(i, acc: pk.Acc[pk.double], y):
+        acc = max(acc, y[i])
+
+    @pk.functor
+    class Scale:
+        def __init__(self, v, k):
+            self.v = v
+            self.k = k
+
+        @pk.workunit
+        def run(self, i):
+            self.v[i] = self.v[i] * self.k
+
+    def main():
+        n = 300
+        x, y = pk.View([n], pk.double), pk.View([n], pk.double)
+        np.asarray(x)[:] = np.sin(np.arange(n))
+        np.asarray(y)[:] = np.cos(np.arange(n))
+        for k in range(4):
+            pk.parallel_for(n, axpy, a=0.5 + k, x=x, y=y)
+            pk.parallel_for(n, Scale(y, 0.75).run)
+            print(float(pk.parallel_reduce(n, total, y=y)),
+                  float(pk.parallel_reduce(n, biggest, reducer=pk.Max, y=y)))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def run(args, env=None, cwd=None):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    d = tmp_path_factory.mktemp("trace")
+    prog = d / "prog.py"
+    prog.write_text(PROGRAM)
+    import os
+
+    env = dict(os.environ, PK_TRACE=str(d / "t.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
+    r = run([str(prog)], env=env, cwd=d)
+    assert r.returncode == 0, r.stderr
+    return d, prog, d / "t.jsonl", r.stdout
+
+
+def test_the_trace_records_launches_flushes_kernels_and_data(recorded):
+    d, _, trace, _ = recorded
+    lines = trace.read_text().splitlines()
+    head = json.loads(lines[0])
+    assert head["format"] == "pykokkos-fuse-trace" and head["version"] == 1
+    events = [json.loads(x) for x in lines[1:]]
+    kinds = {e["ev"] for e in events}
+    assert {"launch", "flush", "kernel"} <= kinds
+    launches = [e for e in events if e["ev"] == "launch"]
+    assert len(launches) == 16
+    assert {e["pattern"] for e in launches} == {"for", "reduce", "reduce:Max"}
+    x = next(a for a in launches[0]["args"] if a["name"] == "x")
+    assert (x["dtype"], x["shape"], x["bytes"]) == ("float64", [300], [0, 2400])
+    # The functor's member is the same buffer as the standalone launch's y.
+    y_buf = next(a["buffer"] for a in launches[0]["args"] if a["name"] == "y")
+    assert any(a["buffer"] == y_buf for a in launches[1]["args"])
+    assert sorted(p.name for p in (d / "t.jsonl.data").iterdir())[:2][0].endswith((".in", ".out"))
+
+
+@pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
+def test_replay_with_data_reproduces_the_run(recorded, mode):
+    d, _, trace, _ = recorded
+    r = run(["-m", "pykokkos", "replay", str(trace), mode], cwd=d)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "final buffers: equal to the recording" in r.stdout
+
+
+def test_replay_without_data_and_other_space_and_both_modes(recorded, tmp_path):
+    _, _, trace, _ = recorded
+    lines = trace.read_text().splitlines()
+    head = json.loads(lines[0])
+    head["data"] = None
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    r = run(["-m", "pykokkos", "replay", str(bare), "--both", "--space", "Serial", "--scale", "2"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unfused:" in r.stdout and "fused:" in r.stdout and "unfused / fused" in r.stdout
+
+
+def test_summary_and_explain(recorded):
+    _, _, trace, _ = recorded
+    r = run(["-m", "pykokkos", "trace", "summary", str(trace)])
+    assert r.returncode == 0, r.stderr
+    assert "16 launches recorded" in r.stdout and "kernel" in r.stdout
+    r = run(["-m", "pykokkos", "explain", str(trace)])
+    assert r.returncode == 0 and "region 0:" in r.stdout
+
+
+def bad(tmp_path, trace, edit):
+    lines = trace.read_text().splitlines()
+    p = tmp_path / "bad.jsonl"
+    p.write_text("\n".join(edit(lines)) + "\n")
+    r = run(["-m", "pykokkos", "replay", str(p)])
+    assert r.returncode == 2, r.stdout + r.stderr
+    return r.stderr
+
+
+def test_bad_traces_are_clear_errors(recorded, tmp_path):
+    _, _, trace, _ = recorded
+    assert "bad.jsonl:5: not JSON" in bad(tmp_path, trace, lambda ls: ls[:4] + [ls[4][: len(ls[4]) // 2]])
+    other = lambda ls: [ls[0].replace('"version":1', '"version":99')] + ls[1:]  # noqa: E731
+    assert "version 99" in bad(tmp_path, trace, other)
+
+    def drop_field(ls):
+        e = json.loads(ls[1])
+        del e["policy"]
+        return [ls[0], json.dumps(e)] + ls[2:]
+
+    assert "bad.jsonl:2: launch event without its 'policy' field" in bad(tmp_path, trace, drop_field)
+
+
+def test_a_changed_workunit_is_refused(recorded, tmp_path):
+    d, prog, trace, _ = recorded
+    copy = tmp_path / "prog.py"
+    copy.write_text(PROGRAM.replace("0.5 * x[i]" if False else "a * x[i] + y[i]", "a * x[i] - y[i]"))
+    t = tmp_path / "t.jsonl"
+    t.write_text(trace.read_text().replace(str(prog), str(copy)))
+    r = run(["-m", "pykokkos", "replay", str(t)])
+    assert r.returncode == 2 and "source of workunit 'axpy'" in r.stderr and "changed" in r.stderr
+
+
+@pk.workunit
+def tr_fill(i, v, x):
+    v[i] = x * i
+
+
+def test_record_a_part_of_a_run(tmp_path):
+    v = pk.View([10], pk.double)
+    pk.parallel_for(10, tr_fill, v=v, x=1.0)  # before: not in the trace
+    with pk.trace.record(tmp_path / "part.jsonl"):
+        assert pk.trace.recording() == str(tmp_path / "part.jsonl")
+        pk.parallel_for(10, tr_fill, v=v, x=2.0)
+    pk.parallel_for(10, tr_fill, v=v, x=3.0)  # after: not either
+    events = [json.loads(x) for x in (tmp_path / "part.jsonl").read_text().splitlines()[1:]]
+    launches = [e for e in events if e["ev"] == "launch"]
+    assert [a["value"] for e in launches for a in e["args"] if a["name"] == "x"] == [2.0]
+    assert pk.trace.recording() is None
+    np.testing.assert_array_equal(np.asarray(v), 3.0 * np.arange(10))
