@@ -21,6 +21,7 @@ sys.path.insert(0, HERE)
 import bench_compile  # noqa: E402
 import bench_fusion  # noqa: E402
 import bench_host_access  # noqa: E402
+import bench_trace  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_lazy  # noqa: E402
 import bench_translate  # noqa: E402
@@ -36,6 +37,7 @@ BENCHES = [
     ("triad", bench_triad),
     ("fusion", bench_fusion),
     ("host", bench_host_access),
+    ("trace", bench_trace),
 ]
 
 # (bench, key, label, unit, target) with target = ("<=", x) | (">=", x) | None
@@ -57,6 +59,11 @@ ROWS = [
     ("host", "lazy:m[i][j]_write:ratio", "lazy m[i][j] = x: pk / NumPy", "x", ("<=", 2.0)),
     ("host", "lazy:t[e][j][i]:ratio", "lazy t[e][j][i]: pk / NumPy", "x", ("<=", 2.0)),
     ("host", "lazy:t[e][j][i]_write:ratio", "lazy t[e][j][i] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("trace", None, "(i) profiling traces: recording's cost (same loop traced / untraced - 1)", None, None),
+    ("trace", "eager_big_overhead", "eager, kernels over 2^20 doubles", "x", ("<=", 0.05)),
+    ("trace", "lazy_big_overhead", "PK_FUSE=1, kernels over 2^20 doubles", "x", ("<=", 0.05)),
+    ("trace", "eager_tiny_overhead", "eager, 10-element kernels (about 3 us a launch)", "x", None),
+    ("trace", "lazy_tiny_overhead", "PK_FUSE=1, 10-element kernels", "x", None),
     ("launch", None, "(a) launch of a cached trivial kernel, 1 element", None, None),
     ("launch", "pk_launch_us", "pk.parallel_for, median", "us", ("<=", 10.0)),
     ("launch", "pk_launch_mean_us", "pk.parallel_for, mean (incl. scheduler outliers)", "us", None),

@@ -171,3 +171,60 @@ def test_record_a_part_of_a_run(tmp_path):
     assert [a["value"] for e in launches for a in e["args"] if a["name"] == "x"] == [2.0]
     assert pk.trace.recording() is None
     np.testing.assert_array_equal(np.asarray(v), 3.0 * np.arange(10))
+
+
+def test_replay_under_other_rules(recorded):
+    d, _, trace, _ = recorded
+    r = run(["-m", "pykokkos", "replay", str(trace), "--disable", "vertical,horizontal"], cwd=d)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "final buffers: equal to the recording" in r.stdout
+
+
+def test_compile_only_prewarms_the_cache_for_a_live_run(recorded, tmp_path, toolchain):
+    from conftest import child_env, seed_precompiled_header
+
+    d, prog, trace, _ = recorded
+    cache = tmp_path / "cache"
+    seed_precompiled_header(cache, toolchain)
+    env = child_env(cache, toolchain)
+    # Two processes prewarm one empty cache at once: a lock per key keeps it whole.
+    procs = [subprocess.Popen([sys.executable, "-m", "pykokkos", "replay", str(trace), "--compile-only"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    built = [int(o.split("compiled ")[1].split()[0]) for o, _ in outs]
+    assert sum(built) >= 1 and all("already in the cache" in o for o, _ in outs)
+    live = tmp_path / "live.jsonl"
+    r = run([str(prog)], env=dict(env, PK_FUSE="1", PK_TRACE=str(live)), cwd=d)
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(x) for x in live.read_text().splitlines()[1:]]
+    fresh = [e for e in events if e["ev"] == "compile" and not e["cached"] and e["kernel"] != "support"]
+    assert fresh == []  # the live run compiled nothing
+    assert r.stdout == recorded[3]  # and printed what the recorded run printed
+
+
+def nested(events):
+    """Every fused launch lies inside a kernel span of its thread."""
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    for c in (e for e in events if e.get("cat") == "fused launch"):
+        assert any(k["tid"] == c["tid"] and k["ts"] - 1e-3 <= c["ts"] and
+                   c["ts"] + c["dur"] <= k["ts"] + k["dur"] + 1e-3 for k in kernels), c
+    return True
+
+
+def test_chrome_trace_events_live_and_from_a_replay(recorded, tmp_path):
+    import os
+
+    d, prog, trace, _ = recorded
+    live = tmp_path / "live.json"
+    r = run([str(prog)], env=dict(os.environ, PK_FUSE="1", PK_TRACE_CHROME=str(live)), cwd=d)
+    assert r.returncode == 0, r.stderr
+    ev = json.loads(live.read_text())["traceEvents"]
+    spans = [e for e in ev if e["ph"] == "X"]
+    assert {"record", "plan", "kernel", "fused launch"} <= {e["cat"] for e in spans}
+    assert all(e["dur"] > 0 and e["ts"] >= 0 for e in spans) and nested(ev)
+    assert any(e["name"] == "axpy" for e in spans)  # the names Kokkos Tools see
+    out = tmp_path / "replay.json"
+    r = run(["-m", "pykokkos", "replay", str(trace), "--chrome", str(out)], cwd=d)
+    assert r.returncode == 0, r.stderr
+    assert nested(json.loads(out.read_text())["traceEvents"])

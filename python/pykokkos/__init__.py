@@ -89,8 +89,7 @@ from . import trace  # noqa: E402  (pk.trace.record)
 atexit.register(trace.stop)
 # Registered after finalize, so it runs before it: nothing pending is dropped at exit.
 atexit.register(_exit_flush)
-if _os.environ.get("PK_TRACE"):
-    trace.start(_os.environ["PK_TRACE"])
+trace.start_from_environment()
 
 
 def explain_graph() -> str:

@@ -16,8 +16,8 @@ def _replay(args) -> int:
     from ._tracefile import load
 
     trace = load(args.trace)
-    if args.rules:
-        os.environ["PK_FUSION_RULES"] = args.rules  # read by a fresh process; see README
+    if args.compile_only:
+        return _compile_only(trace, args)
     modes = {"fuse": [True], "nofuse": [False], "both": [False, True]}[args.mode]
     results = {}
     for fused in modes:
@@ -28,7 +28,13 @@ def _replay(args) -> int:
             with tempfile.TemporaryDirectory() as d:
                 with pk.trace.record(os.path.join(d, "replay.jsonl")) as p:
                     r.run()
-                kernels = load(p).of("kernel")
+                replayed = load(p)
+                kernels = replayed.of("kernel")
+                if args.chrome:
+                    from ._chrome import write
+
+                    base, ext = os.path.splitext(args.chrome)
+                    write(replayed, args.chrome if len(modes) == 1 else f"{base}.{'fused' if fused else 'unfused'}{ext}")
             took = sum(k["us"] for k in kernels) / 1e6
             if took < best:
                 best, report = took, (kernels, r)
@@ -50,6 +56,32 @@ def _replay(args) -> int:
                 return 1
     if len(results) == 2 and results["fused"] > 0:
         print(f"unfused / fused kernel time: {results['unfused'] / results['fused']:.2f}x")
+    return 0
+
+
+def _compile_only(trace, args) -> int:
+    """Builds every kernel and fused region the trace needs, runs none."""
+    import time
+
+    import pykokkos as pk
+    from ._replay import Replayer
+    from ._tracefile import load
+
+    t0 = time.perf_counter()
+    pk._native.set_build_only(True)
+    pk._native.set_lazy(args.mode != "nofuse")
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            with pk.trace.record(os.path.join(d, "prewarm.jsonl")) as p:
+                Replayer(trace, space=args.space, fill=False).run()
+            compiles = load(p).of("compile")
+    finally:
+        pk._native.set_lazy(False)
+        pk._native.set_build_only(False)
+    built = [c for c in compiles if not c["cached"] and c["kernel"] != "support"]
+    hits = [c for c in compiles if c["cached"] and c["kernel"] != "support"]
+    print(f"compiled {len(built)} kernel(s), {len(hits)} already in the cache, "
+          f"in {time.perf_counter() - t0:.2f} s")
     return 0
 
 
@@ -132,6 +164,10 @@ def main(argv=None) -> int:
     r.add_argument("--repeat", type=int, default=1, help="replays per mode; the best is reported")
     r.add_argument("--scale", type=float, default=1.0, help="scale of the generated data (no stored data)")
     r.add_argument("--rules", help="fusion rules directory (as PK_FUSION_RULES)")
+    r.add_argument("--disable", help="rules (and passes) to switch off, comma-separated (as PK_FUSION_DISABLE)")
+    r.add_argument("--chrome", help="also write the replay as Chrome trace events (Perfetto) to this file")
+    r.add_argument("--compile-only", action="store_true",
+                   help="build every kernel and fused region the trace needs, run none (prewarms the cache)")
     r.set_defaults(func=_replay)
     t = sub.add_parser("trace", help="inspect a trace")
     ts = t.add_subparsers(dest="what", required=True)
@@ -148,6 +184,23 @@ def main(argv=None) -> int:
     c.set_defaults(func=_cache)
     args = ap.parse_args(argv)
     from ._tracefile import TraceError
+
+    if args.command == "replay" and (args.rules or args.disable):
+        # Rules are read once per process, at its start: replay in a fresh one.
+        env = dict(os.environ)
+        if args.rules:
+            env["PK_FUSION_RULES"] = args.rules
+        if args.disable:
+            env["PK_FUSION_DISABLE"] = args.disable
+        rest = [a for a in (argv if argv is not None else sys.argv[1:])]
+        for flag in ("--rules", "--disable"):
+            while flag in rest:
+                k = rest.index(flag)
+                del rest[k:k + 2]
+            rest = [a for a in rest if not a.startswith(flag + "=")]
+        import subprocess
+
+        return subprocess.run([sys.executable, "-m", "pykokkos", *rest], env=env).returncode
 
     try:
         return args.func(args)

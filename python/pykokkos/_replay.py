@@ -32,8 +32,8 @@ class _Stream:
 
 
 class Replayer:
-    def __init__(self, trace: Trace, space: str | None = None, scale: float = 1.0):
-        self.trace, self.space, self.scale = trace, space, scale
+    def __init__(self, trace: Trace, space: str | None = None, scale: float = 1.0, fill: bool = True):
+        self.trace, self.space, self.scale, self.fill = trace, space, scale, fill
         self.modules: dict = {}
         self.targets: dict = {}
         self.buffers: dict = {}
@@ -93,6 +93,9 @@ class Replayer:
         dtype = getattr(pk, a["dtype"])
         layout = pk.LayoutLeft if a["layout"] == "left" else pk.LayoutRight
         v = pk.View(list(a["shape"]), dtype, layout=layout)
+        self.buffers[a["buffer"]] = (geo, v)
+        if not self.fill:  # compile-only: the memory is never touched
+            return v
         arr = np.asarray(v)
         stored = self.data and os.path.exists(os.path.join(self.data, f"{a['buffer']}.in"))
         if stored:

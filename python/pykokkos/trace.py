@@ -46,7 +46,8 @@ def start(path, data: bool | None = None) -> None:
 
 
 def stop() -> None:
-    """Runs what is pending (so the trace holds its kernels), then closes the file."""
+    """Runs what is pending (so the trace holds its kernels), then closes the
+    file (and writes the Chrome trace `PK_TRACE_CHROME` asks for)."""
     if not _active:
         return
     try:
@@ -54,7 +55,32 @@ def stop() -> None:
     finally:
         _native.trace_data(None)  # final contents of the buffers seen (data mode)
         _native.trace_stop()
+        path, chrome = _active.get("path"), _active.get("chrome")
         _active.clear()
+    if chrome:
+        from . import _chrome, _tracefile
+
+        _chrome.write(_tracefile.load(path), chrome)
+        if _active_temp.get("path") == path:
+            os.unlink(path)
+
+
+_active_temp: dict = {}
+
+
+def start_from_environment() -> None:
+    """`PK_TRACE=<file>` and/or `PK_TRACE_CHROME=<file>` at import."""
+    path, chrome = os.environ.get("PK_TRACE"), os.environ.get("PK_TRACE_CHROME")
+    if not path and not chrome:
+        return
+    if not path:
+        import tempfile
+
+        fd, path = tempfile.mkstemp(suffix=".jsonl", prefix="pk_trace_")
+        os.close(fd)
+        _active_temp["path"] = path
+    start(path)
+    _active["chrome"] = chrome
 
 
 def recording() -> str | None:

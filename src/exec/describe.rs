@@ -1,57 +1,95 @@
 //! A launch as a trace records it (`trace.rs`): the workunit's identity,
 //! pattern, policy and space, and each argument's type, geometry, buffer
-//! identity and byte range (so aliasing is kept), or its value.
+//! identity and byte range (so aliasing is kept), or its value. Written as
+//! JSON text directly: a trace records every launch, and building a JSON
+//! value tree per launch cost more than the launch.
 use super::args::ArgVal;
 use super::launch::Launch;
 use crate::types::{ArgTy, Pattern};
-use serde_json::{json, Value};
+use std::fmt::Write;
 
-pub fn describe(l: &Launch) -> Value {
+fn quoted(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+fn list(xs: &[i64]) -> String {
+    let parts: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// The fields of a `launch` event (without braces; the caller adds `seq`).
+pub fn describe(l: &Launch) -> String {
     let wu = l.workunit();
-    let hash = blake3::hash(wu.src.text.as_bytes()).to_hex()[..16].to_string();
     let pattern = match l.key.pattern {
         Pattern::For => "for".to_string(),
         Pattern::Reduce => "reduce".to_string(),
         Pattern::Scan => "scan".to_string(),
         Pattern::Reducer(r) => format!("reduce:{}", r.name()),
     };
-    let args: Vec<Value> = l
-        .names
-        .iter()
-        .zip(&l.vals)
-        .zip(&l.key.args)
-        .map(|((name, v), t)| match (v, t) {
+    let kind = match l.key.rank {
+        0 => "team",
+        1 => "range",
+        _ => "mdrange",
+    };
+    let mut s = String::with_capacity(512);
+    let _ = write!(
+        s,
+        r#""workunit":{{"name":{},"file":{},"line":{},"source_hash":"{}","method":{}}},"label":{},"pattern":"{pattern}","space":"{:?}","policy":{{"kind":"{kind}","begin":{},"end":{}}},"args":["#,
+        quoted(&wu.name),
+        quoted(&wu.src.filename),
+        wu.src.first_line,
+        wu.source_digest(),
+        l.is_method,
+        quoted(&l.label),
+        l.key.space,
+        list(&l.lo),
+        list(&l.hi),
+    );
+    for (k, ((name, v), t)) in l.names.iter().zip(&l.vals).zip(&l.key.args).enumerate() {
+        if k > 0 {
+            s.push(',');
+        }
+        let name = quoted(name);
+        let _ = match (v, t) {
             (ArgVal::View(x), ArgTy::View(vt)) => {
                 let r = vt.rank as usize;
-                json!({
-                    "name": name, "kind": "view", "dtype": vt.dtype.name(), "rank": r,
-                    "layout": format!("{:?}", vt.layout).to_lowercase(), "atomic": vt.atomic,
-                    "shape": &x.raw.extent[..r], "strides": &x.raw.stride[..r],
-                    "buffer": x.alloc.id(), "offset": x.offset, "bytes": [x.range.0, x.range.1],
-                })
+                write!(
+                    s,
+                    r#"{{"name":{name},"kind":"view","dtype":"{}","rank":{r},"layout":"{}","atomic":{},"shape":{},"strides":{},"buffer":{},"offset":{},"bytes":[{},{}]}}"#,
+                    vt.dtype.name(),
+                    format!("{:?}", vt.layout).to_lowercase(),
+                    vt.atomic,
+                    list(&x.raw.extent[..r]),
+                    list(&x.raw.stride[..r]),
+                    x.alloc.id(),
+                    x.offset,
+                    x.range.0,
+                    x.range.1
+                )
             }
-            (ArgVal::Int(i), ArgTy::Rng) => json!({"name": name, "kind": "random_pool", "stream": *i as u64}),
-            (ArgVal::Int(i), ArgTy::Scalar { dtype, weak }) => {
-                json!({"name": name, "kind": "scalar", "dtype": dtype.name(), "weak": weak, "value": i})
+            (ArgVal::Int(i), ArgTy::Rng) => {
+                write!(
+                    s,
+                    r#"{{"name":{name},"kind":"random_pool","stream":{}}}"#,
+                    *i as u64
+                )
             }
-            (ArgVal::Float(f), ArgTy::Scalar { dtype, weak }) => {
-                json!({"name": name, "kind": "scalar", "dtype": dtype.name(), "weak": weak, "value": f})
+            (val, ArgTy::Scalar { dtype, weak }) => {
+                let value = match val {
+                    ArgVal::Int(i) => i.to_string(),
+                    ArgVal::Float(f) => serde_json::json!(f).to_string(),
+                    ArgVal::Complex(re, im) => serde_json::json!([re, im]).to_string(),
+                    ArgVal::View(_) => "null".to_string(),
+                };
+                write!(
+                    s,
+                    r#"{{"name":{name},"kind":"scalar","dtype":"{}","weak":{weak},"value":{value}}}"#,
+                    dtype.name()
+                )
             }
-            (ArgVal::Complex(re, im), ArgTy::Scalar { dtype, weak }) => {
-                json!({"name": name, "kind": "scalar", "dtype": dtype.name(), "weak": weak, "value": [re, im]})
-            }
-            _ => json!({"name": name, "kind": "unknown"}),
-        })
-        .collect();
-    json!({
-        "workunit": {
-            "name": wu.name, "file": wu.src.filename, "line": wu.src.first_line,
-            "source_hash": hash, "method": l.is_method,
-        },
-        "label": &*l.label,
-        "pattern": pattern,
-        "space": format!("{:?}", l.key.space),
-        "policy": {"kind": match l.key.rank { 0 => "team", 1 => "range", _ => "mdrange" }, "begin": l.lo, "end": l.hi},
-        "args": args,
-    })
+            _ => write!(s, r#"{{"name":{name},"kind":"unknown"}}"#),
+        };
+    }
+    s.push(']');
+    s
 }

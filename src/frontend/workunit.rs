@@ -18,6 +18,7 @@ pub struct Workunit {
     pub src: Arc<SourceInfo>,
     parsed: OnceLock<Result<Arc<FunctionDef>, LocatedError>>,
     statements: OnceLock<usize>,
+    digest: OnceLock<String>,
 }
 
 impl Workunit {
@@ -29,7 +30,15 @@ impl Workunit {
             src: Arc::new(src),
             parsed: OnceLock::new(),
             statements: OnceLock::new(),
+            digest: OnceLock::new(),
         }
+    }
+
+    /// blake3 of the (dedented) source, 16 hex digits: what a trace records
+    /// to notice that a workunit changed.
+    pub fn source_digest(&self) -> &str {
+        self.digest
+            .get_or_init(|| blake3::hash(self.src.text.as_bytes()).to_hex()[..16].to_string())
     }
 
     /// The parsed definition (a located error when the source is outside the subset).

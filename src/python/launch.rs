@@ -266,14 +266,13 @@ pub fn launch<'py>(
         )
     });
     let submitted = pipeline::submit(l, recorded).map_err(py_err)?;
-    if let Some((mut d, t0)) = traced {
+    if let Some((d, t0)) = traced {
         let seq = match &submitted {
-            Submitted::Recorded(seq, _) => serde_json::json!(seq),
-            Submitted::Now(_) => serde_json::Value::Null,
+            Submitted::Recorded(seq, _) => seq.to_string(),
+            Submitted::Now(_) => "null".to_string(),
         };
-        d["seq"] = seq;
-        d["record_us"] = serde_json::json!((t0.elapsed().as_secs_f64() * 1e7).round() / 10.0);
-        crate::trace::event("launch", d);
+        let us = (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
+        crate::trace::event_text("launch", &format!(r#"{d},"seq":{seq},"record_us":{us}"#));
     }
     let total = match submitted {
         Submitted::Recorded(seq, slot) => {

@@ -90,6 +90,12 @@ pub fn trace_event(ev: &str, body: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// Kernels build and load but do not run (`replay --compile-only`).
+#[pyfunction]
+pub fn set_build_only(on: bool) {
+    crate::exec::run::set_build_only(on);
+}
+
 /// The digest a trace records of a workunit's source (to notice it changed).
 #[pyfunction]
 pub fn hash_text(text: &str) -> String {
