@@ -59,6 +59,18 @@ pub fn stop() -> std::io::Result<()> {
     }
 }
 
+/// Where the program asked for the next flush ("file:line"), set by the
+/// binding that holds the interpreter; taken by the flush's event.
+static SITE: Mutex<String> = Mutex::new(String::new());
+
+pub fn set_site(site: String) {
+    *SITE.lock().unwrap_or_else(|e| e.into_inner()) = site;
+}
+
+pub fn take_site() -> String {
+    std::mem::take(&mut *SITE.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// Microseconds since recording began (0 when off).
 pub fn now_us() -> f64 {
     let rec = REC.lock().unwrap_or_else(|e| e.into_inner());

@@ -90,6 +90,10 @@ def test_the_trace_records_launches_flushes_kernels_and_data(recorded):
     y_buf = next(a["buffer"] for a in launches[0]["args"] if a["name"] == "y")
     assert any(a["buffer"] == y_buf for a in launches[1]["args"])
     assert sorted(p.name for p in (d / "t.jsonl.data").iterdir())[:2][0].endswith((".in", ".out"))
+    # Each flush names the program line that asked for it (the print of a total).
+    sites = {e["site"] for e in events if e["ev"] == "flush"} - {""}
+    line = next(n for n, t in enumerate(PROGRAM.splitlines(), 1) if "print(float(" in t)
+    assert sites and all(s.endswith((f"prog.py:{line}", f"prog.py:{line + 1}")) for s in sites), sites
 
 
 @pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])

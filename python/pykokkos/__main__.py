@@ -142,7 +142,8 @@ def _explain(args) -> int:
     t = load(args.trace)
     labels = {e["seq"]: e["label"] for e in t.of("launch") if e["seq"] is not None}
     for k, f in enumerate(t.of("flush")):
-        print(f"flush {k} ({f['demand']['kind']}): {len(f['launches'])} launch(es) -> {len(f['regions'])} kernel(s)")
+        at = f" at {f['site']}" if f.get("site") else ""
+        print(f"flush {k} ({f['demand']['kind']}{at}): {len(f['launches'])} launch(es) -> {len(f['regions'])} kernel(s)")
         for r, reg in enumerate(f["regions"]):
             names = "+".join(labels.get(s, "?") for s in reg["seqs"])
             dead = f", dead temporaries {reg['dead_temporaries']}" if reg["dead_temporaries"] else ""

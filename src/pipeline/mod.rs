@@ -122,7 +122,7 @@ fn trace_flush(demand: &Demand<'_>, nodes: &[Arc<Node>], regions: &[Region], pla
         .collect();
     crate::trace::event(
         "flush",
-        serde_json::json!({"demand": demand, "launches": launches, "regions": regions, "plan_us": plan_us.round()}),
+        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "plan_us": plan_us.round()}),
     );
 }
 

@@ -54,9 +54,42 @@ pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
     if graph::pending_count() == 0 && !turn::flushing() {
         return Ok(());
     }
+    if crate::trace::on() {
+        crate::trace::set_site(user_site(py));
+    }
     let ran = detached(py, || pipeline::flush(demand))?;
     drop(ran);
     Ok(())
+}
+
+/// "file:line" of the innermost Python frame outside this package: where
+/// the program asked for what made this flush happen (for traces).
+fn user_site(py: Python<'_>) -> String {
+    let Ok(sys) = py.import("sys") else {
+        return String::new();
+    };
+    // The package's own folder (its frames are not where the program asked).
+    let pkg: String = py
+        .import("pykokkos")
+        .and_then(|m| m.getattr("__file__"))
+        .and_then(|f| f.extract::<String>())
+        .map(|f| f.rsplit_once('/').map_or(f.clone(), |(d, _)| format!("{d}/")))
+        .unwrap_or_default();
+    let mut frame = sys.call_method1("_getframe", (0,)).ok();
+    while let Some(f) = frame {
+        let file: String = f
+            .getattr("f_code")
+            .and_then(|c| c.getattr("co_filename"))
+            .and_then(|n| n.extract())
+            .unwrap_or_default();
+        let ours = !pkg.is_empty() && file.starts_with(&pkg);
+        if !ours && !file.is_empty() && !file.starts_with('<') {
+            let line: i64 = f.getattr("f_lineno").and_then(|l| l.extract()).unwrap_or(0);
+            return format!("{file}:{line}");
+        }
+        frame = f.getattr("f_back").ok().filter(|b| !b.is_none());
+    }
+    String::new()
 }
 
 /// Host access to an allocation is about to happen: its pending work runs,
