@@ -232,3 +232,15 @@ def test_chrome_trace_events_live_and_from_a_replay(recorded, tmp_path):
     r = run(["-m", "pykokkos", "replay", str(trace), "--chrome", str(out)], cwd=d)
     assert r.returncode == 0, r.stderr
     assert nested(json.loads(out.read_text())["traceEvents"])
+
+
+def test_tune_writes_the_fastest_rule_set(recorded, tmp_path):
+    d, _, trace, _ = recorded
+    out = tmp_path / "tuned"
+    r = run(["-m", "pykokkos", "tune", str(trace), "--repeat", "1", "--out", str(out)], cwd=d)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for label in ("built-in rules", "without vertical", "limits x2", "fusion off"):
+        assert label in r.stdout
+    assert "fastest:" in r.stdout and any(out.glob("*/rule.toml"))
+    r = run(["-m", "pykokkos", "replay", str(trace), "--rules", str(out)], cwd=d)
+    assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr

@@ -98,6 +98,11 @@ const DEFAULTS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The built-in rule files: (folder name, rule.toml text).
+pub fn default_files() -> &'static [(&'static str, &'static str)] {
+    DEFAULTS
+}
+
 fn read_dir(dir: &Path) -> PkResult<Vec<Rule>> {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| PkError::Environment(format!("PK_FUSION_RULES={}: {e}", dir.display())))?

@@ -73,7 +73,10 @@ fn user_site(py: Python<'_>) -> String {
         .import("pykokkos")
         .and_then(|m| m.getattr("__file__"))
         .and_then(|f| f.extract::<String>())
-        .map(|f| f.rsplit_once('/').map_or(f.clone(), |(d, _)| format!("{d}/")))
+        .map(|f| {
+            f.rsplit_once('/')
+                .map_or(f.clone(), |(d, _)| format!("{d}/"))
+        })
         .unwrap_or_default();
     let mut frame = sys.call_method1("_getframe", (0,)).ok();
     while let Some(f) = frame {

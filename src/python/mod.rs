@@ -53,6 +53,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(traces::trace_data, m)?)?;
     m.add_function(wrap_pyfunction!(traces::hash_text, m)?)?;
     m.add_function(wrap_pyfunction!(traces::set_build_only, m)?)?;
+    m.add_function(wrap_pyfunction!(traces::default_rule_files, m)?)?;
     m.add_function(wrap_pyfunction!(launch::generate_source, m)?)?;
     m.add_function(wrap_pyfunction!(resolve::set_resolver, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::set_lazy, m)?)?;

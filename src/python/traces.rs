@@ -90,6 +90,15 @@ pub fn trace_event(ev: &str, body: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// The built-in fusion rules as (folder, rule.toml text), for `tune`.
+#[pyfunction]
+pub fn default_rule_files() -> Vec<(String, String)> {
+    crate::fusion::rules::default_files()
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect()
+}
+
 /// Kernels build and load but do not run (`replay --compile-only`).
 #[pyfunction]
 pub fn set_build_only(on: bool) {
