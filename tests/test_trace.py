@@ -244,3 +244,20 @@ def test_tune_writes_the_fastest_rule_set(recorded, tmp_path):
     assert "fastest:" in r.stdout and any(out.glob("*/rule.toml"))
     r = run(["-m", "pykokkos", "replay", str(trace), "--rules", str(out)], cwd=d)
     assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr
+
+
+def test_the_format_round_trips_and_explain_draws_the_regions(recorded, tmp_path):
+    from pykokkos._tracefile import load
+
+    _, _, trace, _ = recorded
+    t = load(str(trace))
+    again = [json.dumps(t.header, sort_keys=True)] + [
+        json.dumps({k: v for k, v in e.items() if k != "_line"}, sort_keys=True) for e in t.events]
+    assert [json.loads(x) for x in again] == [json.loads(x) for x in trace.read_text().splitlines()]
+    dot = tmp_path / "trace.dot"
+    r = run(["-m", "pykokkos", "explain", str(trace), "--dot", str(dot)])
+    assert r.returncode == 0, r.stderr
+    text = dot.read_text()
+    assert text.startswith("digraph trace {") and "cluster_f0_r0" in text and "axpy" in text
+    r = run(["-m", "pykokkos", "trace", "summary", str(trace), "--bandwidth", "10"])
+    assert "byte bound: 10.0 GB/s (given)" in r.stdout and "of bound" in r.stdout

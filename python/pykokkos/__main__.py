@@ -111,13 +111,31 @@ def _summary(args) -> int:
     for k in kernels:
         per[k["name"]][0] += 1
         per[k["name"]][1] += k["us"]
-    print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  kernel")
+    bound = args.bandwidth or _copy_bandwidth()
+    print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a NumPy copy measured now'})")
+    print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  {'of bound':>8s}  kernel")
     for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[: args.top]:
         labels = n[len("fused("):-1].split("+") if n.startswith("fused(") else [n]
         b = sum(moved.get(x, 0) for x in labels) / max(1, sum(1 for e in launches if e["label"] in labels)) * c
-        gbs = f"{b / us / 1e3:7.2f}" if us > 0 else "      -"
-        print(f"{us / 1e3:10.3f} {c:6d}  {gbs}  {n}")
+        rate = b / us / 1e3 if us > 0 else 0.0
+        print(f"{us / 1e3:10.3f} {c:6d}  {rate:7.2f}  {100 * rate / bound:7.1f}%  {n}")
     return 0
+
+
+def _copy_bandwidth() -> float:
+    """GB/s of a large NumPy copy on this machine (bytes read plus written)."""
+    import time
+
+    import numpy as np
+
+    a = np.ones(1 << 24)
+    b = np.empty_like(a)
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        np.copyto(b, a)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * a.nbytes / best / 1e9
 
 
 def _cache(args) -> int:
@@ -146,6 +164,8 @@ def _explain(args) -> int:
 
     t = load(args.trace)
     labels = {e["seq"]: e["label"] for e in t.of("launch") if e["seq"] is not None}
+    if args.dot:
+        _dot(t, labels, args.dot)
     for k, f in enumerate(t.of("flush")):
         at = f" at {f['site']}" if f.get("site") else ""
         print(f"flush {k} ({f['demand']['kind']}{at}): {len(f['launches'])} launch(es) -> {len(f['regions'])} kernel(s)")
@@ -154,6 +174,28 @@ def _explain(args) -> int:
             dead = f", dead temporaries {reg['dead_temporaries']}" if reg["dead_temporaries"] else ""
             print(f"  region {r}: {names}{dead}")
     return 0
+
+
+def _dot(t, labels, path: str) -> None:
+    """Each flush a cluster, each region a cluster in it, each launch a node;
+    edges in program order within a region (the order its bodies run)."""
+    lines = ["digraph trace {", "  rankdir=LR; node [shape=box, fontsize=10];"]
+    for k, f in enumerate(t.of("flush")):
+        lines.append(f'  subgraph cluster_f{k} {{ label="flush {k} ({f["demand"]["kind"]})";')
+        for r, reg in enumerate(f["regions"]):
+            lines.append(f'    subgraph cluster_f{k}_r{r} {{ label="kernel {r}"; style=filled; fillcolor="#eef";')
+            for s in reg["seqs"]:
+                lines.append(f'      n{s} [label="{labels.get(s, "?")} #{s}"];')
+            lines += [f"      n{a} -> n{b};" for a, b in zip(reg["seqs"], reg["seqs"][1:])]
+            lines.append("    }")
+        lines.append("  }")
+    lines.append("}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    if shutil.which("dot"):
+        import subprocess
+
+        subprocess.run(["dot", "-Tsvg", path, "-o", os.path.splitext(path)[0] + ".svg"], check=False)
 
 
 def main(argv=None) -> int:
@@ -180,6 +222,7 @@ def main(argv=None) -> int:
     s = ts.add_parser("summary", help="top kernels, compile share, bytes moved")
     s.add_argument("trace")
     s.add_argument("--top", type=int, default=10)
+    s.add_argument("--bandwidth", type=float, help="the byte bound in GB/s (default: measured with a NumPy copy)")
     s.set_defaults(func=_summary)
     u = sub.add_parser("tune", help="replay under rule variants; write the fastest rule set")
     u.add_argument("trace")
@@ -188,6 +231,7 @@ def main(argv=None) -> int:
     u.set_defaults(func=lambda a: __import__("pykokkos._tune", fromlist=["tune"]).tune(a.trace, a.out, a.repeat))
     e = sub.add_parser("explain", help="the regions each flush of a trace formed")
     e.add_argument("trace")
+    e.add_argument("--dot", help="also write the flushes' launches and regions as Graphviz DOT (and SVG if dot is installed)")
     e.set_defaults(func=_explain)
     c = sub.add_parser("cache", help="the compile cache: where, size, clear")
     c.add_argument("action", choices=["where", "size", "clear"])
