@@ -261,3 +261,39 @@ def test_the_format_round_trips_and_explain_draws_the_regions(recorded, tmp_path
     assert text.startswith("digraph trace {") and "cluster_f0_r0" in text and "axpy" in text
     r = run(["-m", "pykokkos", "trace", "summary", str(trace), "--bandwidth", "10"])
     assert "byte bound: 10.0 GB/s (given)" in r.stdout and "of bound" in r.stdout
+
+
+STENCIL = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def smooth(i, src, dst):
+        dst[i] = 0.5 * (src[i] + dst[i])
+
+    def main():
+        n = 64
+        v = pk.View([n], pk.double)
+        np.asarray(v)[:] = np.arange(n) ** 2
+        for _ in range(3):
+            # One buffer through disjoint windows: halves, then even and odd elements.
+            pk.parallel_for(n // 2, smooth, src=v[n // 2:n], dst=v[0:n // 2])
+            pk.parallel_for(n // 2, smooth, src=v[0:n:2], dst=v[1:n:2])
+        print(float(np.asarray(v).sum()))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+@pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
+def test_replay_of_subviews_sharing_one_buffer(tmp_path, mode):
+    import os
+
+    prog = tmp_path / "stencil.py"
+    prog.write_text(STENCIL)
+    env = dict(os.environ, PK_TRACE=str(tmp_path / "s.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
+    r = run([str(prog)], env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run(["-m", "pykokkos", "replay", str(tmp_path / "s.jsonl"), mode], cwd=tmp_path)
+    assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr

@@ -37,6 +37,7 @@ class Replayer:
         self.modules: dict = {}
         self.targets: dict = {}
         self.buffers: dict = {}
+        self.bases = _one_dimensional_buffers(trace)
         self.data = trace.header.get("data")
         if self.data and not os.path.isabs(self.data):
             self.data = os.path.join(os.path.dirname(os.path.abspath(trace.path)), os.path.basename(self.data))
@@ -80,9 +81,23 @@ class Replayer:
         return fn, owner
 
     # --- buffers -----------------------------------------------------------
-    def _view(self, a: dict, line: int):
+    def _base(self, buf: int, dtype: str, length: int):
+        """One 1-D View for a buffer that 1-D views share (subviews of it)."""
         import pykokkos as pk
 
+        if buf not in self.buffers:
+            a = {"buffer": buf, "dtype": dtype, "shape": [length], "strides": [1], "offset": 0, "layout": "right"}
+            self.buffers[buf] = (None, self._fresh(a))
+        return self.buffers[buf][1]
+
+    def _view(self, a: dict, line: int):
+        import pykokkos as pk  # noqa: F401
+
+        if a["buffer"] in self.bases:
+            dtype, length = self.bases[a["buffer"]]
+            base = self._base(a["buffer"], dtype, length)
+            o, n, s = a["offset"] // np.dtype(dtype).itemsize, a["shape"][0], a["strides"][0]
+            return base[o:o + n] if s == 1 else base[o:o + (n - 1) * s + 1:s]
         geo = (a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"])
         known = self.buffers.get(a["buffer"])
         if known is not None:
@@ -90,10 +105,18 @@ class Replayer:
                 raise TraceError(f"{self.trace.path}:{line}: buffer #{a['buffer']} is used through views of "
                                  "different geometry; replay does not rebuild such aliasing yet")
             return known[1]
+        v = self._fresh(a)
+        self.buffers[a["buffer"]] = (geo, v)
+        return v
+
+    def _fresh(self, a: dict):
+        """A View of the argument's shape, filled from the stored data or
+        with deterministic values."""
+        import pykokkos as pk
+
         dtype = getattr(pk, a["dtype"])
         layout = pk.LayoutLeft if a["layout"] == "left" else pk.LayoutRight
         v = pk.View(list(a["shape"]), dtype, layout=layout)
-        self.buffers[a["buffer"]] = (geo, v)
         if not self.fill:  # compile-only: the memory is never touched
             return v
         arr = np.asarray(v)
@@ -109,7 +132,6 @@ class Replayer:
                 arr[...] = rng.random(arr.shape) < 0.5
             else:
                 arr[...] = rng.integers(0, 8, arr.shape)
-        self.buffers[a["buffer"]] = (geo, v)
         return v
 
     def _args(self, e: dict) -> dict:
@@ -200,11 +222,32 @@ class Replayer:
 
 
 def _meta(v, buf, r) -> dict:
+    if buf in r.bases:
+        dtype, length = r.bases[buf]
+        return {"dtype": dtype, "shape": [length], "strides": [1], "offset": 0}
     for e in r.trace.of("launch"):
         for a in e["args"]:
             if a.get("buffer") == buf:
                 return a
     raise KeyError(buf)
+
+
+def _one_dimensional_buffers(trace: Trace) -> dict:
+    """Buffers that several 1-D views of one dtype share through different
+    offsets or strides: buffer -> (dtype, elements the views reach)."""
+    seen: dict = {}
+    for e in trace.of("launch"):
+        for a in e["args"]:
+            if a["kind"] == "view":
+                seen.setdefault(a["buffer"], []).append(a)
+    out = {}
+    for buf, uses in seen.items():
+        geos = {(a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"]) for a in uses}
+        if len(geos) > 1 and all(a["rank"] == 1 for a in uses) and len({a["dtype"] for a in uses}) == 1:
+            size = np.dtype(uses[0]["dtype"]).itemsize
+            reach = max(a["offset"] // size + (a["shape"][0] - 1) * a["strides"][0] + 1 for a in uses)
+            out[buf] = (uses[0]["dtype"], reach)
+    return out
 
 
 def _window(raw: np.ndarray, dtype: np.dtype, a: dict) -> np.ndarray:
