@@ -30,7 +30,8 @@ def _loop(n: int, launches: int) -> float:
     return time.perf_counter() - t0
 
 
-def _pair(n: int, launches: int, reps: int = 3) -> tuple[float, float]:
+def _pair(n: int, launches: int, reps: int = 7) -> tuple[float, float]:
+    """Best of `reps` rounds each, traced and untraced rounds alternating."""
     plain = traced = float("inf")
     with tempfile.TemporaryDirectory() as d:
         for _ in range(reps):
@@ -45,7 +46,7 @@ def main() -> dict:
     for lazy in (False, True):
         pk._native.set_lazy(lazy)
         mode = "lazy" if lazy else "eager"
-        for size, n, launches in (("tiny", 10, 4000), ("big", 1 << 20, 200)):
+        for size, n, launches in (("tiny", 10, 4000), ("big", 1 << 20, 400)):
             plain, traced = _pair(n, launches)
             out[f"{mode}_{size}_plain_s"] = plain
             out[f"{mode}_{size}_traced_s"] = traced
