@@ -297,3 +297,34 @@ def test_replay_of_subviews_sharing_one_buffer(tmp_path, mode):
     assert r.returncode == 0, r.stderr
     r = run(["-m", "pykokkos", "replay", str(tmp_path / "s.jsonl"), mode], cwd=tmp_path)
     assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr
+
+
+LAMBDAS = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    def main():
+        n = 50
+        x = pk.View([n], pk.double)
+        np.asarray(x)[:] = np.arange(n)
+        k = 3.0
+        pk.parallel_for(n, lambda i: k * x[i] + 1.0, x)  # PyKokkos' lambda kernels
+        print(float(pk.parallel_reduce(n, lambda i, acc: acc + x[i])))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def test_replay_of_lambda_kernels(tmp_path):
+    import os
+
+    prog = tmp_path / "lam.py"
+    prog.write_text(LAMBDAS)
+    env = dict(os.environ, PK_TRACE=str(tmp_path / "l.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
+    r = run([str(prog)], env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert float(r.stdout) == (3.0 * np.arange(50) + 1.0).sum()
+    r = run(["-m", "pykokkos", "replay", str(tmp_path / "l.jsonl"), "--both"], cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("final buffers: equal to the recording") == 2

@@ -59,6 +59,10 @@ class Replayer:
         key = (wu["file"], wu["name"], wu["line"], wu["method"])
         if key in self.targets:
             return self.targets[key]
+        if wu["file"].startswith("<pykokkos lambda ") and "source" in e:
+            fn = self._lambda(e)
+            self.targets[key] = (fn, None)
+            return fn, None
         mod = self._module(wu["file"], e["_line"])
         found = None
         places = [(mod.__dict__, None)] + [(vars(c), c) for c in mod.__dict__.values() if isinstance(c, type)]
@@ -79,6 +83,25 @@ class Replayer:
                              f"{wu['file']} changed since the trace was recorded")
         self.targets[key] = (fn, owner)
         return fn, owner
+
+    def _lambda(self, e: dict):
+        """A lambda kernel's workunit, rebuilt from the source the trace holds,
+        in the namespace of the module the lambda was written in."""
+        import linecache
+
+        from ._kernels import workunit
+
+        wu, src = e["workunit"], e["source"]
+        if _native.hash_text(src) != wu["source_hash"]:
+            raise TraceError(f"{self.trace.path}:{e['_line']}: the source of lambda kernel '{wu['name']}' "
+                             "does not match its digest")
+        real = wu["file"][len("<pykokkos lambda "):-1].rsplit(":", 1)[0]
+        mod = self._module(real, e["_line"])
+        linecache.cache[wu["file"]] = (len(src), None, src.splitlines(True), wu["file"])
+        ns: dict = {}
+        exec(compile(src, wu["file"], "exec"), mod.__dict__, ns)
+        fn = ns[wu["name"]]
+        return workunit(fn)
 
     # --- buffers -----------------------------------------------------------
     def _base(self, buf: int, dtype: str, length: int):

@@ -91,5 +91,10 @@ pub fn describe(l: &Launch) -> String {
         };
     }
     s.push(']');
+    // A workunit made at run time (a lambda kernel) has no file to come back
+    // to: its source travels with the trace.
+    if wu.src.filename.starts_with('<') {
+        let _ = write!(s, r#","source":{}"#, quoted(&wu.src.text));
+    }
     s
 }
