@@ -328,3 +328,40 @@ def test_replay_of_lambda_kernels(tmp_path):
     r = run(["-m", "pykokkos", "replay", str(tmp_path / "l.jsonl"), "--both"], cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("final buffers: equal to the recording") == 2
+
+
+HOSTWRITES = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def bump(i, v):
+        v[i] = 2.0 * v[i] + 1.0
+
+    def main():
+        n = 40
+        v = pk.View([n], pk.double)
+        kept = np.asarray(v)  # a live NumPy view of the memory
+        kept[:] = np.arange(n)
+        for k in range(3):
+            pk.parallel_for(n, bump, v=v)
+            v[k] = -1.0 * k      # a host write between launches
+            kept[n - 1 - k] = 7.0  # and one through NumPy
+        print(float(np.asarray(v).sum()))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+@pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
+def test_replay_with_data_follows_host_writes_between_launches(tmp_path, mode):
+    import os
+
+    prog = tmp_path / "hw.py"
+    prog.write_text(HOSTWRITES)
+    env = dict(os.environ, PK_TRACE=str(tmp_path / "h.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
+    r = run([str(prog)], env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run(["-m", "pykokkos", "replay", str(tmp_path / "h.jsonl"), mode], cwd=tmp_path)
+    assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr

@@ -195,6 +195,8 @@ class Replayer:
 
         fn, owner = self._target(e)
         args = self._args(e)
+        for buf, name in e.get("reload", {}).items():  # the host wrote it since
+            self._load(int(buf), name, e)
         policy = self._policy(e)
         if e["workunit"]["method"]:
             obj = object.__new__(owner)
@@ -211,6 +213,20 @@ class Replayer:
         reducer = pattern.split(":")[1] if ":" in pattern else None
         return pk.parallel_reduce(e["label"], policy, target, reducer=reducer, **kw)
 
+    def _use_of(self, buf: int) -> dict:
+        """A launch event that used `buf` (for its geometry)."""
+        return next(e for e in self.trace.of("launch") if any(a.get("buffer") == buf for a in e["args"]))
+
+    def _load(self, buf: int, name: str, e: dict) -> None:
+        if not self.fill or not self.data:
+            return
+        v = self.buffers[buf][1]
+        arr = np.asarray(v)
+        meta = _meta(v, buf, self) if buf in self.bases else next(
+            a for a in e["args"] if a.get("buffer") == buf)
+        raw = np.fromfile(os.path.join(self.data, name), dtype=np.uint8)
+        arr[...] = _window(raw, arr.dtype, meta)
+
     def run(self) -> float:
         """Every launch, flushing where the recording flushed; seconds taken."""
         flushes_after = set()
@@ -226,6 +242,9 @@ class Replayer:
                 self.launch(e)
                 if e["_line"] in flushes_after:
                     _native.flush()
+            elif e["ev"] == "host_data" and e["buffer"] in self.buffers:
+                # Host writes after the buffer's last launch, as recording ended.
+                self._load(e["buffer"], e["file"], self._use_of(e["buffer"]))
         _native.flush()
         return time.perf_counter() - t0
 

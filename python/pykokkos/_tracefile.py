@@ -14,6 +14,7 @@ REQUIRED = {
     "flush": ("demand", "launches", "regions"),
     "kernel": ("name", "us"),
     "compile": ("kernel", "cached", "us"),
+    "host_data": ("buffer", "file"),
 }
 
 

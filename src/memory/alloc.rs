@@ -34,6 +34,9 @@ pub struct Alloc {
     /// Buffer-protocol exports alive: while > 0 Python may touch the memory
     /// behind the runtime's back, so the memory counts as foreign.
     pub exports: AtomicIsize,
+    /// Host accesses that may have written the memory so far (traces with
+    /// data store a buffer again when it changed behind the kernels' back).
+    pub host_writes: std::sync::atomic::AtomicU64,
     /// CudaUVMSpace: the memory is CUDA managed memory, valid on both sides.
     pub(crate) uvm: bool,
     /// The device mirror (CUDA launches), null until a kernel needs it.
@@ -77,6 +80,7 @@ impl Alloc {
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
@@ -94,6 +98,7 @@ impl Alloc {
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),

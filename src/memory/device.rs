@@ -84,6 +84,9 @@ impl Alloc {
     }
 
     fn host_access(&self, write: bool) -> PkResult<()> {
+        if write {
+            self.host_writes.fetch_add(1, Ordering::Relaxed);
+        }
         if self.uvm {
             // The host reads managed memory directly: kernels must be done.
             settle();

@@ -259,11 +259,16 @@ pub fn launch<'py>(
     };
     // A trace records what the launch was given, and how it went on.
     let traced = crate::trace::on().then(|| {
-        super::traces::store_inputs(&l);
-        (
-            crate::exec::describe::describe(&l),
-            std::time::Instant::now(),
-        )
+        let reload = super::traces::store_inputs(&l);
+        let mut d = crate::exec::describe::describe(&l);
+        if !reload.is_empty() {
+            let files: Vec<String> = reload
+                .iter()
+                .map(|(b, f)| format!(r#""{b}":"{f}""#))
+                .collect();
+            d.push_str(&format!(r#","reload":{{{}}}"#, files.join(",")));
+        }
+        (d, std::time::Instant::now())
     });
     let submitted = pipeline::submit(l, recorded).map_err(py_err)?;
     if let Some((d, t0)) = traced {

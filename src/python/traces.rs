@@ -9,41 +9,60 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// `PK_TRACE_DATA=1`: where buffer contents go, and the buffers seen so far
-/// (their first contents are stored when first seen; the last at the end).
+/// `PK_TRACE_DATA=1`: where buffer contents go, and per buffer seen so far
+/// its allocation, the host-write count when it was last stored, and how
+/// many times it was stored.
 static DATA: Mutex<Option<Stored>> = Mutex::new(None);
 
-/// The data folder, and each buffer seen by its identity.
-type Stored = (PathBuf, BTreeMap<usize, Arc<Alloc>>);
+type Stored = (PathBuf, BTreeMap<usize, (Arc<Alloc>, u64, usize)>);
 
 fn dump(dir: &std::path::Path, name: &str, a: &Alloc) -> std::io::Result<()> {
     a.host_read()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let p = a.ptr().map_err(|e| std::io::Error::other(e.to_string()))?;
     // SAFETY: the allocation holds `bytes()` bytes at `p`, and no kernel runs
-    // now (the caller holds the GIL and nothing pending touches a new buffer).
+    // now (the caller holds the GIL; a buffer changed by the host has no
+    // pending writer: host access flushed them).
     let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, a.bytes()) };
     std::fs::write(dir.join(name), bytes)
 }
 
-/// The first contents of each buffer a launch is given, the first time a
-/// trace with data sees it.
-pub fn store_inputs(l: &Launch) {
+/// Stores the contents of each buffer a launch is given the first time a
+/// trace with data sees it, and again whenever the host may have written it
+/// since (a host write, or a live NumPy export). Returns (buffer, file) for
+/// the buffers the replay must load before this launch.
+pub fn store_inputs(l: &Launch) -> Vec<(usize, String)> {
+    let mut reload = Vec::new();
     let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
     let Some((dir, seen)) = data.as_mut() else {
-        return;
+        return reload;
     };
     for v in &l.vals {
-        if let ArgVal::View(x) = v {
-            let id = x.alloc.id();
-            if let std::collections::btree_map::Entry::Vacant(e) = seen.entry(id) {
-                e.insert(x.alloc.clone());
-                if let Err(err) = dump(dir, &format!("{id}.in"), &x.alloc) {
-                    tracing::warn!(error = %err, "trace data: buffer {id} not stored");
-                }
+        let ArgVal::View(x) = v else { continue };
+        let id = x.alloc.id();
+        let writes = x
+            .alloc
+            .host_writes
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let name = match seen.get_mut(&id) {
+            None => {
+                seen.insert(id, (x.alloc.clone(), writes, 0));
+                format!("{id}.in")
             }
+            Some((_, last, n)) if *last != writes || x.alloc.is_foreign() => {
+                *last = writes;
+                *n += 1;
+                let name = format!("{id}.{n}.in");
+                reload.push((id, name.clone()));
+                name
+            }
+            Some(_) => continue,
+        };
+        if let Err(err) = dump(dir, &name, &x.alloc) {
+            tracing::warn!(error = %err, "trace data: buffer {id} not stored");
         }
     }
+    reload
 }
 
 /// Stores the final contents of every buffer the trace saw, then forgets them.
@@ -51,7 +70,14 @@ pub fn store_inputs(l: &Launch) {
 pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
     let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((old, seen)) = data.take() {
-        for (id, a) in &seen {
+        for (id, (a, last, n)) in &seen {
+            // Host writes after the last launch that used it: a replay loads them at the end.
+            let writes = a.host_writes.load(std::sync::atomic::Ordering::Relaxed);
+            if writes != *last || a.is_foreign() {
+                let name = format!("{id}.{}.in", n + 1);
+                dump(&old, &name, a).map_err(|e| PyOSError::new_err(e.to_string()))?;
+                crate::trace::event_text("host_data", &format!(r#""buffer":{id},"file":"{name}""#));
+            }
             dump(&old, &format!("{id}.out"), a).map_err(|e| PyOSError::new_err(e.to_string()))?;
         }
     }
