@@ -286,17 +286,26 @@ STENCIL = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
-def test_replay_of_subviews_sharing_one_buffer(tmp_path, mode):
+def record_then_replay(tmp_path, program: str, *replay_args: str) -> tuple[str, str]:
+    """Runs `program` with a data trace under PK_FUSE=1, then replays the
+    trace: (the program's output, the replay's output)."""
     import os
 
-    prog = tmp_path / "stencil.py"
-    prog.write_text(STENCIL)
-    env = dict(os.environ, PK_TRACE=str(tmp_path / "s.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
+    prog = tmp_path / "prog_under_test.py"
+    prog.write_text(program)
+    trace = tmp_path / "t.jsonl"
+    env = dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1", PK_FUSE="1")
     r = run([str(prog)], env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    r = run(["-m", "pykokkos", "replay", str(tmp_path / "s.jsonl"), mode], cwd=tmp_path)
-    assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr
+    rep = run(["-m", "pykokkos", "replay", str(trace), *replay_args], cwd=tmp_path)
+    assert rep.returncode == 0, rep.stdout + rep.stderr
+    return r.stdout, rep.stdout
+
+
+@pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
+def test_replay_of_subviews_sharing_one_buffer(tmp_path, mode):
+    _, replayed = record_then_replay(tmp_path, STENCIL, mode)
+    assert "final buffers: equal to the recording" in replayed
 
 
 LAMBDAS = textwrap.dedent("""
@@ -317,17 +326,9 @@ LAMBDAS = textwrap.dedent("""
 
 
 def test_replay_of_lambda_kernels(tmp_path):
-    import os
-
-    prog = tmp_path / "lam.py"
-    prog.write_text(LAMBDAS)
-    env = dict(os.environ, PK_TRACE=str(tmp_path / "l.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
-    r = run([str(prog)], env=env, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert float(r.stdout) == (3.0 * np.arange(50) + 1.0).sum()
-    r = run(["-m", "pykokkos", "replay", str(tmp_path / "l.jsonl"), "--both"], cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("final buffers: equal to the recording") == 2
+    printed, replayed = record_then_replay(tmp_path, LAMBDAS, "--both")
+    assert float(printed) == (3.0 * np.arange(50) + 1.0).sum()
+    assert replayed.count("final buffers: equal to the recording") == 2
 
 
 HOSTWRITES = textwrap.dedent("""
@@ -356,12 +357,5 @@ HOSTWRITES = textwrap.dedent("""
 
 @pytest.mark.parametrize("mode", ["--fuse", "--no-fuse"])
 def test_replay_with_data_follows_host_writes_between_launches(tmp_path, mode):
-    import os
-
-    prog = tmp_path / "hw.py"
-    prog.write_text(HOSTWRITES)
-    env = dict(os.environ, PK_TRACE=str(tmp_path / "h.jsonl"), PK_TRACE_DATA="1", PK_FUSE="1")
-    r = run([str(prog)], env=env, cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    r = run(["-m", "pykokkos", "replay", str(tmp_path / "h.jsonl"), mode], cwd=tmp_path)
-    assert r.returncode == 0 and "final buffers: equal to the recording" in r.stdout, r.stdout + r.stderr
+    _, replayed = record_then_replay(tmp_path, HOSTWRITES, mode)
+    assert "final buffers: equal to the recording" in replayed
