@@ -99,8 +99,9 @@ pub fn view_access(
     out
 }
 
-/// Whether `body` assigns `name` (then it is no longer the work index).
-fn rebinds(body: &[Stmt], name: &str) -> bool {
+/// Whether `body` assigns `name` (then it is no longer the work index):
+/// assignment, augmented assignment, a loop variable, a nested def's parameter.
+pub fn rebinds(body: &[Stmt], name: &str) -> bool {
     body.iter().any(|s| match &s.kind {
         StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
             matches!(&target.kind, ExprKind::Name(n) if n == name)

@@ -66,7 +66,7 @@ pub fn lower_workunit(
         let cpp = crate::lower::cpp_ident(&p.name);
         if team {
             cx.bind(&p.name, Ty::Void, VarKind::Team);
-        } else if assigns(&def.body, &p.name) {
+        } else if crate::analysis::access::rebinds(&def.body, &p.name) {
             cx.bind(&p.name, Ty::Scalar(DType::I64), VarKind::Local);
             copies.push_str(&format!("    int64_t {cpp} = pk_index_{cpp};\n"));
             sig_names.push(format!("pk_index_{cpp}"));
@@ -284,20 +284,6 @@ pub fn unit_methods(unit: &Unit) -> String {
         }
     }
     s
-}
-
-/// Whether `body` assigns `name` (assignment, augmented assignment, loop variable).
-fn assigns(body: &[crate::frontend::ast::Stmt], name: &str) -> bool {
-    use crate::frontend::ast::{ExprKind, StmtKind};
-    body.iter().any(|s| match &s.kind {
-        StmtKind::Assign { target, .. } | StmtKind::AugAssign { target, .. } => {
-            matches!(&target.kind, ExprKind::Name(n) if n == name)
-        }
-        StmtKind::For { var, body, .. } => var == name || assigns(body, name),
-        StmtKind::If { body, orelse, .. } => assigns(body, name) || assigns(orelse, name),
-        StmtKind::While { body, .. } => assigns(body, name),
-        _ => false,
-    })
 }
 
 /// Whether `acc` appears in `body` only as the target of `acc += value`
