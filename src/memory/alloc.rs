@@ -27,6 +27,10 @@ pub struct Alloc {
     foreign: Option<ForeignBuf>,
     /// Memory the runtime did not allocate (NumPy's).
     borrowed: bool,
+    /// Borrowed memory that no Python code touches behind the runtime's back
+    /// for now (a `pykokkos.numba` call holds the only handles): its launches
+    /// may wait in the DAG. It stays observable, so its writes are never dead.
+    pub trusted: std::sync::atomic::AtomicBool,
     /// What keeps borrowed host memory valid (an imported DLPack tensor).
     keep: Option<Py<PyAny>>,
     /// Python View objects (the view and its subviews) still alive.
@@ -77,6 +81,7 @@ impl Alloc {
             bytes,
             foreign: None,
             borrowed: false,
+            trusted: std::sync::atomic::AtomicBool::new(false),
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
@@ -95,6 +100,7 @@ impl Alloc {
             bytes: 0,
             foreign,
             borrowed: true,
+            trusted: std::sync::atomic::AtomicBool::new(false),
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
@@ -208,6 +214,13 @@ impl Alloc {
     /// Memory Python can reach without the runtime knowing.
     pub fn is_foreign(&self) -> bool {
         self.borrowed || self.exports.load(Ordering::Acquire) > 0
+    }
+
+    /// Launches touching it must run at once: Python may read or write it
+    /// behind the runtime's back (untrusted borrowed memory, live exports).
+    pub fn runs_now(&self) -> bool {
+        (self.borrowed && !self.trusted.load(Ordering::Acquire))
+            || self.exports.load(Ordering::Acquire) > 0
     }
 
     pub fn id(self: &Arc<Self>) -> usize {

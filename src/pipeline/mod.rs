@@ -43,7 +43,7 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     let foreign = l
         .vals
         .iter()
-        .any(|v| matches!(v, ArgVal::View(x) if x.foreign()));
+        .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()));
     if graph::enabled() && !foreign && adaptive::run_at_once(&l, || graph::folds_into_newest(&l)) {
         return Ok(Submitted::Now(l));
     }

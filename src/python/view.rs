@@ -331,6 +331,11 @@ impl View {
     fn _exports(&self) -> isize {
         self.alloc.exports.load(Ordering::Relaxed)
     }
+    /// `pykokkos.numba` calls: borrowed memory whose launches may wait (see
+    /// `Alloc::trusted`).
+    fn _set_trusted(&self, on: bool) {
+        self.alloc.trusted.store(on, Ordering::Release);
+    }
     #[getter]
     fn _is_foreign(&self) -> bool {
         self.alloc.is_foreign()

@@ -1,0 +1,318 @@
+"""Whole-array expressions and NumPy reductions as kernels.
+
+`B[2:n-2, 2:n-2] += W[2, 2] * A[2:n-2, 0:n-4] + ...` becomes one kernel over
+the target's shape: every array operand is read at `offset + index * step` per
+dimension (step 0 where NumPy broadcasts), scalars are kernel arguments or are
+computed in the kernel. Offsets, steps and shapes are computed on the host at
+each call (rt.Region), so one compiled kernel serves every slice bound.
+"""
+from __future__ import annotations
+
+import ast
+
+from ._errors import unsupported
+from ._kbody import KernelBody, pk_type
+from ._typer import Arr
+
+ELEMENTWISE_NP = {
+    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos",
+    "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "abs", "absolute", "fabs", "floor",
+    "ceil", "trunc", "power", "arctan2", "hypot", "minimum", "maximum", "fmin", "fmax", "where", "square",
+    "negative", "sign", "isnan", "isinf", "isfinite", "add", "subtract", "multiply", "divide", "true_divide",
+    "conj", "conjugate", "real", "imag", "rint", "cbrt", "copysign", "fmod",
+}
+NP_BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "divide": ast.Div, "true_divide": ast.Div}
+
+
+def name(n: str, ctx=None) -> ast.Name:
+    return ast.Name(n, ctx or ast.Load())
+
+
+def call(f: str, args, kw=None) -> ast.Call:
+    return ast.Call(ast.parse(f, mode="eval").body, list(args), kw or [])
+
+
+class Expr:
+    """One array expression being turned into a kernel body and its host set-up."""
+
+    def __init__(self, t, pre: list):
+        self.t = t
+        self.pre = pre  # host statements emitted before the launch
+        self.params: list[str] = []  # kernel parameters after the indices
+        self.kwargs: list[ast.keyword] = []  # the launch's keyword arguments
+        self.regions: list[str] = []  # host names of the operand Regions
+        self.prefix: dict[str, str] = {}  # host Region name -> the kernel's view parameter
+        self.rank = 0
+
+    def err(self, node, msg):
+        return unsupported(self.t.ctx, node, msg)
+
+    def region(self, base: ast.expr, key, node) -> tuple[str, str, int]:
+        """A host Region for `base[key]`; (kernel name of the view, host region name, array rank)."""
+        bt = self.t.type_of(base)
+        if not isinstance(base, ast.Name) or not isinstance(bt, Arr):
+            raise self.err(node, "array expressions may slice named arrays only")
+        r = self.t.fresh("r")
+        v = self.t.fresh("v")
+        args = [base] if key is None else [base, _host_key(key)]
+        self.pre.append(ast.Assign([name(r, ast.Store())], call("rt.Region", args)))
+        self.regions.append(r)
+        self.prefix[r] = v
+        for d in range(bt.ndim):
+            self.params += [f"{v}_o{d}", f"{v}_s{d}"]
+        self.params.insert(len(self.params) - 2 * bt.ndim, v)
+        return v, r, bt.ndim
+
+    def index(self, v: str, key, ndim: int, node) -> ast.expr:
+        """The kernel's read of operand v at the current work indices."""
+        idx = key.elts if isinstance(key, ast.Tuple) else ([] if key is None else [key])
+        idx = list(idx) + [ast.Slice()] * (ndim - len(idx))
+        kept = sum(isinstance(i, ast.Slice) for i in idx)
+        if kept > self.rank:
+            raise self.err(node, "this operand has more dimensions than the result")
+        lead = self.rank - kept
+        out, m = [], 0
+        for d, i in enumerate(idx):
+            off = name(f"{v}_o{d}")
+            if isinstance(i, ast.Slice):
+                step = ast.BinOp(name(f"i{m + lead}"), ast.Mult(), name(f"{v}_s{d}"))
+                out.append(ast.BinOp(off, ast.Add(), step))
+                m += 1
+            else:
+                out.append(off)
+        return ast.Subscript(name(v), ast.Tuple(out, ast.Load()) if len(out) > 1 else out[0], ast.Load())
+
+    def element(self, e) -> ast.expr:
+        """The kernel expression computing one element of e."""
+        t = self.t.type_of(e)
+        if not isinstance(t, Arr):
+            return self.scalar(e)
+        if isinstance(e, ast.Name):
+            v, _, nd = self.region(e, None, e)
+            return self.index(v, None, nd, e)
+        if isinstance(e, ast.Subscript):
+            v, _, nd = self.region(e.value, e.slice, e)
+            return self.index(v, e.slice, nd, e)
+        if isinstance(e, ast.BinOp):
+            return ast.BinOp(self.element(e.left), e.op, self.element(e.right))
+        if isinstance(e, ast.UnaryOp):
+            return ast.UnaryOp(e.op, self.element(e.operand))
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            return ast.Compare(self.element(e.left), e.ops, [self.element(e.comparators[0])])
+        if isinstance(e, ast.Call):
+            kind = self.t.names.callee(e.func)
+            if kind is not None and kind[0] == "np" and kind[1] in ELEMENTWISE_NP and not e.keywords:
+                f, args = kind[1], [self.element(a) for a in e.args]
+                if f == "where":
+                    return ast.IfExp(args[0], args[1], args[2])
+                if f in NP_BINARY:
+                    return ast.BinOp(args[0], NP_BINARY[f](), args[1])
+                if f == "negative":
+                    return ast.UnaryOp(ast.USub(), args[0])
+                return call(f"np.{f}", args)
+            if kind is not None and kind[0] == "math":
+                return call(f"math.{kind[1]}", [self.element(a) for a in e.args])
+            if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":
+                dt = self.t.names.dtype_name(e.args[0])
+                return ast.Call(pk_type(dt), [self.element(e.func.value)], [])
+        raise self.err(e, f"{ast.unparse(e)[:40]} is not an elementwise array expression pykokkos.numba supports")
+
+    def scalar(self, e) -> ast.expr:
+        """A scalar operand: computed in the kernel when it only reads names and
+        array elements, otherwise computed on the host first."""
+        if _kernel_safe(e, self.t):
+            for n in sorted({x.id for x in ast.walk(e) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}):
+                if (n in self.t.env or n in self.t.params) and n not in self.params:
+                    self.params.append(n)
+                    self.kwargs.append(ast.keyword(n, name(n)))
+            body = KernelBody(self.t, self.t.env, self.t.fresh)
+            return body.visit(_copy(e))
+        s = self.t.fresh("s")
+        self.pre.append(ast.Assign([name(s, ast.Store())], e))
+        self.params.append(s)
+        self.kwargs.append(ast.keyword(s, name(s)))
+        return name(s)
+
+
+def _copy(e):
+    return ast.parse(ast.unparse(e), mode="eval").body
+
+
+def _host_key(key) -> ast.expr:
+    """A subscript's key as a host value: slices written out as slice(...)."""
+    items = key.elts if isinstance(key, ast.Tuple) else [key]
+    out = []
+    for i in items:
+        if isinstance(i, ast.Slice):
+            out.append(call("slice", [i.lower or ast.Constant(None), i.upper or ast.Constant(None),
+                                      i.step or ast.Constant(None)]))
+        else:
+            out.append(i)
+    return ast.Tuple(out, ast.Load())
+
+
+def _kernel_safe(e, t) -> bool:
+    for x in ast.walk(e):
+        if isinstance(x, ast.Call):
+            kind = t.names.callee(x.func)
+            if kind is None or kind[0] == "helper" or (kind[0] == "np" and kind[1] not in ELEMENTWISE_NP):
+                return False
+        if isinstance(x, ast.Subscript) and isinstance(t.type_of(x), Arr):
+            return False
+    return True
+
+
+def _workunit(t, kname, rank, params, body, acc=None):
+    args = [ast.arg(f"i{d}") for d in range(rank)]
+    if acc is not None:
+        args.append(ast.arg("acc", ast.Subscript(call("pk.Acc", []).func, pk_type(acc), ast.Load())))
+    args += [ast.arg(p) for p in params]
+    fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body,
+                           [name("pk.workunit")], None)
+    t.module.add(fdef)
+
+
+def assign(t, target, value, op=None, new: str | None = None) -> list[ast.stmt]:
+    """Host statements that evaluate `value` elementwise into `target` (a
+    Name or sliced Subscript; with `op`, `target op= value`), or into a new
+    array bound to `new`."""
+    pre: list[ast.stmt] = []
+    x = Expr(t, pre)
+    rt_ty = t.type_of(value)
+    if new is not None:
+        x.rank = rt_ty.ndim if isinstance(rt_ty, Arr) else 0
+    else:
+        tt = t.type_of(target)
+        x.rank = tt.ndim
+    # Reading the target elsewhere than where it is written needs a copy first (NumPy's semantics).
+    if new is None and _reads_other_part(target, value):
+        tmp = t.fresh("tmp")
+        t.env[tmp] = Arr(t.type_of(target).dtype, x.rank)
+        out = assign(t, None, value, None, new=tmp)
+        return out + assign(t, target, name(tmp), op)
+    elem = x.element(value)
+    shape = t.fresh("shape")
+    if new is not None:
+        dt = rt_ty.dtype
+        operands = [name(r) for r in x.regions]
+        pre.append(ast.Assign([name(shape, ast.Store())], call("rt.shape_of", operands)))
+        pre.append(ast.Assign([name(new, ast.Store())], call("rt.zeros", [name(shape), ast.Constant(dt)])))
+        tv, tr = t.fresh("out"), None
+        store = ast.Subscript(name(tv), ast.Tuple([name(f"i{d}") for d in range(x.rank)], ast.Load())
+                              if x.rank > 1 else name("i0"), ast.Store())
+        x.params.insert(0, tv)
+        launch_kw = [ast.keyword(tv, name(new))]
+    else:
+        base = target.value if isinstance(target, ast.Subscript) else target
+        key = target.slice if isinstance(target, ast.Subscript) else None
+        operands = [name(r) for r in x.regions]
+        tv, tr, nd = x.region(base, key, target)
+        store = x.index(tv, key, nd, target)
+        store.ctx = ast.Store()
+        kw = [ast.keyword("target", name(tr))]
+        pre.append(ast.Assign([name(shape, ast.Store())], call("rt.shape_of", operands, kw)))
+        launch_kw = []
+    if op is not None:
+        read = _copy(store)
+        elem = ast.BinOp(read, op, elem)
+    kname = t.kernel_name("expr")
+    _workunit(t, kname, x.rank, x.params, [ast.Assign([store], elem)])
+    launch_kw += x.kwargs
+    for r in x.regions:
+        launch_kw.append(ast.keyword(None, call(f"{r}.args", [ast.Constant(x.prefix[r]), name(shape)])))
+    launch = call("pk.parallel_for", [call("rt.policy", [name(shape)]), name(kname)], launch_kw)
+    return pre + [ast.Expr(launch)]
+
+
+def _reads_other_part(target, value) -> bool:
+    base = target.value if isinstance(target, ast.Subscript) else target
+    if not isinstance(base, ast.Name):
+        return False
+    want = ast.dump(target)
+    for node in ast.walk(value):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == base.id:
+            if ast.dump(node) != want:
+                return True
+        if isinstance(node, ast.Name) and node.id == base.id and isinstance(target, ast.Subscript):
+            parents = [p for p in ast.walk(value) if isinstance(p, ast.Subscript) and p.value is node]
+            if not parents:
+                return True
+    return False
+
+
+REDUCERS = {"sum": "Sum", "prod": "Prod", "min": "Min", "amin": "Min", "max": "Max", "amax": "Max"}
+
+
+def reduce(t, fn: str, operand, pre: list, node) -> ast.expr:
+    """Host statements (appended to pre) reducing an array expression; returns
+    the host expression of the result."""
+    if fn in ("dot", "vdot"):
+        a, b = operand
+        ta, tb = t.type_of(a), t.type_of(b)
+        if not (isinstance(ta, Arr) and isinstance(tb, Arr) and ta.ndim == tb.ndim == 1):
+            raise unsupported(t.ctx, node, "np.dot is supported on two 1-D arrays (a dot product)")
+        operand, fn = ast.BinOp(a, ast.Mult(), b), "sum"
+    ty = t.type_of(operand)
+    if not isinstance(ty, Arr):
+        raise unsupported(t.ctx, node, f"np.{fn} of a scalar is not supported")
+    x = Expr(t, pre)
+    x.rank = ty.ndim
+    elem = x.element(operand)
+    shape = t.fresh("shape")
+    pre.append(ast.Assign([name(shape, ast.Store())], call("rt.shape_of", [name(r) for r in x.regions])))
+    kw = list(x.kwargs)
+    for r in x.regions:
+        kw.append(ast.keyword(None, call(f"{r}.args", [ast.Constant(x.prefix[r]), name(shape)])))
+    res = t.fresh("red")
+    acc_ty = t.type_of(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "sum" if fn == "mean" else fn,
+                                              ast.Load()), [operand], []))
+    if fn in ("argmin", "argmax"):
+        return _arg_reduce(t, fn, x, elem, shape, kw, pre, ty)
+    kname = t.kernel_name(fn)
+    if fn in ("sum", "mean"):
+        body = [ast.AugAssign(name("acc", ast.Store()), ast.Add(), elem)]
+        reducer = None
+    elif fn == "prod":
+        body = [ast.AugAssign(name("acc", ast.Store()), ast.Mult(), elem)]
+        reducer = "Prod"
+    else:
+        f = "min" if REDUCERS[fn] == "Min" else "max"
+        body = [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), elem]))]
+        reducer = REDUCERS[fn]
+        pre.append(ast.Expr(call("rt.nonempty", [name(shape), ast.Constant(fn)])))
+    _workunit(t, kname, x.rank, x.params, body, acc=acc_ty)
+    if reducer:
+        kw.append(ast.keyword("reducer", call(f"pk.{reducer}", []).func))
+    pre.append(ast.Assign([name(res, ast.Store())],
+                          call("pk.parallel_reduce", [call("rt.policy", [name(shape)]), name(kname)], kw)))
+    if fn == "mean":
+        return ast.BinOp(name(res), ast.Div(), call("rt.size", [name(shape)]))
+    return name(res)
+
+
+def _arg_reduce(t, fn, x, elem, shape, kw, pre, ty):
+    """argmin/argmax: the extreme value, then the first flat index holding it."""
+    best = t.fresh("best")
+    f = "min" if fn == "argmin" else "max"
+    k1 = t.kernel_name(f)
+    _workunit(t, k1, x.rank, x.params, [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), elem]))],
+              acc=ty.dtype)
+    pre.append(ast.Expr(call("rt.nonempty", [name(shape), ast.Constant(fn)])))
+    pre.append(ast.Assign([name(best, ast.Store())], call("pk.parallel_reduce", [
+        call("rt.policy", [name(shape)]), name(k1)], kw + [ast.keyword("reducer", call(f"pk.{f.title()}", []).func)])))
+    flat = name("i0")
+    for d in range(1, x.rank):
+        flat = ast.BinOp(ast.BinOp(flat, ast.Mult(), name(f"n{d}")), ast.Add(), name(f"i{d}"))
+    big = ast.Constant(2 ** 62)
+    k2 = t.kernel_name(fn)
+    params = x.params + [best] + [f"n{d}" for d in range(1, x.rank)]
+    body = [ast.If(ast.Compare(elem, [ast.Eq()], [name(best)]),
+                   [ast.Assign([name("acc", ast.Store())], call("min", [name("acc"), flat]))], [])]
+    _workunit(t, k2, x.rank, params, body, acc="int64")
+    res = t.fresh("red")
+    ext = [ast.keyword(f"n{d}", ast.Subscript(name(shape), ast.Constant(d), ast.Load())) for d in range(1, x.rank)]
+    pre.append(ast.Assign([name(res, ast.Store())], call("pk.parallel_reduce", [
+        call("rt.policy", [name(shape)]), name(k2)],
+        kw + [ast.keyword(best, name(best))] + ext + [ast.keyword("reducer", call("pk.Min", []).func)])))
+    del big
+    return call("int", [name(res)])

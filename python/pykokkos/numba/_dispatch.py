@@ -1,0 +1,118 @@
+"""njit / jit: a Dispatcher per decorated function, translated once per
+argument types (as Numba compiles once per signature) into PyKokkos code."""
+from __future__ import annotations
+
+import functools
+import linecache
+import warnings
+
+import numpy as np
+
+from ._errors import UnsupportedError
+from ._translate import translate
+
+_OPTIONS = {"parallel", "fastmath", "cache", "nogil", "nopython", "boundscheck", "error_model", "inline",
+            "forceobj", "looplift", "debug", "locals", "target", "no_cpython_wrapper", "no_cfunc_wrapper",
+            "fallback", "_nrt", "signature_or_function"}
+
+
+def _key(a):
+    if isinstance(a, np.ndarray):
+        return ("A", a.dtype.str, a.ndim)
+    if isinstance(a, tuple):
+        return ("T", tuple(_key(x) for x in a))
+    return type(a)
+
+
+class Dispatcher:
+    """What @njit returns: call it like the function; `py_func` is the original."""
+
+    def __init__(self, py_func, options: dict):
+        unknown = set(options) - _OPTIONS
+        if unknown:
+            raise TypeError(f"unknown option(s) for njit/jit: {', '.join(sorted(unknown))}")
+        self.py_func = py_func
+        self.fallback = bool(options.get("fallback", False))
+        self.options = options
+        self._compiled: dict = {}
+        self._sources: dict = {}
+        functools.update_wrapper(self, py_func)
+
+    @property
+    def signatures(self) -> list:
+        return list(self._compiled)
+
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            args = self._bind(args, kwargs)
+        key = tuple(_key(a) for a in args)
+        fn = self._compiled.get(key)
+        if fn is None:
+            fn = self._compile(key, args)
+        return fn(*args)
+
+    def _bind(self, args, kwargs):
+        import inspect
+        bound = inspect.signature(self.py_func).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.args)
+
+    def _compile(self, key, args):
+        try:
+            text, entry = translate(self.py_func, args, lambda v: isinstance(v, Dispatcher))
+        except UnsupportedError as err:
+            if not self.fallback:
+                raise
+            warnings.warn(f"pykokkos.numba: running {self.py_func.__name__} as plain Python: {err}", stacklevel=3)
+            self._compiled[key] = self.py_func
+            return self.py_func
+        code = self.py_func.__code__
+        filename = f"<pykokkos.numba {self.py_func.__name__} from {code.co_filename}:{code.co_firstlineno}>"
+        k = len(self._sources)
+        if k:
+            filename = filename[:-1] + f" #{k}>"
+        # The workunits read their source through inspect: register it as if it were a file.
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        scope: dict = {"__name__": f"pykokkos.numba.generated.{self.py_func.__name__}"}
+        exec(compile(text, filename, "exec"), scope)
+        self._sources[key] = text
+        self._compiled[key] = scope[entry]
+        return scope[entry]
+
+    def pk_source(self, *args) -> str:
+        """The PyKokkos module generated for these arguments (compiling it if needed)."""
+        key = tuple(_key(a) for a in args)
+        if key not in self._sources:
+            self._compile(key, args)
+        return self._sources.get(key, "")
+
+    def __repr__(self):
+        return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
+
+
+def _decorate(args, options):
+    if args and callable(args[0]) and not hasattr(args[0], "__pk_numba_sig__") and not isinstance(args[0], str):
+        return Dispatcher(args[0], options)
+    # Signatures (strings, type objects or lists of them) are accepted: types come from each call.
+
+    def wrap(fn):
+        return Dispatcher(fn, options)
+    return wrap
+
+
+def njit(*args, **options):
+    """Numba's @njit: the function runs as Kokkos kernels (prange loops in parallel)."""
+    options.setdefault("nopython", True)
+    return _decorate(args, options)
+
+
+def jit(*args, **options):
+    """Numba's @jit. Only nopython code is translated; jit(forceobj=True) runs as Python."""
+    if options.get("forceobj"):
+        return (lambda f: f) if not args or not callable(args[0]) else args[0]
+    return _decorate(args, options)
+
+
+def prange(*args):
+    """Numba's parallel range: a parallel_for (or reduce) inside jitted code, range outside it."""
+    return range(*args)

@@ -1,0 +1,236 @@
+"""The host side of a translated function: its statements in order, with
+kernels launched where the loops and array expressions were."""
+from __future__ import annotations
+
+import ast
+
+from . import _arrayexpr, _loops, _serial
+from ._arrayexpr import call, name
+from ._errors import unsupported
+from ._typer import ALLOC, REDUCE, Arr
+
+ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
+
+
+def _is_prange(s) -> bool:
+    return isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and _callee_is(s, "prange")
+
+
+def _callee_is(s, what):
+    return getattr(s, "_pk_callee", None) == what
+
+
+def _has_loop(s) -> bool:
+    return any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(s))
+
+
+class HostBody:
+    def __init__(self, t):
+        self.t = t
+
+    def err(self, node, msg):
+        return unsupported(self.t.ctx, node, msg)
+
+    def is_prange(self, s) -> bool:
+        return isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and \
+            self.t.names.callee(s.iter.func) == ("builtin", "prange")
+
+    def has_prange(self, s) -> bool:
+        return any(self.is_prange(x) for x in ast.walk(s))
+
+    def block(self, stmts) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        run: list[ast.stmt] = []
+
+        def end_run():
+            if run:
+                out.extend(_serial.serial(self.t, list(run)))
+                run.clear()
+
+        for s in stmts:
+            if self.is_prange(s):
+                end_run()
+                out.extend(_loops.prange(self.t, s))
+            elif isinstance(s, (ast.For, ast.While, ast.If)) and self.has_prange(s):
+                end_run()
+                out.append(self.control(s))
+            elif isinstance(s, (ast.For, ast.While)) or (isinstance(s, ast.If) and _has_loop(s)):
+                run.append(s)
+            else:
+                end_run()
+                out.extend(self.stmt(s))
+        end_run()
+        return out
+
+    def control(self, s):
+        """A host loop or branch around kernels: Python runs it."""
+        pre: list[ast.stmt] = []
+        if isinstance(s, ast.For):
+            it = self.expr(s.iter, pre)
+            if s.orelse:
+                raise self.err(s, "for ... else is not supported")
+            return _seq(pre, ast.For(s.target, it, self.block(s.body) or [ast.Pass()], []))
+        if isinstance(s, ast.While):
+            if pre or _needs_pre(self, s.test):
+                raise self.err(s.test, "a while test around a prange loop must be a plain scalar condition")
+            return ast.While(self.expr(s.test, pre), self.block(s.body) or [ast.Pass()], [])
+        test = self.expr(s.test, pre)
+        return _seq(pre, ast.If(test, self.block(s.body) or [ast.Pass()], self.block(s.orelse)))
+
+    def stmt(self, s) -> list[ast.stmt]:
+        t = self.t
+        pre: list[ast.stmt] = []
+        if isinstance(s, ast.Assign) and len(s.targets) == 1:
+            tgt = s.targets[0]
+            vt = t.type_of(s.value)
+            if isinstance(tgt, ast.Name) and isinstance(vt, Arr) and _elementwise(self, s.value):
+                return _arrayexpr.assign(t, None, s.value, new=tgt.id)
+            if isinstance(tgt, ast.Subscript) and isinstance(t.type_of(tgt), Arr):
+                value = s.value
+                if not isinstance(vt, Arr) and _needs_pre(self, value):
+                    value = self.expr(value, pre)
+                return pre + _arrayexpr.assign(t, tgt, value)
+        if isinstance(s, ast.AugAssign) and isinstance(t.type_of(s.target), Arr):
+            return _arrayexpr.assign(t, s.target, s.value, op=s.op)
+        if isinstance(s, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef,
+                          ast.With, ast.Try, ast.Raise, ast.Delete, ast.AsyncFunctionDef)):
+            if isinstance(s, ast.Raise):
+                return [s]
+            raise self.err(s, f"'{type(s).__name__}' statements are not supported in jitted functions")
+        new = _Rewrite(self, pre).visit(s)
+        return pre + [new]
+
+    def expr(self, e, pre):
+        return _Rewrite(self, pre).visit(e)
+
+
+def _seq(pre, node):
+    return pre + [node] if pre else node
+
+
+def _needs_pre(hb, e) -> bool:
+    p: list = []
+    _Rewrite(hb, p).visit(_arrayexpr._copy(e))
+    return bool(p)
+
+
+def _elementwise(hb, e) -> bool:
+    """An array expression computed elementwise (not an allocation, a slice or a name)."""
+    if isinstance(e, (ast.Name, ast.Subscript)):
+        return False
+    if isinstance(e, ast.Call):
+        kind = hb.t.names.callee(e.func)
+        if kind is not None and kind[0] == "np" and kind[1] in ALLOC:
+            return False
+        if kind is not None and kind[0] == "helper":
+            return False
+        if isinstance(e.func, ast.Attribute) and e.func.attr == "copy":
+            return False
+    return True
+
+
+class _Rewrite(ast.NodeTransformer):
+    """Host expressions: reductions, allocations and helper calls become launches."""
+
+    def __init__(self, hb, pre):
+        self.hb, self.t, self.pre = hb, hb.t, pre
+
+    def visit_Call(self, e):
+        t = self.t
+        f = e.func
+        if isinstance(f, ast.Attribute) and isinstance(t.type_of(f.value), Arr):
+            if f.attr in ARRAY_METHODS_REDUCE and not e.args and not e.keywords:
+                return _arrayexpr.reduce(t, f.attr, f.value, self.pre, e)
+            if f.attr == "copy":
+                return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
+            if f.attr == "fill" and len(e.args) == 1:
+                self.pre.extend(_arrayexpr.assign(t, ast.Subscript(f.value, ast.Slice(), ast.Load()), e.args[0]))
+                return ast.Constant(None)
+            raise self.hb.err(e, f"the array method .{f.attr}() is not supported")
+        kind = t.names.callee(f)
+        if kind is None:
+            raise self.hb.err(e, f"cannot call {ast.unparse(f)} from a jitted function")
+        k, what = kind
+        if k == "np" and what in REDUCE:
+            if e.keywords or (len(e.args) != 1 and what not in ("dot", "vdot")):
+                raise self.hb.err(e, f"np.{what} with an axis or options is not supported; reduce the whole array")
+            arg = tuple(e.args) if what in ("dot", "vdot") else e.args[0]
+            return _arrayexpr.reduce(t, what, arg, self.pre, e)
+        if k == "np" and what in ALLOC:
+            return self._alloc(what, e)
+        if k == "helper":
+            args = [self.visit(a) for a in e.args]
+            fname = t.host_helper(what, [t.type_of(a) for a in e.args], e)
+            return ast.copy_location(ast.Call(name(fname), args, []), e)
+        if isinstance(t.type_of(e), Arr):
+            return self._materialize(e, e, t.type_of(e))
+        return self.generic_visit(e)
+
+    def _alloc(self, what, e):
+        t = self.t
+        ty = t.type_of(e)
+        if what in ("empty_like", "zeros_like", "ones_like", "full_like", "copy"):
+            src = e.args[0]
+            shape = ast.Attribute(self.visit(src), "shape", ast.Load())
+            if what == "copy":
+                return self._materialize(ast.BinOp(src, ast.Mult(), ast.Constant(1)), e, ty)
+        elif what == "arange":
+            raise self.hb.err(e, "np.arange is not supported yet; loop over range(...)")
+        else:
+            shape = self.visit(e.args[0])
+        tmp = t.fresh("a")
+        t.env[tmp] = ty
+        self.pre.append(ast.Assign([name(tmp, ast.Store())], call("rt.zeros", [shape, ast.Constant(ty.dtype)])))
+        fill = {"ones": 1, "ones_like": 1}.get(what)
+        value = ast.Constant(fill) if fill is not None else None
+        if what == "full":
+            value = e.args[1]
+        elif what == "full_like":
+            value = e.args[1]
+        if value is not None:
+            self.pre.extend(_arrayexpr.assign(t, ast.Subscript(name(tmp), ast.Slice(), ast.Load()), value))
+        return name(tmp)
+
+    def _materialize(self, value, node, ty):
+        tmp = self.t.fresh("a")
+        self.t.env[tmp] = ty
+        self.pre.extend(_arrayexpr.assign(self.t, None, value, new=tmp))
+        return name(tmp)
+
+    def visit_BinOp(self, e):
+        if isinstance(self.t.type_of(e), Arr):
+            return self._materialize(e, e, self.t.type_of(e))
+        return self.generic_visit(e)
+
+    visit_UnaryOp = visit_BinOp
+
+    def visit_Attribute(self, e):
+        ty = self.t.type_of(e.value)
+        if isinstance(ty, Arr):
+            if e.attr == "size":
+                return call("rt.size", [self.visit(e.value)])
+            if e.attr == "ndim":
+                return ast.Constant(ty.ndim)
+            if e.attr == "shape":
+                return call("tuple", [ast.Attribute(self.visit(e.value), "shape", ast.Load())])
+            raise self.hb.err(e, f"the array attribute .{e.attr} is not supported")
+        return self.generic_visit(e)
+
+
+def emit_host_function(t, fname: str) -> None:
+    body = t.fdef.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    out = HostBody(t).block(body)
+    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in t.params], None, [], [], None, []),
+                           out or [ast.Pass()], [], None)
+    t.module.add(fdef)
+
+
+def emit_caller(t, fname: str, body: str) -> None:
+    """The function with the original signature: arrays in, NumPy arrays and numbers out."""
+    args = [ast.arg(p) for p in t.params]
+    ret = ast.Return(call("rt.call", [name(body), *[name(p) for p in t.params]]))
+    doc = ast.Expr(ast.Constant(f"{fname}{tuple(t.params)!s} translated from {t.ctx.filename}:{t.ctx.first_line}"
+                                .replace("'", "").replace(",)", ")")))
+    t.module.add(ast.FunctionDef(fname, ast.arguments([], args, None, [], [], None, []), [doc, ret], [], None))

@@ -1,0 +1,278 @@
+"""Numba statements as PyKokkos kernel-language statements.
+
+The kernel language already speaks most of what Numba kernels write (math,
+`np.` math, ranges, while, break); what differs is rewritten here: array
+metadata (`a.shape[0]` is `a.extent(0)`), iteration over arrays, enumerate and
+zip, tuple assignment, NumPy's spellings of math functions and constants, and
+calls to other jitted functions (which become @pk.function helpers).
+"""
+from __future__ import annotations
+
+import ast
+import math
+
+from ._errors import unsupported
+from ._typer import Arr, Tup
+
+NP_RENAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh",
+             "arccosh": "acosh", "arctanh": "atanh", "power": "pow", "absolute": "abs", "fabs": "fabs",
+             "minimum": "minimum", "maximum": "maximum", "fmin": "fmin", "fmax": "fmax"}
+CONSTANTS = {"pi": math.pi, "e": math.e}
+PK_DTYPE = {"float64": "pk.float64", "float32": "pk.float32", "int64": "pk.int64", "int32": "pk.int32",
+            "int16": "pk.int16", "int8": "pk.int8", "uint64": "pk.uint64", "uint32": "pk.uint32",
+            "uint16": "pk.uint16", "uint8": "pk.uint8", "bool": "pk.bool", "complex128": "pk.complex128",
+            "complex64": "pk.complex64"}
+
+
+def pk_type(dt: str) -> ast.expr:
+    return ast.parse(PK_DTYPE[dt], mode="eval").body
+
+
+def zero_of(dt: str) -> ast.expr:
+    if dt == "bool":
+        return ast.Constant(False)
+    if dt.startswith("complex"):
+        return ast.Constant(0j)
+    if dt.startswith("float"):
+        return ast.Constant(0.0)
+    return ast.Constant(0)
+
+
+class KernelBody(ast.NodeTransformer):
+    """Rewrites one kernel's statements; `fresh` makes names no user name clashes with."""
+
+    def __init__(self, tr, env, fresh):
+        self.tr = tr  # the translation: names, helpers, errors
+        self.env = env
+        self.fresh = fresh
+
+    def ty(self, e):
+        return self.tr.type_of(e, self.env)
+
+    def err(self, node, msg):
+        return unsupported(self.tr.ctx, node, msg)
+
+    # -- expressions -------------------------------------------------------
+    def visit_Attribute(self, e):
+        t = self.ty(e.value)
+        if isinstance(t, Arr):
+            if e.attr == "ndim":
+                return ast.copy_location(ast.Constant(t.ndim), e)
+            if e.attr == "size":
+                v = self.visit(e.value)
+                prod = None
+                for d in range(t.ndim):
+                    ext = _extent(v, d)
+                    prod = ext if prod is None else ast.BinOp(prod, ast.Mult(), ext)
+                return ast.copy_location(prod, e)
+            if e.attr == "shape":
+                raise self.err(e, "use a.shape[k] or unpack a.shape inside a kernel")
+        m = self.tr.names.module_of(e.value)
+        if m == "np" and e.attr in CONSTANTS:
+            return ast.copy_location(ast.Constant(CONSTANTS[e.attr]), e)
+        if m in ("np", "math") and e.attr in ("inf", "nan"):
+            return ast.copy_location(ast.Attribute(ast.Name("pk", ast.Load()), e.attr, ast.Load()), e)
+        return self.generic_visit(e)
+
+    def visit_Subscript(self, e):
+        # a.shape[k]
+        if isinstance(e.value, ast.Attribute) and e.value.attr == "shape" and isinstance(self.ty(e.value.value), Arr):
+            return ast.copy_location(_extent(self.visit(e.value.value), e.slice), e)
+        t = self.ty(e.value)
+        if isinstance(t, Arr):
+            idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            if any(isinstance(i, ast.Slice) for i in idx) and not all(
+                    isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
+                    for i in idx if isinstance(i, ast.Slice)):
+                raise self.err(e, "slices with bounds inside a kernel are not supported; index elements instead")
+            if len(idx) < t.ndim:
+                # a[i] of a 2-D array is its row: the kernel language's subview a[i, :]
+                idx = [*idx, *[ast.Slice() for _ in range(t.ndim - len(idx))]]
+                e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()), e.ctx), e)
+        return self.generic_visit(e)
+
+    def visit_Name(self, e):
+        if e.id in self.env or not isinstance(e.ctx, ast.Load):
+            return e
+        v = self.tr.names.constant(e.id)
+        if v is not None and not hasattr(v, "shape") and not isinstance(v, tuple):
+            return ast.copy_location(ast.Constant(v.item() if hasattr(v, "item") else v), e)
+        return e
+
+    def visit_Call(self, e):
+        kind = self.tr.names.callee(e.func)
+        if kind is None:
+            if isinstance(e.func, ast.Attribute) and isinstance(self.ty(e.func.value), Arr):
+                raise self.err(e, f"the array method .{e.func.attr}() is not supported inside a kernel")
+            raise self.err(e, f"cannot call {ast.unparse(e.func)} inside a kernel (only math, NumPy math, "
+                           "builtins and other @njit functions)")
+        k, what = kind
+        e = self.generic_visit(e)
+        if k == "helper":
+            tys = [self.ty(a) for a in e.args]
+            name = self.tr.device_helper(what, tys, e)
+            return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), e.args, []), e)
+        if k == "builtin":
+            if what == "len":
+                return ast.copy_location(_extent(e.args[0], 0), e)
+            if what == "prange":
+                return ast.copy_location(ast.Call(ast.Name("range", ast.Load()), e.args, []), e)
+            if what == "print":
+                raise self.err(e, "print() inside a kernel is not supported (use pk.printf in PyKokkos code)")
+            if what == "round" and len(e.args) == 1:
+                return ast.copy_location(ast.Call(ast.Name("int", ast.Load()), [
+                    ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "rint", ast.Load()), e.args, [])], []), e)
+            if what == "complex":
+                return e
+            return e
+        if k == "np":
+            if what == "square":
+                x = e.args[0]
+                return ast.copy_location(ast.BinOp(x, ast.Mult(), x), e)
+            if what == "sign":
+                x = e.args[0]
+                return ast.copy_location(ast.parse(
+                    f"(({ast.unparse(x)}) > 0) - (({ast.unparse(x)}) < 0)", mode="eval").body, e)
+            name = NP_RENAME.get(what, what)
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()),
+                                              e.args, e.keywords), e)
+        if k == "math" and what == "gamma":
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "tgamma", ast.Load()),
+                                              e.args, []), e)
+        return e
+
+    # -- statements --------------------------------------------------------
+    def visit_For(self, s):
+        it = s.iter
+        kind = self.tr.names.callee(it.func) if isinstance(it, ast.Call) else None
+        body = s.body
+        if s.orelse:
+            raise self.err(s, "for ... else is not supported")
+        if kind == ("builtin", "enumerate"):
+            seq = it.args[0]
+            if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
+                raise self.err(s.target, "unpack enumerate(...) as 'for i, x in enumerate(a)'")
+            idx, item = s.target.elts
+            start = it.args[1] if len(it.args) > 1 else ast.Constant(0)
+            k = self.fresh("k")
+            pre = [ast.Assign([idx], ast.BinOp(ast.Name(k, ast.Load()), ast.Add(), start))]
+            pre += self._bind_item(item, seq, k)
+            return self._index_loop(s, k, seq, pre)
+        if kind == ("builtin", "zip"):
+            if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(it.args)):
+                raise self.err(s.target, "unpack zip(...) into one name per sequence")
+            k = self.fresh("k")
+            pre = []
+            for t, seq in zip(s.target.elts, it.args):
+                pre += self._bind_item(t, seq, k)
+            bound = ast.Call(ast.Name("min", ast.Load()), [self._length(a) for a in it.args], []) \
+                if len(it.args) > 1 else self._length(it.args[0])
+            return self._index_loop(s, k, bound, pre, is_bound=True)
+        if kind in (("builtin", "range"), ("builtin", "prange")):
+            s.iter = self.visit(it)
+            s.body = self._stmts(body)
+            return s
+        t = self.ty(it)
+        if isinstance(t, (Arr, Tup)) or isinstance(it, ast.Name):
+            k = self.fresh("k")
+            pre = self._bind_item(s.target, it, k)
+            return self._index_loop(s, k, it, pre)
+        raise self.err(it, "a loop inside a kernel must run over range(...), an array, enumerate(...) or zip(...)")
+
+    def _length(self, seq):
+        if isinstance(seq, ast.Call) and self.tr.names.callee(seq.func) in (("builtin", "range"),):
+            a = seq.args
+            if len(a) == 1:
+                return a[0]
+            if len(a) == 2:
+                return ast.BinOp(a[1], ast.Sub(), a[0])
+            raise self.err(seq, "range with a step inside zip/enumerate is not supported")
+        return _extent(self.visit(seq), 0)
+
+    def _bind_item(self, target, seq, k):
+        if isinstance(seq, ast.Call) and self.tr.names.callee(seq.func) == ("builtin", "range"):
+            lo = seq.args[0] if len(seq.args) > 1 else ast.Constant(0)
+            return [ast.Assign([target], ast.BinOp(lo, ast.Add(), ast.Name(k, ast.Load())))]
+        return [ast.Assign([target], ast.Subscript(seq, ast.Name(k, ast.Load()), ast.Load()))]
+
+    def _index_loop(self, s, k, seq, pre, is_bound=False):
+        bound = seq if is_bound else self._length(seq)
+        loop = ast.For(ast.Name(k, ast.Store()), ast.Call(ast.Name("range", ast.Load()), [bound], []),
+                       [*pre, *s.body], [])
+        ast.copy_location(loop, s)
+        for p in pre:
+            ast.copy_location(p, s)
+            ast.fix_missing_locations(p)
+        return self.visit_For(loop)
+
+    def visit_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)):
+            return self._unpack(s, s.targets[0], s.value)
+        if len(s.targets) > 1:
+            out = []
+            for t in s.targets:
+                out.append(ast.copy_location(ast.Assign([t], s.value), s))
+            return [self.visit(x) for x in out]
+        return self.generic_visit(s)
+
+    def _unpack(self, s, target, value):
+        names = target.elts
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            vals = [_extent(value.value, d) for d in range(len(names))]
+        elif isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(names):
+            vals = list(value.elts)
+            # a, b = b, a: read every value before any name changes
+            temps = []
+            for v in vals:
+                tmp = self.fresh("t")
+                self.env[tmp] = self.ty(v)
+                temps.append(ast.copy_location(ast.Assign([ast.Name(tmp, ast.Store())], v), s))
+            out = temps + [ast.copy_location(ast.Assign([n], ast.Name(t.targets[0].id, ast.Load())), s)
+                           for n, t in zip(names, temps)]
+            return [self.visit(ast.fix_missing_locations(x)) for x in out]
+        else:
+            raise self.err(s, "inside a kernel, unpack only a.shape or a tuple written out (a, b = x, y)")
+        out = [ast.copy_location(ast.Assign([n], v), s) for n, v in zip(names, vals)]
+        return [self.visit(ast.fix_missing_locations(x)) for x in out]
+
+    def visit_AugAssign(self, s):
+        if isinstance(s.target, ast.Name) and isinstance(self.ty(s.target), Arr):
+            raise self.err(s, "whole-array updates inside a kernel are not supported; loop over the elements")
+        return self.generic_visit(s)
+
+    def visit_Return(self, s):
+        return self.generic_visit(s)
+
+    def _stmts(self, body):
+        out = []
+        for x in body:
+            r = self.visit(x)
+            out.extend(r if isinstance(r, list) else [r])
+        return out
+
+
+def _extent(view, d):
+    dim = d if isinstance(d, ast.AST) else ast.Constant(d)
+    return ast.Call(ast.Attribute(view, "extent", ast.Load()), [dim], [])
+
+
+def assigned_names(body) -> dict:
+    """Names stored in these statements, with the first node storing each."""
+    out: dict = {}
+    for node in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.setdefault(node.id, node)
+    return out
+
+
+def read_names(body) -> set:
+    return {n.id for node in body for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def loop_vars(body) -> set:
+    """Names only ever bound by `for` loops of the kernel language's range form."""
+    out = set()
+    for node in ast.walk(ast.Module(body=list(body), type_ignores=[])):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+            out.add(node.target.id)
+    return out

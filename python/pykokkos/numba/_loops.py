@@ -1,0 +1,220 @@
+"""Loops as kernels: a `prange` loop is a parallel_for, or a parallel_reduce per
+scalar it accumulates; a run of serial statements with loops is one work
+item (compiled, as Numba compiles it); a jitted helper called from a kernel is
+a @pk.function."""
+from __future__ import annotations
+
+import ast
+
+from ._arrayexpr import call, name
+from ._errors import unsupported
+from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names, zero_of
+from ._typer import Arr
+
+REDUCE_OPS = {ast.Add: "Sum", ast.Sub: "Sum", ast.Mult: "Prod"}
+
+
+def _declare(t, body: list, locals_: set, env) -> list:
+    """Kernel locals declared with their Numba types before the body (the
+    kernel language would otherwise type each from its first assignment)."""
+    decl = []
+    for n in sorted(locals_):
+        ty = env.get(n)
+        if isinstance(ty, str) and ty in _SCALARS:
+            decl.append(ast.AnnAssign(name(n, ast.Store()), pk_type(ty), zero_of(ty), 1))
+        elif isinstance(ty, Arr):
+            raise unsupported(t.ctx, assigned_names(body)[n], f"'{n}' is an array made inside a kernel; "
+                              "allocate arrays outside prange loops and serial loops")
+    return decl + body
+
+
+_SCALARS = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8",
+            "bool", "complex128", "complex64"}
+
+
+def _params(t, names: set) -> tuple[list[ast.arg], list[ast.keyword]]:
+    """Kernel parameters (scalars annotated with their type) and launch keywords."""
+    args, kws = [], []
+    for n in sorted(names):
+        ty = t.env.get(n)
+        if ty is None:
+            continue
+        ann = pk_type(ty) if isinstance(ty, str) and ty in _SCALARS else None
+        args.append(ast.arg(n, ann))
+        kws.append(ast.keyword(n, name(n)))
+    return args, kws
+
+
+def _workunit(t, kname, index, acc_ty, params, body) -> None:
+    args = [ast.arg(index)]
+    if acc_ty is not None:
+        args.append(ast.arg("acc", ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc_ty), ast.Load())))
+    fdef = ast.FunctionDef(kname, ast.arguments([], args + params, None, [], [], None, []), body or [ast.Pass()],
+                           [ast.parse("pk.workunit", mode="eval").body], None)
+    t.module.add(fdef)
+
+
+def _rewrite(t, body):
+    kb = KernelBody(t, t.env, t.fresh)
+    out = []
+    for s in body:
+        r = kb.visit(_clone(s))
+        out.extend(r if isinstance(r, list) else [r])
+    return out
+
+
+def _clone(s):
+    c = ast.parse(ast.unparse(s)).body[0]
+    for a, b in zip(ast.walk(s), ast.walk(c)):
+        if hasattr(a, "lineno"):
+            b.lineno, b.col_offset = a.lineno, a.col_offset
+    return c
+
+
+def _accumulators(t, body, index):
+    """{name: (reducer, [update statements])} of scalars the loop accumulates."""
+    found: dict = {}
+    other: set = set()
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            r = REDUCE_OPS.get(type(node.op))
+            if r is not None and isinstance(t.env.get(node.target.id), str):
+                found.setdefault(node.target.id, (r, []))[1].append(node)
+                continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            n = node.targets[0].id
+            kind = _reduce_form(t, n, node.value)
+            if kind is not None:
+                found.setdefault(n, (kind, []))[1].append(node)
+                continue
+    for n in assigned_names(body):
+        pass
+    # A name also assigned plainly in the body is a private local, not a reduction.
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in found:
+            if not any(_targets(u, node) for u in found[node.id][1]):
+                other.add(node.id)
+    return {k: v for k, v in found.items() if k not in other and k != index}
+
+
+def _targets(update, node):
+    return (isinstance(update, ast.AugAssign) and update.target is node) or (
+        isinstance(update, ast.Assign) and update.targets[0] is node)
+
+
+def _reduce_form(t, n, v):
+    if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == n and type(v.op) in REDUCE_OPS:
+        return REDUCE_OPS[type(v.op)]
+    if isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mult)) and isinstance(v.right, ast.Name) \
+            and v.right.id == n:
+        return REDUCE_OPS[type(v.op)]
+    if isinstance(v, ast.Call) and t.names.callee(v.func) in (("builtin", "min"), ("builtin", "max")) \
+            and len(v.args) == 2 and any(isinstance(a, ast.Name) and a.id == n for a in v.args):
+        return "Min" if t.names.callee(v.func)[1] == "min" else "Max"
+    return None
+
+
+class _AccRewrite(ast.NodeTransformer):
+    """The kept accumulator's updates write `acc`; the others' are dropped."""
+
+    def __init__(self, keep, updates, drop_writes, acc_reads_ok=False):
+        self.keep, self.updates, self.drop_writes = keep, updates, drop_writes
+
+    def visit_AugAssign(self, s):
+        if isinstance(s.target, ast.Name) and s.target.id in self.updates:
+            if s.target.id != self.keep:
+                return ast.Pass()
+            return ast.copy_location(ast.AugAssign(name("acc", ast.Store()), s.op, s.value), s)
+        if self.drop_writes and isinstance(s.target, ast.Subscript):
+            return ast.Pass()
+        return s
+
+    def visit_Assign(self, s):
+        t = s.targets[0]
+        if isinstance(t, ast.Name) and t.id in self.updates:
+            if t.id != self.keep:
+                return ast.Pass()
+            return ast.copy_location(ast.Assign([name("acc", ast.Store())], _Rename(t.id).visit(s.value)), s)
+        if self.drop_writes and isinstance(t, ast.Subscript):
+            return ast.Pass()
+        return s
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old):
+        self.old = old
+
+    def visit_Name(self, n):
+        return ast.copy_location(name("acc"), n) if n.id == self.old else n
+
+
+def prange(t, s: ast.For) -> list[ast.stmt]:
+    """Host statements launching the kernels of one prange loop."""
+    if not isinstance(s.target, ast.Name):
+        raise unsupported(t.ctx, s.target, "a prange loop needs one index name")
+    if s.orelse:
+        raise unsupported(t.ctx, s, "prange ... else is not supported")
+    for node in ast.walk(ast.Module(body=s.body, type_ignores=[])):
+        if isinstance(node, (ast.Return, ast.Break)) and not _inside_inner_loop(s.body, node):
+            raise unsupported(t.ctx, node, f"'{type(node).__name__.lower()}' cannot leave a prange loop")
+    idx = s.target.id
+    a = s.iter.args
+    if len(a) == 3:
+        lo, hi, step = a
+        k = t.fresh("k")
+        policy = call("pk.RangePolicy", [ast.Constant(0), call("len", [call("range", [lo, hi, step])])])
+        pre_body = [ast.Assign([name(idx, ast.Store())], ast.BinOp(lo, ast.Add(), ast.BinOp(name(k), ast.Mult(), step)))]
+        index = k
+    else:
+        lo, hi = (a[0], a[1]) if len(a) == 2 else (ast.Constant(0), a[0])
+        policy = call("pk.RangePolicy", [lo, hi])
+        pre_body, index = [], idx
+    if len(a) == 3:
+        free_extra = read_names([ast.Expr(lo), ast.Expr(step)])
+    else:
+        free_extra = set()
+    accs = _accumulators(t, s.body, idx)
+    locals_ = set(assigned_names(s.body)) - set(accs) - {idx} - loop_vars(s.body)
+    if len(a) == 3:
+        locals_.add(idx)
+    for n, (_, ups) in accs.items():
+        for node in ast.walk(ast.Module(body=s.body, type_ignores=[])):
+            if isinstance(node, ast.Name) and node.id == n and isinstance(node.ctx, ast.Load) and not any(
+                    node in set(ast.walk(u.target if isinstance(u, ast.AugAssign) else u)) for u in ups):
+                raise unsupported(t.ctx, node, f"the reduction variable '{n}' is read inside the prange loop")
+    free = (read_names(s.body) | free_extra) - locals_ - set(accs) - {idx} - loop_vars(s.body)
+    free = {n for n in free if n in t.env}
+    writes = {x.value.id for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+              if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store) and isinstance(x.value, ast.Name)}
+    if len(accs) > 1 and writes & read_names(s.body):
+        raise unsupported(t.ctx, s, "a prange loop with several reduction variables that also reads an array it "
+                          "writes is not supported; split the loop")
+    out: list[ast.stmt] = []
+    params, kws = _params(t, free)
+    if not accs:
+        body = _declare(t, pre_body + _rewrite(t, s.body), locals_, t.env)
+        kname = t.kernel_name("prange")
+        _workunit(t, kname, index, None, params, body)
+        out.append(ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws)))
+        return out
+    for k, (n, (red, _)) in enumerate(sorted(accs.items())):
+        rw = _AccRewrite(n, set(accs), drop_writes=k > 0)
+        raw = [rw.visit(_clone(x)) for x in s.body]
+        body = _declare(t, pre_body + _rewrite(t, raw), locals_, t.env)
+        kname = t.kernel_name("reduce")
+        _workunit(t, kname, index, t.env[n], params, body)
+        kw = list(kws)
+        if red != "Sum":
+            kw.append(ast.keyword("reducer", ast.parse(f"pk.{red}", mode="eval").body))
+        total = call("pk.parallel_reduce", [policy, name(kname)], kw)
+        op = {"Sum": ast.Add(), "Prod": ast.Mult()}.get(red)
+        value = ast.BinOp(name(n), op, total) if op else call(red.lower(), [name(n), total])
+        out.append(ast.Assign([name(n, ast.Store())], value))
+    return out
+
+
+def _inside_inner_loop(body, node) -> bool:
+    for x in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(x, (ast.For, ast.While)) and node in set(ast.walk(x)) and isinstance(node, ast.Break):
+            return True
+    return False

@@ -1,0 +1,122 @@
+"""Serial code as one work item: the statements run in order inside a kernel,
+scalars they change and the host reads later come back through one-element
+Views, and a `return` inside them returns from the function."""
+from __future__ import annotations
+
+import ast
+
+from ._arrayexpr import call, name
+from ._errors import unsupported
+from ._kbody import assigned_names, loop_vars, read_names
+from ._loops import _SCALARS, _clone, _declare, _params, _rewrite, _workunit
+from ._typer import Arr, Tup
+
+
+def _events(stmts):
+    """Names in source order, each with whether it is read (True) or written."""
+    out = []
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            out.append((node.lineno, node.col_offset - 1, node.target.id, True))
+        elif isinstance(node, ast.Name):
+            out.append((node.lineno, node.col_offset, node.id, isinstance(node.ctx, ast.Load)))
+    return sorted(out)
+
+
+def _reads_outside(fdef, block) -> set:
+    inside = {id(n) for s in block for n in ast.walk(s)}
+    return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and id(n) not in inside}
+
+
+class _Returns(ast.NodeTransformer):
+    """`return v` in a serial kernel: store v and a flag, then end the work item."""
+
+    def __init__(self, t):
+        self.t, self.seen = t, False
+
+    def visit_Return(self, s):
+        self.seen = True
+        out = []
+        if s.value is not None:
+            ty = self.t.type_of(s.value)
+            if isinstance(ty, (Arr, Tup)):
+                raise unsupported(self.t.ctx, s, "a return from inside a loop must return a number")
+            out.append(ast.Assign([ast.Subscript(name("ret__v"), ast.Constant(0), ast.Store())], s.value))
+        out.append(ast.Assign([ast.Subscript(name("ret__f"), ast.Constant(0), ast.Store())], ast.Constant(1)))
+        out.append(ast.Return(None))
+        return [ast.copy_location(x, s) for x in out]
+
+
+def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
+    """Host statements running `block` as one work item."""
+    stored = set(assigned_names(block)) - loop_vars(block)
+    live_in = set()
+    first: dict = {}
+    for _, _, n, is_read in _events(block):
+        first.setdefault(n, is_read)
+    for n in stored:
+        if first.get(n) and n in t.env:
+            live_in.add(n)
+    outside = _reads_outside(t.fdef, block)
+    live_out = sorted(n for n in stored if n in outside and isinstance(t.env.get(n), str) and t.env[n] in _SCALARS)
+    free = {n for n in read_names(block) if n in t.env} - stored - loop_vars(block)
+    params, kws = _params(t, free)
+    host: list[ast.stmt] = []
+    tail: list[ast.stmt] = []
+    for n in sorted(live_in):
+        params.append(ast.arg(f"{n}__in"))
+        kws.append(ast.keyword(f"{n}__in", name(n)))
+    for n in live_out:
+        params.append(ast.arg(f"{n}__out"))
+        kws.append(ast.keyword(f"{n}__out", name(f"{n}__out")))
+        host.append(ast.Assign([name(f"{n}__out", ast.Store())], call("rt.scalar_out", [ast.Constant(t.env[n])])))
+        tail.append(ast.Assign([ast.Subscript(name(f"{n}__out"), ast.Constant(0), ast.Store())], name(n)))
+    rets = _Returns(t)
+    body = []
+    for s in block:
+        r = rets.visit(_clone(s))
+        body.extend(r if isinstance(r, list) else [r])
+    ret_ty = None
+    if rets.seen:
+        ret_ty = t.returns if isinstance(t.returns, str) and t.returns in _SCALARS else None
+        for n, dt in (("ret__f", "int32"), ("ret__v", ret_ty)):
+            if dt is None:
+                continue
+            params.append(ast.arg(n))
+            kws.append(ast.keyword(n, name(n)))
+            host.append(ast.Assign([name(n, ast.Store())], call("rt.scalar_out", [ast.Constant(dt)])))
+    body = [ast.Assign([name(n, ast.Store())], name(f"{n}__in")) for n in sorted(live_in)] + _rewrite(t, body)
+    body = _declare(t, body + tail, stored, t.env)
+    kname = t.kernel_name("serial")
+    _workunit(t, kname, "i__", None, params, body)
+    host.append(ast.Expr(call("pk.parallel_for", [call("rt.serial_policy", []), name(kname)], kws)))
+    for n in live_out:
+        value = ast.Subscript(name(f"{n}__out"), ast.Constant(0), ast.Load())
+        if t.env[n] == "bool":
+            value = call("bool", [value])
+        host.append(ast.Assign([name(n, ast.Store())], value))
+    if rets.seen:
+        got = ast.Subscript(name("ret__f"), ast.Constant(0), ast.Load())
+        value = ast.Subscript(name("ret__v"), ast.Constant(0), ast.Load()) if ret_ty else ast.Constant(None)
+        if ret_ty == "bool":
+            value = call("bool", [value])
+        host.append(ast.If(got, [ast.Return(value)], []))
+    return host
+
+
+def emit_function(t, fname: str) -> None:
+    """A jitted helper called from kernels, as a @pk.function (parameters typed
+    at the call by the kernel language; locals declared with Numba's types)."""
+    body = t.fdef.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    stored = set(assigned_names(body)) - loop_vars(body) - set(t.params)
+    for p in t.params:
+        if p in assigned_names(body):
+            raise unsupported(t.ctx, assigned_names(body)[p], f"a helper called from a kernel may not assign "
+                              f"its parameter '{p}'; use a local")
+    out = _declare(t, _rewrite(t, body), stored, t.env)
+    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in t.params], None, [], [], None, []),
+                           out or [ast.Pass()], [ast.parse("pk.function", mode="eval").body], None)
+    t.module.add(fdef)

@@ -1,0 +1,159 @@
+"""One jitted function, typed by one call, as a PyKokkos module: workunits for
+its loops and array expressions, and a host function that launches them.
+
+translate() is the whole pipeline: parse -> type -> split the body into host
+statements and kernels -> emit. Host statements stay Python; a `prange` loop
+becomes parallel_for or parallel_reduce; serial loops become one-work-item
+kernels (compiled, as Numba compiles them); whole-array expressions and NumPy
+reductions become kernels over their shape (see _arrayexpr.py).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+
+from . import _arrayexpr, _host, _serial
+from ._errors import Source, unsupported
+from ._names import Names
+from ._typer import Arr, Typer, type_of_value
+
+HEADER = ("import math\n\nimport numpy as np\n\nimport pykokkos as pk\nfrom pykokkos.numba import rt\n")
+
+
+def parse(fn) -> tuple[ast.FunctionDef, Source]:
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        raise TypeError(f"cannot read the source of {fn.__name__!r}: jitted functions must be defined "
+                        "in a file") from None
+    text = "".join(lines)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    text = textwrap.dedent(text)
+    tree = ast.parse(text)
+    fdef = tree.body[0]
+    if not isinstance(fdef, (ast.FunctionDef,)):
+        raise TypeError(f"{fn.__name__!r} is not a plain function definition")
+    fdef.decorator_list = []
+    src = Source(inspect.getsourcefile(fn) or fn.__code__.co_filename, first, text.splitlines(True), indent)
+    return fdef, src
+
+
+class Module:
+    """The generated module: kernels and host functions, each emitted once."""
+
+    def __init__(self):
+        self.defs: list[str] = []
+        self.taken: set[str] = set()
+        self.device: dict = {}  # (helper, arg types) -> pk.function name
+        self.host: dict = {}  # (helper, arg types) -> host function name
+
+    def name(self, base: str) -> str:
+        k, n = 0, base
+        while n in self.taken:
+            k += 1
+            n = f"{base}_{k}"
+        self.taken.add(n)
+        return n
+
+    def add(self, node: ast.AST):
+        ast.fix_missing_locations(node)
+        self.defs.append(ast.unparse(node))
+
+    def text(self) -> str:
+        return HEADER + "\n\n" + "\n\n\n".join(self.defs) + "\n"
+
+
+class Translation:
+    """The state of translating one function (or helper) for one signature."""
+
+    def __init__(self, fn, arg_types: tuple, module: Module, is_helper, device=False):
+        self.fn = fn
+        self.fdef, self.ctx = parse(fn)
+        self.names = Names(fn, self.ctx, is_helper)
+        self.module = module
+        self.is_helper = is_helper
+        self.device = device
+        params = self.fdef.args
+        if params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs:
+            raise unsupported(self.ctx, self.fdef, "jitted functions take plain positional parameters")
+        self.params = [a.arg for a in params.args]
+        if len(arg_types) != len(self.params):
+            raise TypeError(f"{fn.__name__}() takes {len(self.params)} arguments but {len(arg_types)} were given")
+        self.arg_types = dict(zip(self.params, arg_types))
+        typer = Typer(self.names, self.arg_types, self.helper_return)
+        self.env = typer.run(self.fdef.body)
+        self.returns = typer.returns
+        self.counter = 0
+
+    # -- services for the emitters ---------------------------------------
+    def type_of(self, e, env=None):
+        t = Typer(self.names, env if env is not None else self.env, self.helper_return)
+        return t.expr(e)
+
+    def fresh(self, base: str) -> str:
+        self.counter += 1
+        n = f"{base}_{self.counter}"
+        while n in self.env or n in self.params:
+            self.counter += 1
+            n = f"{base}_{self.counter}"
+        return n
+
+    def kernel_name(self, what: str) -> str:
+        return self.module.name(f"{self.fn.__name__}_{what}")
+
+    def helper_return(self, helper, arg_types, node):
+        return helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx).returns
+
+    def device_helper(self, helper, arg_types, node) -> str:
+        """The @pk.function for a jitted helper called from a kernel with these types."""
+        key = (helper, tuple(arg_types))
+        if key not in self.module.device:
+            t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
+            self.module.device[key] = self.module.name(f"{helper.py_func.__name__}_fn")
+            _serial.emit_function(t, self.module.device[key])
+        return self.module.device[key]
+
+    def host_helper(self, helper, arg_types, node) -> str:
+        key = (helper, tuple(arg_types))
+        if key not in self.module.host:
+            t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
+            self.module.host[key] = self.module.name(f"_{helper.py_func.__name__}")
+            _host.emit_host_function(t, self.module.host[key])
+        return self.module.host[key]
+
+
+_STACK: list = []
+
+
+def helper_translation(helper, arg_types, module, is_helper, node, ctx) -> Translation:
+    fn = helper.py_func
+    if fn in _STACK:
+        raise unsupported(ctx, node, f"recursive calls ({fn.__name__}) are not supported")
+    _STACK.append(fn)
+    try:
+        return Translation(fn, tuple(arg_types), module, is_helper)
+    finally:
+        _STACK.pop()
+
+
+def translate(fn, args: tuple, is_helper) -> tuple[str, str]:
+    """(module text, name of the host function) for fn called with these arguments."""
+    arg_types = []
+    for a in args:
+        t = type_of_value(a)
+        if t is None:
+            raise TypeError(f"{fn.__name__}(): arguments of type {type(a).__name__} are not supported "
+                            "(NumPy arrays, numbers and tuples of numbers are)")
+        arg_types.append(t)
+    module = Module()
+    module.name(fn.__name__)
+    t = Translation(fn, tuple(arg_types), module, is_helper)
+    body = "_" + fn.__name__
+    module.taken.add(body)
+    _host.emit_host_function(t, body)
+    _host.emit_caller(t, fn.__name__, body)
+    return module.text(), fn.__name__
+
+
+__all__ = ["translate", "Translation", "Module", "Arr", "_arrayexpr"]
