@@ -115,6 +115,15 @@ class Expr:
             if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":
                 dt = self.t.names.dtype_name(e.args[0])
                 return ast.Call(pk_type(dt), [self.element(e.func.value)], [])
+            # Anything else with an array value (a helper's result, an allocation)
+            # is computed on the host first, then read like a named array.
+            from ._host import HostBody
+            value = HostBody(self.t).expr(e, self.pre)
+            tmp = self.t.fresh("a")
+            self.t.env[tmp] = t
+            self.pre.append(ast.Assign([name(tmp, ast.Store())], value))
+            v, _, nd = self.region(name(tmp), None, e)
+            return self.index(v, None, nd, e)
         raise self.err(e, f"{ast.unparse(e)[:40]} is not an elementwise array expression pykokkos.numba supports")
 
     def scalar(self, e) -> ast.expr:
@@ -127,8 +136,10 @@ class Expr:
                     self.kwargs.append(ast.keyword(n, name(n)))
             body = KernelBody(self.t, self.t.env, self.t.fresh)
             return body.visit(_copy(e))
+        from ._host import HostBody
+        value = HostBody(self.t).expr(_copy(e), self.pre)
         s = self.t.fresh("s")
-        self.pre.append(ast.Assign([name(s, ast.Store())], e))
+        self.pre.append(ast.Assign([name(s, ast.Store())], value))
         self.params.append(s)
         self.kwargs.append(ast.keyword(s, name(s)))
         return name(s)

@@ -134,7 +134,9 @@ def zeros(shape, dtype: str):
 
 
 def size(v) -> int:
-    return int(np.prod(v.shape)) if len(v.shape) else 1
+    """Elements of an array (or of a shape)."""
+    shape = tuple(v) if isinstance(v, tuple) else tuple(v.shape)
+    return int(np.prod(shape)) if shape else 1
 
 
 def scalar_out(dtype: str):

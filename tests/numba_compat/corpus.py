@@ -1,0 +1,315 @@
+"""Numba programs of our own writing, run unchanged under real Numba and under
+pykokkos.numba (test_differential.py imports this file once per engine, with
+`import numba` resolving to each). CASES lists each function with a maker of
+its arguments (fresh arrays per run; every array argument is compared after
+the call too)."""
+import math
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+R = np.random.default_rng(7)
+
+
+def vec(n=1000, dtype=np.float64):
+    return R.random(n).astype(dtype)
+
+
+def mat(n=40, m=30):
+    return R.random((n, m))
+
+
+# -- prange loops -----------------------------------------------------------------------------
+@njit(parallel=True)
+def saxpy(a, x, y, out):
+    for i in prange(x.shape[0]):
+        out[i] = a * x[i] + y[i]
+
+
+@njit(parallel=True)
+def dot_prange(x, y):
+    s = 0.0
+    for i in prange(len(x)):
+        s += x[i] * y[i]
+    return s
+
+
+@njit(parallel=True)
+def moments(x):
+    s = 0.0
+    s2 = 0.0
+    for i in prange(x.size):
+        s += x[i]
+        s2 += x[i] * x[i]
+    mean = s / x.size
+    return mean, s2 / x.size - mean * mean
+
+
+@njit(parallel=True)
+def extremes(x):
+    lo = np.inf
+    hi = -np.inf
+    for i in prange(x.shape[0]):
+        lo = min(lo, x[i])
+        hi = max(hi, x[i])
+    return lo, hi
+
+
+@njit(parallel=True)
+def int_count(x, t):
+    c = 0
+    for i in prange(x.shape[0]):
+        if x[i] > t:
+            c += 1
+    return c
+
+
+@njit(parallel=True)
+def row_norms(a, out):
+    n, m = a.shape
+    for i in prange(n):
+        acc = 0.0
+        for j in range(m):
+            acc += a[i, j] ** 2
+        out[i] = math.sqrt(acc)
+
+
+@njit(parallel=True)
+def strided(x, out):
+    for k in prange((x.shape[0] - 2) // 3):
+        i = 1 + 3 * k
+        out[i] = x[i - 1] - 2.0 * x[i] + x[i + 1]
+
+
+@njit
+def lj(r):
+    sr6 = (1.0 / r) ** 6
+    return 4.0 * (sr6 * sr6 - sr6)
+
+
+@njit
+def distance(p1, p2):
+    dx = p1[0] - p2[0]
+    dy = p1[1] - p2[1]
+    dz = p1[2] - p2[2]
+    return math.sqrt(dx * dx + dy * dy + dz * dz)
+
+
+@njit(parallel=True)
+def lennard_jones(cluster):
+    energy = 0.0
+    for i in prange(len(cluster) - 1):
+        for j in range(i + 1, len(cluster)):
+            r = distance(cluster[i], cluster[j])
+            energy += lj(r)
+    return energy
+
+
+@njit(parallel=True)
+def matvec(a, x):
+    n = a.shape[0]
+    y = np.zeros(n)
+    for i in prange(n):
+        t = 0.0
+        for j in range(a.shape[1]):
+            t += a[i, j] * x[j]
+        y[i] = t
+    return y
+
+
+@njit(parallel=True)
+def time_steps(u, steps):
+    n = u.shape[0]
+    v = np.empty_like(u)
+    for s in range(steps):
+        for i in prange(1, n - 1):
+            v[i] = u[i] + 0.25 * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in prange(1, n - 1):
+            u[i] = v[i]
+    return u.sum()
+
+
+# -- serial code ------------------------------------------------------------------------------
+@njit
+def sum2d(arr):
+    M, N = arr.shape
+    result = 0.0
+    for i in range(M):
+        for j in range(N):
+            result += arr[i, j]
+    return result
+
+
+@njit
+def sum3d(arr):
+    result = 0.0
+    for i in range(arr.shape[0]):
+        for j in range(arr.shape[1]):
+            for k in range(arr.shape[2]):
+                result += arr[i, j, k]
+    return result
+
+
+@njit
+def first_above(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            return i
+    return -1
+
+
+@njit
+def collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+@njit
+def cumulative(x):
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i, v in enumerate(x):
+        acc += v
+        out[i] = acc
+    return out
+
+
+@njit
+def pairs(x, y):
+    s = 0.0
+    for a, b in zip(x, y):
+        s += a * b
+    for i in range(x.shape[0] - 1, -1, -2):
+        s -= x[i]
+    return s
+
+
+@njit
+def complex_poly(z, c):
+    out = np.empty_like(z)
+    for i in range(z.shape[0]):
+        w = z[i]
+        for _ in range(3):
+            w = w * w + c
+        out[i] = w
+    return out, abs(out[0])
+
+
+@njit
+def mixed_types(x, k):
+    total = 0
+    for i in range(x.shape[0]):
+        total += x[i] * k
+    return total, total / 2, total // 3, -total % 5
+
+
+# -- array expressions and NumPy --------------------------------------------------------------
+@njit
+def star(n, r, A, B, W):
+    B[r:n - r, r:n - r] += W[r, r] * A[r:n - r, r:n - r] + W[r, r + 1] * A[r:n - r, r + 1:n - r + 1] \
+        + W[r, r - 1] * A[r:n - r, r - 1:n - r - 1] + W[r + 1, r] * A[r + 1:n - r + 1, r:n - r] \
+        + W[r - 1, r] * A[r - 1:n - r - 1, r:n - r]
+
+
+@njit
+def smooth(b):
+    a = np.zeros_like(b)
+    a[1:-1] = 0.5 * (b[:-2] + b[2:])
+    a[0] = b[0]
+    a[-1] = b[-1]
+    return a
+
+
+@njit
+def expressions(a, b):
+    c = a + 2.0 * b
+    d = np.sqrt(np.abs(a - b)) + np.exp(-c)
+    d += 1.0
+    e = np.where(a > b, a, b)
+    return c, d, e, np.minimum(a, b)
+
+
+@njit
+def broadcast(m, v):
+    return m * v + 1.0
+
+
+@njit
+def reductions(x):
+    return np.sum(x), x.min(), np.max(x), np.argmax(x), np.argmin(x), np.mean(x), x.sum() / x.size
+
+
+@njit
+def reductions_2d(a):
+    return a.sum(), np.max(a), np.argmax(a), np.prod(a[:3, :2] + 1.0)
+
+
+@njit
+def shift_in_place(x):
+    x[1:] = x[:-1] * 2.0
+    return x
+
+
+@njit
+def alloc_and_fill(n, v):
+    a = np.ones(n)
+    b = np.full((n, 2), v)
+    c = np.zeros((2, n), dtype=np.int64)
+    return a.sum() + b.sum() + c.sum(), a.ndim + b.ndim, b.shape[0] * b.shape[1], b.size
+
+
+@njit
+def helper_on_host(a):
+    return normalize(a) * 2.0
+
+
+@njit
+def normalize(a):
+    return a / np.sqrt(np.sum(a * a))
+
+
+@njit
+def float32_math(x):
+    y = np.empty_like(x)
+    for i in range(x.shape[0]):
+        y[i] = np.float32(2.0) * x[i] + np.float32(1.0)
+    return y
+
+
+CASES = {
+    "saxpy": lambda: (2.5, vec(), vec(), np.zeros(1000)),
+    "dot_prange": lambda: (vec(), vec()),
+    "moments": lambda: (vec(),),
+    "extremes": lambda: (vec(),),
+    "int_count": lambda: (vec(), 0.5),
+    "row_norms": lambda: (mat(), np.zeros(40)),
+    "strided": lambda: (vec(100), np.zeros(100)),
+    "lennard_jones": lambda: (R.random((60, 3)) * 10.0,),
+    "matvec": lambda: (mat(), vec(30)),
+    "time_steps": lambda: (vec(200), 5),
+    "sum2d": lambda: (mat(),),
+    "sum3d": lambda: (R.random((4, 5, 6)),),
+    "first_above": lambda: (vec(), 0.99),
+    "collatz": lambda: (27,),
+    "cumulative": lambda: (vec(50),),
+    "pairs": lambda: (vec(51), vec(51)),
+    "complex_poly": lambda: (vec(20) + 1j * vec(20), 0.1 - 0.2j),
+    "mixed_types": lambda: (R.integers(-50, 50, 30), 3),
+    "star": lambda: (20, 1, R.random((20, 20)), np.zeros((20, 20)), R.random((3, 3))),
+    "smooth": lambda: (vec(30),),
+    "expressions": lambda: (mat(8, 5), mat(8, 5)),
+    "broadcast": lambda: (mat(6, 4), vec(4)),
+    "reductions": lambda: (vec(),),
+    "reductions_2d": lambda: (mat(),),
+    "shift_in_place": lambda: (vec(10),),
+    "alloc_and_fill": lambda: (7, 1.5),
+    "helper_on_host": lambda: (vec(10),),
+    "float32_math": lambda: (vec(10, np.float32),),
+}

@@ -1,0 +1,65 @@
+"""pykokkos.numba against real Numba: every corpus program (eager and lazy, as
+conftest runs every test), compared on its results and on every array argument after the call."""
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+numba_real = pytest.importorskip("numba", reason="the test extra installs Numba (pip install .[test])")
+
+import pykokkos as pk  # noqa: E402
+import pykokkos.numba as pkn  # noqa: E402
+
+HERE = pathlib.Path(__file__).parent
+
+
+def load(engine, name):
+    """corpus.py with `import numba` resolving to `engine`."""
+    saved = sys.modules.get("numba")
+    sys.modules["numba"] = engine
+    try:
+        spec = importlib.util.spec_from_file_location(name, HERE / "corpus.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        if saved is None:
+            del sys.modules["numba"]
+        else:
+            sys.modules["numba"] = saved
+
+
+REAL = load(numba_real, "corpus_numba")
+OURS = load(pkn, "corpus_pykokkos")
+
+
+def same(got, want, what):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want), what
+        for k, (g, w) in enumerate(zip(got, want)):
+            same(g, w, f"{what}[{k}]")
+        return
+    if want is None:
+        assert got is None, f"{what}: {got!r} instead of None"
+        return
+    if isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray), f"{what}: {type(got).__name__} instead of an array"
+        assert got.shape == want.shape and got.dtype == want.dtype, f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
+    else:
+        assert type(got) is type(want) or (isinstance(want, float) and isinstance(got, float)), \
+            f"{what}: {type(got).__name__} instead of {type(want).__name__}"
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=what)
+
+
+@pytest.mark.parametrize("case", sorted(REAL.CASES))
+def test_corpus(case):
+    args = REAL.CASES[case]()
+    mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    want = getattr(REAL, case)(*args)
+    got = getattr(OURS, case)(*mine)
+    same(got, want, f"{case} result")
+    for k, (g, w) in enumerate(zip(mine, args)):
+        if isinstance(w, np.ndarray):
+            same(g, w, f"{case} argument {k} after the call")
