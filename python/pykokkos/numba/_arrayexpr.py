@@ -42,6 +42,8 @@ class Expr:
         self.kwargs: list[ast.keyword] = []  # the launch's keyword arguments
         self.regions: list[str] = []  # host names of the operand Regions
         self.prefix: dict[str, str] = {}  # host Region name -> the kernel's view parameter
+        self.plain: dict = {}  # id of a region read -> the same read at the work index
+        self.plain_ok = True
         self.rank = 0
 
     def err(self, node, msg):
@@ -80,7 +82,34 @@ class Expr:
                 m += 1
             else:
                 out.append(off)
-        return ast.Subscript(name(v), ast.Tuple(out, ast.Load()) if len(out) > 1 else out[0], ast.Load())
+        node = ast.Subscript(name(v), ast.Tuple(out, ast.Load()) if len(out) > 1 else out[0], ast.Load())
+        # Where the region is the whole array at the result's shape the read is
+        # v[i0, i1, ...]: the work index, which the fusion engine can fuse.
+        if kept == ndim == self.rank:
+            ix = [name(f"i{d}") for d in range(ndim)]
+            self.plain[id(node)] = ast.Subscript(name(v), ast.Tuple(ix, ast.Load()) if ndim > 1 else ix[0],
+                                                 ast.Load())
+        else:
+            self.plain_ok = False
+        return node
+
+    def plain_form(self, tree):
+        """tree with every region read at the work index (valid when rt.plain holds)."""
+        plain = self.plain
+
+        class Swap(ast.NodeTransformer):
+            def visit_Subscript(self, n):
+                if id(n) in plain:
+                    return plain[id(n)]
+                return self.generic_visit(n)
+        return Swap().visit(tree)  # the general kernel's text is already emitted
+
+    def plain_params(self):
+        return [p for p in self.params if not any(p == f"{v}_o{d}" or p == f"{v}_s{d}"
+                                                  for v in self.prefix.values() for d in range(8))]
+
+    def plain_kwargs(self):
+        return [ast.keyword(v, ast.Attribute(name(r), "view", ast.Load())) for r, v in self.prefix.items()]
 
     def element(self, e) -> ast.expr:
         """The kernel expression computing one element of e."""
@@ -225,14 +254,34 @@ def assign(t, target, value, op=None, new: str | None = None) -> list[ast.stmt]:
         launch_kw = []
     if op is not None:
         read = _copy(store)
+        if id(store) in x.plain:
+            x.plain[id(read)] = _copy(x.plain[id(store)])
         elem = ast.BinOp(read, op, elem)
-    kname = t.kernel_name("expr")
-    _workunit(t, kname, x.rank, x.params, [ast.Assign([store], elem)])
-    launch_kw += x.kwargs
+    return pre + launches(t, x, shape, "expr", [ast.Assign([store], elem)], None, launch_kw, None)
+
+
+def launches(t, x, shape: str, what: str, body, acc, extra_kw, result: str | None) -> list[ast.stmt]:
+    """The launch of a kernel over `shape` (a reduce when `result` names its
+    total), and where every region may turn out whole, a variant reading at the
+    work index chosen at run time (rt.plain): only that form can fuse."""
+    pattern = "pk.parallel_reduce" if result else "pk.parallel_for"
+    kname = t.kernel_name(what)
+    _workunit(t, kname, x.rank, x.params, body, acc=acc)
+    kw = list(extra_kw) + x.kwargs
     for r in x.regions:
-        launch_kw.append(ast.keyword(None, call(f"{r}.args", [ast.Constant(x.prefix[r]), name(shape)])))
-    launch = call("pk.parallel_for", [call("rt.policy", [name(shape)]), name(kname)], launch_kw)
-    return pre + [ast.Expr(launch)]
+        kw.append(ast.keyword(None, call(f"{r}.args", [ast.Constant(x.prefix[r]), name(shape)])))
+
+    def stmt(k, kws):
+        c = call(pattern, [call("rt.policy", [name(shape)]), name(k)], kws)
+        return ast.Assign([name(result, ast.Store())], c) if result else ast.Expr(c)
+    general = stmt(kname, kw)
+    if not x.plain_ok:
+        return [general]
+    plain_name = t.kernel_name(what + "_whole")
+    body = x.plain_form(ast.Module(body, [])).body
+    _workunit(t, plain_name, x.rank, x.plain_params(), body, acc=acc)
+    fast = stmt(plain_name, list(extra_kw) + x.kwargs + x.plain_kwargs())
+    return [ast.If(call("rt.plain", [name(shape), *[name(r) for r in x.regions]]), [fast], [general])]
 
 
 def _reads_other_part(target, value) -> bool:
@@ -279,7 +328,6 @@ def reduce(t, fn: str, operand, pre: list, node) -> ast.expr:
                                               ast.Load()), [operand], []))
     if fn in ("argmin", "argmax"):
         return _arg_reduce(t, fn, x, elem, shape, kw, pre, ty)
-    kname = t.kernel_name(fn)
     if fn in ("sum", "mean"):
         body = [ast.AugAssign(name("acc", ast.Store()), ast.Add(), elem)]
         reducer = None
@@ -291,11 +339,8 @@ def reduce(t, fn: str, operand, pre: list, node) -> ast.expr:
         body = [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), elem]))]
         reducer = REDUCERS[fn]
         pre.append(ast.Expr(call("rt.nonempty", [name(shape), ast.Constant(fn)])))
-    _workunit(t, kname, x.rank, x.params, body, acc=acc_ty)
-    if reducer:
-        kw.append(ast.keyword("reducer", call(f"pk.{reducer}", []).func))
-    pre.append(ast.Assign([name(res, ast.Store())],
-                          call("pk.parallel_reduce", [call("rt.policy", [name(shape)]), name(kname)], kw)))
+    extra = [ast.keyword("reducer", call(f"pk.{reducer}", []).func)] if reducer else []
+    pre.extend(launches(t, x, shape, fn, body, acc_ty, extra, res))
     if fn == "mean":
         return ast.BinOp(name(res), ast.Div(), call("rt.size", [name(shape)]))
     return name(res)

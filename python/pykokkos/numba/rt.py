@@ -112,6 +112,13 @@ def shape_of(*parts, target=None) -> tuple:
     return out
 
 
+def plain(shape: tuple, *regions: Region) -> bool:
+    """Whether every region is its whole array at exactly this shape (the
+    kernel may then read each at the work index, and fuse)."""
+    return all(r.shape == shape and len(r.kept) == len(r.offsets) and not any(r.offsets)
+               and all(s == 1 for s in r.steps) for r in regions)
+
+
 def policy(shape: tuple):
     if len(shape) == 1:
         return pk.RangePolicy(0, shape[0])
