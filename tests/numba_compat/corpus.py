@@ -283,7 +283,28 @@ def float32_math(x):
     return y
 
 
+@njit(parallel=True)
+def flat_and_ndindex(a, out):
+    for i in prange(a.shape[0]):
+        for idx in np.ndindex(a.shape[1], a.shape[2]):
+            out[i, idx[0], idx[1]] = a[i, idx[0], idx[1]] * (idx[0] + 1)
+    t = 0.0
+    for x in a.flat:
+        t += x
+    for k in range(a.size):
+        if k % 7 == 0:
+            out.flat[k] = -1.0
+    return t
+
+
+@njit
+def jit_signature_forms(x, n):
+    return x[:n].sum() * 2
+
+
 CASES = {
+    "flat_and_ndindex": lambda: (R.random((3, 4, 5)), np.zeros((3, 4, 5))),
+    "jit_signature_forms": lambda: (vec(20), 5),
     "saxpy": lambda: (2.5, vec(), vec(), np.zeros(1000)),
     "dot_prange": lambda: (vec(), vec()),
     "moments": lambda: (vec(),),

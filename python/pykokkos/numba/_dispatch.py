@@ -43,7 +43,7 @@ class Dispatcher:
         return list(self._compiled)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
+        if kwargs or len(args) != self.py_func.__code__.co_argcount:
             args = self._bind(args, kwargs)
         key = tuple(_key(a) for a in args)
         fn = self._compiled.get(key)

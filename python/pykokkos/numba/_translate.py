@@ -81,6 +81,7 @@ class Translation:
         if len(arg_types) != len(self.params):
             raise TypeError(f"{fn.__name__}() takes {len(self.params)} arguments but {len(arg_types)} were given")
         self.arg_types = dict(zip(self.params, arg_types))
+        check_subset(self.fdef, self.ctx)
         typer = Typer(self.names, self.arg_types, self.helper_return)
         self.env = typer.run(self.fdef.body)
         self.returns = typer.returns
@@ -121,6 +122,30 @@ class Translation:
             self.module.host[key] = self.module.name(f"_{helper.py_func.__name__}")
             _host.emit_host_function(t, self.module.host[key])
         return self.module.host[key]
+
+
+REFUSED = {
+    ast.Dict: "dict literals", ast.Set: "set literals", ast.ListComp: "list comprehensions",
+    ast.DictComp: "dict comprehensions", ast.SetComp: "set comprehensions", ast.GeneratorExp: "generators",
+    ast.Lambda: "lambdas", ast.Starred: "star arguments", ast.Yield: "yield", ast.YieldFrom: "yield",
+    ast.Await: "await", ast.JoinedStr: "f-strings", ast.Try: "try statements", ast.With: "with statements",
+    ast.ClassDef: "classes", ast.FunctionDef: "nested functions", ast.Global: "global statements",
+    ast.Nonlocal: "nonlocal statements", ast.Import: "imports", ast.ImportFrom: "imports",
+    ast.Delete: "del statements", ast.List: "list literals", ast.NamedExpr: "the walrus operator",
+    ast.MatMult: "the @ operator", ast.Assert: "assert statements",
+}
+
+
+def check_subset(fdef: ast.FunctionDef, ctx: Source) -> None:
+    """Refuses constructs no kernel can hold before anything is typed."""
+    for node in ast.walk(fdef):
+        if node is fdef:
+            continue
+        what = REFUSED.get(type(node))
+        if what is not None:
+            raise unsupported(ctx, node, f"{what} are not supported by pykokkos.numba (use arrays, loops "
+                              "and scalars)" if not what.endswith("operator") and what not in ("yield", "await")
+                              else f"{what} is not supported by pykokkos.numba")
 
 
 _STACK: list = []

@@ -344,6 +344,9 @@ class Typer:
     def numpy_call(self, fn, args, kw, e):
         n = self.names
         arr = next((a for a in args if isinstance(a, Arr)), None)
+        if fn == "ndindex":
+            nd = len(args[0].items) if len(args) == 1 and isinstance(args[0], Tup) else len(args)
+            return Tup((Tup(("int64",) * nd),))
         if fn in SCALAR_TYPES:
             return n.dtype_name(ast.Attribute(ast.Name("np"), fn))
         if fn in ALLOC:

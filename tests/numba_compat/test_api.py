@@ -1,0 +1,133 @@
+"""pykokkos.numba's surface: decorator forms, fusion of what a jitted function
+launches, argument handling, and located errors for what is outside the subset."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+import pykokkos.numba as numba
+from pykokkos.numba import float64, int64, jit, njit, prange
+
+from . import bad_programs as bad
+
+
+def _body(x, n):
+    s = 0.0
+    for i in prange(n):
+        s += math.sqrt(x[i])
+    return s
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda f: njit(f),
+    lambda f: njit(parallel=True, fastmath=True, cache=True, nogil=True)(f),
+    lambda f: jit(nopython=True)(f),
+    lambda f: njit("float64(float64[:], int64)")(f),
+    lambda f: njit(float64(float64[:], int64), parallel=True)(f),
+    lambda f: jit([float64(float64[:], int64)], nopython=True)(f),
+    lambda f: numba.njit(f),
+], ids=["njit(f)", "options", "jit-nopython", "string-sig", "type-sig", "sig-list", "module-attr"])
+def test_decorator_forms(wrap):
+    x = np.arange(1.0, 101.0)
+    f = wrap(_body)
+    assert isinstance(f, numba.Dispatcher)
+    assert f(x, 100) == pytest.approx(np.sqrt(x).sum(), rel=1e-13)
+    assert f.py_func is _body
+
+
+def test_decorator_on_def_and_keywords():
+    @njit(parallel=True)
+    def scale(a, k=2.0):
+        out = np.empty_like(a)
+        for i in prange(a.shape[0]):
+            out[i] = a[i] * k
+        return out
+
+    a = np.arange(5.0)
+    np.testing.assert_array_equal(scale(a), a * 2.0)
+    np.testing.assert_array_equal(scale(a, k=3.0), a * 3.0)
+
+
+def test_retyped_per_call_signature():
+    @njit
+    def total(a):
+        return a.sum()
+
+    assert total(np.arange(10)) == 45 and isinstance(total(np.arange(10)), int)
+    assert total(np.arange(10.0)) == 45.0 and isinstance(total(np.arange(10.0)), float)
+    assert len(total.signatures) == 2
+
+
+def test_array_arguments_written_in_place_and_returned_as_themselves():
+    @njit(parallel=True)
+    def bump(a):
+        for i in prange(a.shape[0]):
+            a[i] += 1.0
+        return a
+
+    a = np.zeros(8)
+    out = bump(a)
+    assert out is a
+    np.testing.assert_array_equal(a, np.ones(8))
+
+
+def test_aliased_arguments_keep_numpy_order():
+    @njit(parallel=True)
+    def shift(src, dst):
+        for i in prange(src.shape[0] - 1):
+            dst[i] = src[i] * 2.0
+        return dst.sum()
+
+    a = np.arange(6.0)
+    want = a.copy()
+    want[:-1] = a[:-1] * 2.0
+    assert shift(a, a) == pytest.approx(want.sum())
+    np.testing.assert_array_equal(a, want)
+
+
+def test_a_jitted_chain_fuses_into_one_kernel():
+    @njit(parallel=True)
+    def chain(x):
+        y = np.sqrt(x) + 1.0
+        z = y * y - x
+        return np.exp(-z).sum()
+
+    x = np.random.default_rng(3).random(4096)
+    want = np.exp(-((np.sqrt(x) + 1.0) ** 2 - x)).sum()
+    assert chain(x) == pytest.approx(want, rel=1e-12)
+    if pk._native.lazy_enabled():
+        pk._native.explain_history()
+        assert chain(x) == pytest.approx(want, rel=1e-12)
+        report = "".join(pk._native.explain_history())
+        assert "3 launch(es) -> 1 kernel(s)" in report, report
+
+
+def test_unsupported_construct_names_file_line_and_caret():
+    with pytest.raises(numba.UnsupportedError) as info:
+        bad.uses_dict(np.ones(3))
+    msg = str(info.value)
+    assert "bad_programs.py:9:" in msg and "^" in msg and "d = {" in msg
+
+
+def test_reading_a_reduction_variable_in_the_loop_is_refused():
+    with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:18:.*reduction variable 's'"):
+        bad.reads_reduction_var(np.ones(4))
+
+
+def test_fancy_indexing_is_refused():
+    with pytest.raises(numba.UnsupportedError, match="fancy indexing"):
+        bad.fancy_index(np.ones(4), np.array([0, 1]))
+
+
+def test_fallback_runs_python_with_a_warning_and_errors_poison_nothing():
+    x = np.arange(4.0)
+    fresh = njit(fallback=True)(bad.with_fallback.py_func)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert fresh(x) == 12.0
+    assert any("plain Python" in str(w.message) for w in seen)
+    with pytest.raises(numba.UnsupportedError):
+        bad.uses_dict(x)
+    assert bad.good(x) == 12.0
