@@ -55,7 +55,7 @@ class Expr:
         if not isinstance(base, ast.Name) or not isinstance(bt, Arr):
             raise self.err(node, "array expressions may slice named arrays only")
         r = self.t.fresh("r")
-        v = self.t.fresh("v")
+        v = self.t.fresh(base.id)
         args = [base] if key is None else [base, _host_key(key)]
         self.pre.append(ast.Assign([name(r, ast.Store())], call("rt.Region", args)))
         self.regions.append(r)

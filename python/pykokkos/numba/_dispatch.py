@@ -16,6 +16,10 @@ _OPTIONS = {"parallel", "fastmath", "cache", "nogil", "nopython", "boundscheck",
             "fallback", "_nrt", "signature_or_function"}
 
 
+# Every dispatcher made in this process, for `python -m pykokkos migrate`.
+ALL: list = []
+
+
 def _key(a):
     if isinstance(a, np.ndarray):
         return ("A", a.dtype.str, a.ndim)
@@ -37,6 +41,7 @@ class Dispatcher:
         self._compiled: dict = {}
         self._sources: dict = {}
         functools.update_wrapper(self, py_func)
+        ALL.append(self)
 
     @property
     def signatures(self) -> list:
