@@ -89,6 +89,21 @@ KOKKOS_INLINE_FUNCTION T float_mod(T a, T b) {
 KOKKOS_INLINE_FUNCTION double mod(double a, double b) { return float_mod(a, b); }
 KOKKOS_INLINE_FUNCTION float mod(float a, float b) { return float_mod(a, b); }
 
+// A float to a small literal integer power: multiplications by squaring (as
+// Numba and LLVM lower it), not a call to pow() in the inner loop.
+template <int N, class T>
+KOKKOS_INLINE_FUNCTION T powi(T x) {
+  if constexpr (N == 0) {
+    return T(1);
+  } else if constexpr (N == 1) {
+    return x;
+  } else {
+    T h = powi<N / 2>(x);
+    if constexpr (N % 2) return h * h * x;
+    else return h * h;
+  }
+}
+
 // Integer power by squaring; a negative exponent gives 0 unless the base is +-1
 // (Python would return a float there; kernels keep the integer type).
 template <class T>

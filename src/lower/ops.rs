@@ -102,6 +102,8 @@ impl FnCx<'_> {
                     )
                 } else if ints && !r.dt.is_float() {
                     format!("pk::ipow<{}>({cx}, {cy})", r.dt.cpp())
+                } else if let Some(Lit::I(k @ 2..=16)) = y.lit {
+                    format!("pk::powi<{k}>({cx})")
                 } else {
                     format!("pk::km::pow({cx}, {cy})")
                 }
