@@ -61,12 +61,18 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu bench-gpu
+.PHONY: gpu-carry test-gpu bench-gpu bench-numba
+bench-numba: setup
+	$(PY) benches/bench_numba.py
+
 gpu-carry: $(STAMPS)/venv
 	@mkdir -p .carry/wheels
 	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
 	rm -f .carry/wheels/*.whl
 	$(VENV)/bin/maturin build --release -q -o .carry/wheels
+	# Numba cannot go to the GPU machine (llvmlite alone is over the carry limit): its
+	# outputs and host times on the numba bench travel instead.
+	$(PY) benches/bench_numba.py --save-ref .carry/numba_ref.json
 
 test-gpu:
 	bash scripts/gpu/device_check.sh

@@ -5,7 +5,8 @@ under pykokkos.numba, eager and PK_FUSE=1, best of several calls after a
 warm-up call that compiles and checks the results are equal.
 
     python benches/bench_numba.py            # host (OpenMP)
-    python benches/bench_numba.py --cuda     # the GPU; Numba runs on the host
+    python benches/bench_numba.py --save-ref ref.json   # also keep Numba's outputs and times
+    python benches/bench_numba.py --cuda --ref ref.json # the GPU machine (no Numba there)
 
 On the GPU the figures compare a GPU against the host's cores (Numba's
 results are the reference either way); absolute times are from the GPU only.
@@ -13,7 +14,9 @@ Nothing is asserted except equal results.
 """
 from __future__ import annotations
 
+import argparse
 import importlib.util
+import json
 import os
 import sys
 import time
@@ -75,43 +78,84 @@ def best(f, args, reps: int, fence) -> float:
     return t
 
 
-def close(a, b) -> bool:
-    if isinstance(a, tuple):
-        return all(close(x, y) for x, y in zip(a, b))
-    return a is None and b is None or bool(np.allclose(a, b, rtol=1e-9, atol=1e-12))
+def fingerprint(x):
+    """A small summary of a result that equal results share: for arrays the
+    shape, sums and 64 sampled elements."""
+    if isinstance(x, tuple):
+        return [fingerprint(v) for v in x]
+    if isinstance(x, np.ndarray):
+        flat = x.ravel()
+        idx = np.linspace(0, flat.size - 1, num=min(64, flat.size)).astype(np.int64)
+        return {"shape": list(x.shape), "sum": float(np.sum(flat.real)), "abs": float(np.abs(flat).sum()),
+                "sample": [float(v) for v in flat[idx].real]}
+    return None if x is None else float(np.real(x))
 
 
-def run(cuda: bool, scale: float, reps: int) -> dict:
-    import numba as real
+def same_print(a, b) -> bool:
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same_print(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a["shape"] == b["shape"] and all(np.isclose(a[k], b[k], rtol=1e-8, atol=1e-10)
+                                                 for k in ("sum", "abs")) and np.allclose(a["sample"], b["sample"])
+    return a is None and b is None or (a is not None and b is not None and bool(np.isclose(a, b, rtol=1e-8)))
 
+
+def outputs(f, args):
+    """What a call gives back and every array argument after it."""
+    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    r = f(*fresh)
+    return fingerprint((r if isinstance(r, tuple) else (r,)) + tuple(a for a in fresh if isinstance(a, np.ndarray)))
+
+
+def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None) -> dict:
     import pykokkos as pk
     import pykokkos.numba as pkn
 
     if cuda:
         pk.set_default_space(pk.Cuda)
-    ref, ours = load(real, "corpus_real"), load(pkn, "corpus_pk")
+    if ref is None:
+        import numba as real
+        engine = load(real, "corpus_real")
+    ours = load(pkn, "corpus_pk")
     out = {}
-    print(f"{'program':<15}{'Numba ms':>11}{'eager ms':>11}{'fused ms':>11}{'Numba/eager':>13}{'Numba/fused':>13}")
+    where = "recorded on the host that wrote the reference" if ref is not None else "this run"
+    print(f"{'program':<15}{'Numba ms':>11}{'eager ms':>11}{'fused ms':>11}{'Numba/eager':>13}{'Numba/fused':>13}"
+          f"   (Numba: {where})")
     for name, make in big_cases(scale).items():
         args = make()
-        want = getattr(ref, name)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
-        row = {"numba": best(getattr(ref, name), args, reps, lambda: None)}
+        if ref is None:
+            want = outputs(getattr(engine, name), args)
+            t_numba = best(getattr(engine, name), args, reps, lambda: None)
+        else:
+            want, t_numba = ref[name]["outputs"], ref[name]["numba"]
+        row = {"numba": t_numba, "outputs": want}
         for mode in ("eager", "fused"):
             pk._native.set_lazy(mode == "fused")
-            got = getattr(ours, name)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
-            if not close(got, want):
+            if not same_print(outputs(getattr(ours, name), args), want):
                 raise SystemExit(f"{name} ({mode}): result differs from Numba's")
             row[mode] = best(getattr(ours, name), args, reps, pk.fence)
             pk._native.set_lazy(False)
         out[name] = row
         print(f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
               f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x")
+    if save:
+        with open(save, "w") as f:
+            json.dump({k: {"numba": v["numba"], "outputs": v["outputs"]} for k, v in out.items()}, f)
+        print(f"Numba's outputs and times written to {save}")
     return out
 
 
 if __name__ == "__main__":
-    cuda = "--cuda" in sys.argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cuda", action="store_true", help="run pykokkos.numba on the Cuda space")
+    ap.add_argument("--ref", help="Numba's outputs and times from --save-ref (where Numba is not installed)")
+    ap.add_argument("--save-ref", help="write Numba's outputs and times here")
+    a = ap.parse_args()
     scale = float(os.environ.get("PK_BENCH_SCALE", "1"))
-    print(f"pykokkos.numba vs Numba ({'Cuda' if cuda else 'OpenMP'}; Numba on the host, "
+    ref = None
+    if a.ref:
+        with open(a.ref) as f:
+            ref = json.load(f)
+    print(f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
           f"{os.cpu_count()} cores), best of 5; every result checked against Numba's")
-    run(cuda, scale, reps=5)
+    run(a.cuda, scale, 5, ref, a.save_ref)
