@@ -302,7 +302,20 @@ def jit_signature_forms(x, n):
     return x[:n].sum() * 2
 
 
+@njit(parallel=True)
+def rows_and_columns(a, w):
+    n, m = a.shape
+    out = np.zeros((n, m))
+    colsum = np.zeros(m)
+    for i in prange(n):
+        out[i, :] = a[i, :] * w + 1.0
+        out[i] -= a[i] * 0.5
+        colsum += a[i, :]
+    return out, colsum
+
+
 CASES = {
+    "rows_and_columns": lambda: (mat(64, 5), 2.0),
     "flat_and_ndindex": lambda: (R.random((3, 4, 5)), np.zeros((3, 4, 5))),
     "jit_signature_forms": lambda: (vec(20), 5),
     "saxpy": lambda: (2.5, vec(), vec(), np.zeros(1000)),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import math
 
+from . import _kelem
 from ._errors import unsupported
 from ._typer import Arr, Tup
 
@@ -41,10 +42,13 @@ def zero_of(dt: str) -> ast.expr:
 class KernelBody(ast.NodeTransformer):
     """Rewrites one kernel's statements; `fresh` makes names no user name clashes with."""
 
-    def __init__(self, tr, env, fresh):
+    def __init__(self, tr, env, fresh, parallel_index=None):
         self.tr = tr  # the translation: names, helpers, errors
         self.env = env
         self.fresh = fresh
+        # The prange loop's index when this is its body (updates of memory every
+        # iteration shares are atomic there).
+        self.parallel_index = parallel_index
 
     def ty(self, e):
         return self.tr.type_of(e, self.env)
@@ -106,7 +110,8 @@ class KernelBody(ast.NodeTransformer):
 
     def visit_Call(self, e):
         kind = self.tr.names.callee(e.func)
-        if kind is None and isinstance(e.func, ast.Attribute) and e.func.attr == "extent":
+        if kind is None and isinstance(e.func, ast.Attribute) and (
+                e.func.attr == "extent" or isinstance(e.func.value, ast.Name) and e.func.value.id == "pk"):
             return e  # written by an earlier rewrite
         if kind is None:
             if isinstance(e.func, ast.Attribute) and isinstance(self.ty(e.func.value), Arr):
@@ -248,6 +253,8 @@ class KernelBody(ast.NodeTransformer):
         return self.visit_For(loop)
 
     def visit_Assign(self, s):
+        if len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) and isinstance(self.ty(s.targets[0]), Arr):
+            return _kelem.expand(self, s, s.targets[0], s.value, None)
         if len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)):
             return self._unpack(s, s.targets[0], s.value)
         if len(s.targets) > 1:
@@ -278,8 +285,8 @@ class KernelBody(ast.NodeTransformer):
         return [self.visit(ast.fix_missing_locations(x)) for x in out]
 
     def visit_AugAssign(self, s):
-        if isinstance(s.target, ast.Name) and isinstance(self.ty(s.target), Arr):
-            raise self.err(s, "whole-array updates inside a kernel are not supported; loop over the elements")
+        if isinstance(self.ty(s.target), Arr):
+            return _kelem.expand(self, s, s.target, s.value, s.op)
         return self.generic_visit(s)
 
     def visit_Return(self, s):

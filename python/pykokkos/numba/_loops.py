@@ -54,8 +54,8 @@ def _workunit(t, kname, index, acc_ty, params, body) -> None:
     t.module.add(fdef)
 
 
-def _rewrite(t, body):
-    kb = KernelBody(t, t.env, t.fresh)
+def _rewrite(t, body, parallel_index=None):
+    kb = KernelBody(t, t.env, t.fresh, parallel_index)
     out = []
     for s in body:
         r = kb.visit(_clone(s))
@@ -174,7 +174,11 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     else:
         free_extra = set()
     accs = _accumulators(t, s.body, idx)
-    locals_ = set(assigned_names(s.body)) - set(accs) - {idx} - loop_vars(s.body)
+    # Arrays the loop updates in place (`hist += a[i, :]`) live outside it.
+    updated = {x.target.id for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+               if isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name)
+               and isinstance(t.env.get(x.target.id), Arr)}
+    locals_ = set(assigned_names(s.body)) - set(accs) - {idx} - loop_vars(s.body) - updated
     if len(a) == 3:
         locals_.add(idx)
     for n, (_, ups) in accs.items():
@@ -182,7 +186,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
             if isinstance(node, ast.Name) and node.id == n and isinstance(node.ctx, ast.Load) and not any(
                     node in set(ast.walk(u.target if isinstance(u, ast.AugAssign) else u)) for u in ups):
                 raise unsupported(t.ctx, node, f"the reduction variable '{n}' is read inside the prange loop")
-    free = (read_names(s.body) | free_extra) - locals_ - set(accs) - {idx} - loop_vars(s.body)
+    free = (read_names(s.body) | free_extra | updated) - locals_ - set(accs) - {idx} - loop_vars(s.body)
     free = {n for n in free if n in t.env}
     writes = {x.value.id for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
               if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store) and isinstance(x.value, ast.Name)}
@@ -192,7 +196,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     params, kws = _params(t, free)
     if not accs:
-        body = _declare(t, pre_body + _rewrite(t, s.body), locals_, t.env)
+        body = _declare(t, pre_body + _rewrite(t, s.body, index), locals_, t.env)
         kname = t.kernel_name("prange")
         _workunit(t, kname, index, None, params, body)
         out.append(ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws)))
@@ -200,7 +204,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     for k, (n, (red, _)) in enumerate(sorted(accs.items())):
         rw = _AccRewrite(n, set(accs), drop_writes=k > 0)
         raw = [rw.visit(_clone(x)) for x in s.body]
-        body = _declare(t, pre_body + _rewrite(t, raw), locals_, t.env)
+        body = _declare(t, pre_body + _rewrite(t, raw, index), locals_, t.env)
         kname = t.kernel_name("reduce")
         _workunit(t, kname, index, t.env[n], params, body)
         kw = list(kws)
