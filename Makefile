@@ -54,6 +54,13 @@ lint: setup
 bench: setup
 	$(PY) benches/run_all.py
 
+# The README's timeline pictures: the demo traced (PK_TRACE_CHROME) and drawn as Perfetto lays it out.
+trace-png: setup
+	$(PY) -m pip install -q pillow
+	cd /tmp && PK_FUSE=1 PK_TRACE_CHROME=/tmp/pk-demo-trace.json $(abspath $(PY)) $(CURDIR)/examples/demo.py >/dev/null
+	$(PY) scripts/trace_png.py /tmp/pk-demo-trace.json docs/perfetto-demo.png
+	$(PY) scripts/trace_png.py /tmp/pk-demo-trace.json docs/perfetto-demo-end.png --last-ms 120
+
 clean:
 	rm -rf $(STAMPS) target
 
