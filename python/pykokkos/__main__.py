@@ -111,8 +111,12 @@ def _summary(args) -> int:
     for k in kernels:
         per[k["name"]][0] += 1
         per[k["name"]][1] += k["us"]
-    bound = args.bandwidth or _copy_bandwidth()
-    print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'})")
+    # The bound of the space the trace's kernels ran on (a Cuda trace against the GPU).
+    space = collections.Counter(e["space"] for e in launches).most_common(1)
+    space = space[0][0] if space else None
+    bound = args.bandwidth or _copy_bandwidth(space)
+    print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'}"
+          f"{'' if args.bandwidth or not space else ' on ' + space})")
     print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  {'of bound':>8s}  kernel")
     for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[: args.top]:
         labels = n[len("fused("):-1].split("+") if n.startswith("fused(") else [n]
@@ -122,10 +126,14 @@ def _summary(args) -> int:
     return 0
 
 
-def _copy_bandwidth() -> float:
-    """GB/s of a parallel copy kernel on this machine (bytes read plus written)."""
+def _copy_bandwidth(space: str | None = None) -> float:
+    """GB/s of a parallel copy kernel on this machine (bytes read plus written),
+    in the given execution space (default: the default space)."""
+    import pykokkos as pk
     from ._bandwidth import copy_bandwidth
 
+    if space in ("Cuda", "OpenMP", "Serial"):
+        pk.set_default_space(getattr(pk, space))
     return copy_bandwidth()
 
 
