@@ -359,3 +359,39 @@ HOSTWRITES = textwrap.dedent("""
 def test_replay_with_data_follows_host_writes_between_launches(tmp_path, mode):
     _, replayed = record_then_replay(tmp_path, HOSTWRITES, mode)
     assert "final buffers: equal to the recording" in replayed
+
+
+NUMPY_AND_NUMBA = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+    from pykokkos.numba import njit, prange
+
+    @pk.workunit
+    def grow(i, a, b):
+        b[i] = b[i] + a[i] * 2.0
+
+    @njit(parallel=True)
+    def smooth(x, out):
+        for i in prange(1, x.shape[0] - 1):
+            out[i] = 0.25 * x[i - 1] + 0.5 * x[i] + 0.25 * x[i + 1]
+        return np.sum(out * out)
+
+    def main():
+        a, b = np.arange(10.0), np.zeros(10)
+        for _ in range(3):  # NumPy memory wrapped again at each launch, written between them
+            pk.parallel_for(10, grow, a=pk.asarray(a), b=pk.asarray(b))
+            a += 1.0
+        x, out = np.linspace(0.0, 1.0, 64), np.zeros(64)
+        print(b.sum(), smooth(x, out), smooth(out, x))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def test_replay_of_numpy_arguments_and_numba_kernels(tmp_path):
+    """NumPy memory is one buffer however often it is wrapped, and its contents
+    are stored; pykokkos.numba's generated kernels live in files a replay finds."""
+    printed, replayed = record_then_replay(tmp_path, NUMPY_AND_NUMBA, "--both")
+    assert float(printed.split()[0]) == sum(2.0 * (np.arange(10.0) + k) for k in range(3)).sum()
+    assert replayed.count("final buffers: equal to the recording") == 2, replayed

@@ -61,7 +61,7 @@ pub fn describe(l: &Launch) -> String {
                     vt.atomic,
                     list(&x.raw.extent[..r]),
                     list(&x.raw.stride[..r]),
-                    x.alloc.id(),
+                    x.alloc.trace_id(),
                     x.offset,
                     x.range.0,
                     x.range.1

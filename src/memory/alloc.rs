@@ -207,6 +207,15 @@ impl Alloc {
         self.bytes
     }
 
+    /// Bytes of memory behind `ptr`: the allocation's, or for a borrowed NumPy
+    /// buffer the length its exporter gave (0 when unknown, as for DLPack).
+    pub fn data_len(&self) -> usize {
+        match &self.foreign {
+            Some(ForeignBuf(buf)) if self.bytes == 0 => buf.len.max(0) as usize,
+            _ => self.bytes,
+        }
+    }
+
     pub fn is_allocated(&self) -> bool {
         !self.ptr.load(Ordering::Acquire).is_null()
     }
@@ -221,6 +230,17 @@ impl Alloc {
     pub fn runs_now(&self) -> bool {
         (self.borrowed && !self.trusted.load(Ordering::Acquire))
             || self.exports.load(Ordering::Acquire) > 0
+    }
+
+    /// The buffer a profiling trace names: the memory itself for borrowed
+    /// memory (every wrapper of one NumPy array is one buffer, as a program
+    /// wrapping it at each call means), else the allocation.
+    pub fn trace_id(self: &Arc<Self>) -> usize {
+        if self.borrowed && self.device_owner.is_none() {
+            self.ptr.load(Ordering::Acquire) as usize
+        } else {
+            self.id()
+        }
     }
 
     pub fn id(self: &Arc<Self>) -> usize {

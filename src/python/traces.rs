@@ -20,10 +20,10 @@ fn dump(dir: &std::path::Path, name: &str, a: &Alloc) -> std::io::Result<()> {
     a.host_read()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
     let p = a.ptr().map_err(|e| std::io::Error::other(e.to_string()))?;
-    // SAFETY: the allocation holds `bytes()` bytes at `p`, and no kernel runs
+    // SAFETY: the allocation holds `data_len()` bytes at `p`, and no kernel runs
     // now (the caller holds the GIL; a buffer changed by the host has no
     // pending writer: host access flushed them).
-    let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, a.bytes()) };
+    let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, a.data_len()) };
     std::fs::write(dir.join(name), bytes)
 }
 
@@ -39,7 +39,7 @@ pub fn store_inputs(l: &Launch) -> Vec<(usize, String)> {
     };
     for v in &l.vals {
         let ArgVal::View(x) = v else { continue };
-        let id = x.alloc.id();
+        let id = x.alloc.trace_id();
         let writes = x
             .alloc
             .host_writes
@@ -83,6 +83,13 @@ pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
     }
     if let Some(d) = dir {
         std::fs::create_dir_all(d).map_err(|e| PyOSError::new_err(format!("{d}: {e}")))?;
+        // A trace recorded again to the same path: the old run's buffers go.
+        for entry in std::fs::read_dir(d).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if matches!(p.extension().and_then(|x| x.to_str()), Some("in" | "out")) {
+                let _ = std::fs::remove_file(p);
+            }
+        }
         *data = Some((PathBuf::from(d), BTreeMap::new()));
     }
     Ok(())

@@ -71,13 +71,7 @@ class Dispatcher:
             warnings.warn(f"pykokkos.numba: running {self.py_func.__name__} as plain Python: {err}", stacklevel=3)
             self._compiled[key] = self.py_func
             return self.py_func
-        code = self.py_func.__code__
-        filename = f"<pykokkos.numba {self.py_func.__name__} from {code.co_filename}:{code.co_firstlineno}>"
-        k = len(self._sources)
-        if k:
-            filename = filename[:-1] + f" #{k}>"
-        # The workunits read their source through inspect: register it as if it were a file.
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        filename = _module_file(text, self.py_func.__name__)
         scope: dict = {"__name__": f"pykokkos.numba.generated.{self.py_func.__name__}"}
         exec(compile(text, filename, "exec"), scope)
         self._sources[key] = text
@@ -93,6 +87,30 @@ class Dispatcher:
 
     def __repr__(self):
         return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
+
+
+def _module_file(text: str, name: str) -> str:
+    """The generated module as a file in the cache root (private to the user):
+    tracebacks and kernel errors show its lines, and a profiling trace of the
+    program can be replayed, as for any workunit in a file. Named by its
+    content, written once (by rename, so concurrent processes never see half)."""
+    import hashlib
+    import os
+    import tempfile
+
+    import pykokkos as pk
+
+    folder = os.path.join(pk.config()["cache"], "numba")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, f"{name}_{hashlib.sha256(text.encode()).hexdigest()[:24]}.py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    # The file may be older than this process: the text is what was checked.
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    return path
 
 
 def _decorate(args, options):
