@@ -308,11 +308,7 @@ impl View {
     }
     #[getter]
     fn _layout_code(&self) -> u8 {
-        if self.declared == Layout::Left {
-            1
-        } else {
-            0
-        }
+        u8::from(self.declared == Layout::Left)
     }
     #[getter]
     fn _kernel_layout(&self) -> &'static str {
@@ -331,8 +327,7 @@ impl View {
     fn _exports(&self) -> isize {
         self.alloc.exports.load(Ordering::Relaxed)
     }
-    /// `pykokkos.numba` calls: borrowed memory whose launches may wait (see
-    /// `Alloc::trusted`).
+    /// `pykokkos.numba` calls: borrowed memory whose launches may wait (`Alloc::trusted`).
     fn _set_trusted(&self, on: bool) {
         self.alloc.trusted.store(on, Ordering::Release);
     }
