@@ -395,3 +395,36 @@ def test_replay_of_numpy_arguments_and_numba_kernels(tmp_path):
     printed, replayed = record_then_replay(tmp_path, NUMPY_AND_NUMBA, "--both")
     assert float(printed.split()[0]) == sum(2.0 * (np.arange(10.0) + k) for k in range(3)).sum()
     assert replayed.count("final buffers: equal to the recording") == 2, replayed
+
+
+ND_ALIASES = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def fill2(i, j, m):
+        m[i, j] = i * 10.0 + j
+
+    @pk.workunit
+    def twice(i, r):
+        r[i] = 2.0 * r[i]
+
+    def main():
+        m = pk.View([4, 5], pk.double)
+        pk.parallel_for(pk.MDRangePolicy([0, 0], [4, 5]), fill2, m=m)
+        pk.parallel_for(5, twice, r=m[2])      # a row: another geometry of m's buffer
+        pk.parallel_for(4, twice, r=m[:, 3])   # a strided column
+        print(float(np.asarray(m).sum()))
+
+    if __name__ == "__main__":
+        main()
+""")
+
+
+def test_replay_of_views_of_other_ranks_sharing_one_buffer(tmp_path):
+    printed, replayed = record_then_replay(tmp_path, ND_ALIASES, "--both")
+    m = np.add.outer(np.arange(4) * 10.0, np.arange(5.0))
+    m[2] *= 2.0
+    m[:, 3] *= 2.0
+    assert float(printed) == m.sum()
+    assert replayed.count("final buffers: equal to the recording") == 2, replayed

@@ -37,7 +37,8 @@ class Replayer:
         self.modules: dict = {}
         self.targets: dict = {}
         self.buffers: dict = {}
-        self.bases = _one_dimensional_buffers(trace)
+        self.bases = _shared_buffers(trace)
+        self.keep: list = []  # NumPy views of shared buffers that N-D views wrap
         self.data = trace.header.get("data")
         if self.data and not os.path.isabs(self.data):
             self.data = os.path.join(os.path.dirname(os.path.abspath(trace.path)), os.path.basename(self.data))
@@ -119,14 +120,22 @@ class Replayer:
         if a["buffer"] in self.bases:
             dtype, length = self.bases[a["buffer"]]
             base = self._base(a["buffer"], dtype, length)
-            o, n, s = a["offset"] // np.dtype(dtype).itemsize, a["shape"][0], a["strides"][0]
+            size = np.dtype(dtype).itemsize
+            if a["rank"] > 1:
+                # An N-D view of the shared memory: NumPy's strided view of the base,
+                # wrapped (its launches run in order with the base's, as for any NumPy memory).
+                flat = np.asarray(base)[a["offset"] // size:]
+                self.keep.append(flat)
+                return pk.asarray(np.lib.stride_tricks.as_strided(
+                    flat, shape=tuple(a["shape"]), strides=tuple(x * size for x in a["strides"])))
+            o, n, s = a["offset"] // size, a["shape"][0], a["strides"][0]
             return base[o:o + n] if s == 1 else base[o:o + (n - 1) * s + 1:s]
         geo = (a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"])
         known = self.buffers.get(a["buffer"])
         if known is not None:
             if known[0] != geo:
                 raise TraceError(f"{self.trace.path}:{line}: buffer #{a['buffer']} is used through views of "
-                                 "different geometry; replay does not rebuild such aliasing yet")
+                                 "different dtypes or negative strides; replay does not rebuild such aliasing")
             return known[1]
         v = self._fresh(a)
         self.buffers[a["buffer"]] = (geo, v)
@@ -274,9 +283,9 @@ def _meta(v, buf, r) -> dict:
     raise KeyError(buf)
 
 
-def _one_dimensional_buffers(trace: Trace) -> dict:
-    """Buffers that several 1-D views of one dtype share through different
-    offsets or strides: buffer -> (dtype, elements the views reach)."""
+def _shared_buffers(trace: Trace) -> dict:
+    """Buffers that views of one dtype share through different offsets,
+    strides or shapes: buffer -> (dtype, elements the views reach)."""
     seen: dict = {}
     for e in trace.of("launch"):
         for a in e["args"]:
@@ -285,9 +294,12 @@ def _one_dimensional_buffers(trace: Trace) -> dict:
     out = {}
     for buf, uses in seen.items():
         geos = {(a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"]) for a in uses}
-        if len(geos) > 1 and all(a["rank"] == 1 for a in uses) and len({a["dtype"] for a in uses}) == 1:
+        if len(geos) > 1 and len({a["dtype"] for a in uses}) == 1 and all(
+                x >= 0 for a in uses for x in a["strides"]):
             size = np.dtype(uses[0]["dtype"]).itemsize
-            reach = max(a["offset"] // size + (a["shape"][0] - 1) * a["strides"][0] + 1 for a in uses)
+            reach = max(a["offset"] // size + sum((n - 1) * st for n, st in zip(a["shape"], a["strides"])) + 1
+                        for a in uses if all(n > 0 for n in a["shape"])) if any(
+                all(n > 0 for n in a["shape"]) for a in uses) else 1
             out[buf] = (uses[0]["dtype"], reach)
     return out
 
