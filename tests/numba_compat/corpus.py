@@ -314,7 +314,16 @@ def rows_and_columns(a, w):
     return out, colsum
 
 
+@njit
+def aranges(n):
+    a = np.arange(n)
+    b = np.arange(2, n, 3)
+    c = np.arange(0.5, 4.0, 0.25)
+    return a.sum(), b * 2, c, np.arange(n, dtype=np.float64) / n
+
+
 CASES = {
+    "aranges": lambda: (17,),
     "rows_and_columns": lambda: (mat(64, 5), 2.0),
     "flat_and_ndindex": lambda: (R.random((3, 4, 5)), np.zeros((3, 4, 5))),
     "jit_signature_forms": lambda: (vec(20), 5),

@@ -175,7 +175,7 @@ class _Rewrite(ast.NodeTransformer):
             if what == "copy":
                 return self._materialize(ast.BinOp(src, ast.Mult(), ast.Constant(1)), e, ty)
         elif what == "arange":
-            raise self.hb.err(e, "np.arange is not supported yet; loop over range(...)")
+            return self._arange(e, ty)
         else:
             shape = self.visit(e.args[0])
         tmp = t.fresh("a")
@@ -189,6 +189,29 @@ class _Rewrite(ast.NodeTransformer):
             value = e.args[1]
         if value is not None:
             self.pre.extend(_arrayexpr.assign(t, ast.Subscript(name(tmp), ast.Slice(), ast.Load()), value))
+        return name(tmp)
+
+    def _arange(self, e, ty):
+        """np.arange(start, stop, step): allocated, then start + i * step per element."""
+        t = self.t
+        a = [self.visit(x) for x in e.args]
+        start, stop, step = (ast.Constant(0), a[0], ast.Constant(1)) if len(a) == 1 else (
+            (a[0], a[1], ast.Constant(1)) if len(a) == 2 else tuple(a))
+        tmp, n = t.fresh("a"), t.fresh("n")
+        t.env[tmp] = ty
+        self.pre.append(ast.Assign([name(n, ast.Store())], call("rt.arange_len", [start, stop, step])))
+        self.pre.append(ast.Assign([name(tmp, ast.Store())], call("rt.zeros", [name(n), ast.Constant(ty.dtype)])))
+        kname = t.kernel_name("arange")
+        ann = _loops.pk_type(ty.dtype)
+        args = [ast.arg("i0"), ast.arg("out"), ast.arg("start", ann), ast.arg("step", ann)]
+        body = [ast.Assign([ast.Subscript(name("out"), name("i0"), ast.Store())],
+                           ast.BinOp(name("start"), ast.Add(), ast.BinOp(name("i0"), ast.Mult(), name("step"))))]
+        t.module.add(ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body,
+                                     [ast.parse("pk.workunit", mode="eval").body], None))
+        self.pre.append(ast.Expr(call("pk.parallel_for", [call("pk.RangePolicy", [ast.Constant(0), name(n)]),
+                                                          name(kname)],
+                                      [ast.keyword("out", name(tmp)), ast.keyword("start", start),
+                                       ast.keyword("step", step)])))
         return name(tmp)
 
     def _materialize(self, value, node, ty):

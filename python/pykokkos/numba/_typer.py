@@ -410,7 +410,9 @@ class Typer:
             dt = n.dtype_name(dkw) if dkw is not None else a.dtype
             return Arr(dt, a.ndim)
         if fn == "arange":
-            dt = promote(*[t for t in args]) if len(args) > 1 else args[0]
+            dt = args[0]
+            for a in args[1:]:
+                dt = promote(dt, a)
             dkw = next((k.value for k in call.keywords if k.arg == "dtype"), None)
             return Arr(n.dtype_name(dkw) if dkw is not None else ("int64" if dt in ("int64", "bool") else dt), 1)
         shape = args[0]

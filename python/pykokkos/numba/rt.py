@@ -140,6 +140,13 @@ def zeros(shape, dtype: str):
     return pk.View(shape, getattr(pk, dtype if dtype != "bool" else "bool"))
 
 
+def arange_len(start, stop, step) -> int:
+    """Elements of np.arange(start, stop, step)."""
+    if step == 0:
+        raise ZeroDivisionError("np.arange: the step is zero")
+    return max(0, int(np.ceil((stop - start) / step)))
+
+
 def size(v) -> int:
     """Elements of an array (or of a shape)."""
     shape = tuple(v) if isinstance(v, tuple) else tuple(v.shape)
