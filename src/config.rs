@@ -19,8 +19,13 @@ pub struct Config {
     pub disabled: Vec<String>,
     /// `PK_VERIFY=1`: check every flush plan (always on in debug builds).
     pub verify: bool,
-    /// `PK_NUM_THREADS`: threads Kokkos starts with (-1: its default).
+    /// `PK_NUM_THREADS`: threads Kokkos starts with (-1: its default). Under
+    /// MPI with several ranks on a node and no thread count set, the node's
+    /// cores split evenly among them.
     pub num_threads: i32,
+    /// This MPI rank's index among the ranks of its node (from the launcher's
+    /// environment: MPICH, Open MPI, MVAPICH, Slurm), or -1: it picks the GPU.
+    pub local_rank: i32,
     /// `PK_LOG=<filter>`: tracing spans of each stage on stderr.
     pub log: Option<String>,
     /// `PK_CACHE_DIR`: kernel cache and Kokkos install root.
@@ -37,6 +42,35 @@ pub struct Config {
     /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
     /// only, a fused kernel fails to build, or fails after it ran.
     pub failpoint: Option<String>,
+}
+
+const LOCAL_RANK: &[&str] = &[
+    "MPI_LOCALRANKID",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "MV2_COMM_WORLD_LOCAL_RANK",
+    "SLURM_LOCALID",
+];
+const LOCAL_SIZE: &[&str] = &[
+    "MPI_LOCALNRANKS",
+    "OMPI_COMM_WORLD_LOCAL_SIZE",
+    "MV2_COMM_WORLD_LOCAL_SIZE",
+];
+
+fn first_int(names: &[&str]) -> Option<i32> {
+    names
+        .iter()
+        .find_map(|n| std::env::var(n).ok()?.trim().parse().ok())
+}
+
+/// Host threads per rank when several MPI ranks share a node and nobody set
+/// a count: the cores divided among them (never fewer than one).
+fn split_threads(omp_set: bool) -> Option<i32> {
+    let ranks = first_int(LOCAL_SIZE)?;
+    if omp_set || ranks <= 1 {
+        return None;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as i32);
+    Some((cores / ranks).max(1))
 }
 
 fn flag(name: &str) -> bool {
@@ -61,7 +95,9 @@ impl Config {
             verify: flag("PK_VERIFY") || cfg!(debug_assertions),
             num_threads: text("PK_NUM_THREADS")
                 .and_then(|v| v.parse().ok())
+                .or_else(|| split_threads(text("OMP_NUM_THREADS").is_some()))
                 .unwrap_or(-1),
+            local_rank: first_int(LOCAL_RANK).unwrap_or(-1),
             log: text("PK_LOG"),
             cache_dir: std::env::var_os("PK_CACHE_DIR"),
             kokkos_root: std::env::var_os("PK_KOKKOS_ROOT").map(PathBuf::from),

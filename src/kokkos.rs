@@ -12,6 +12,7 @@ struct Support {
     thread_enter: unsafe extern "C" fn(),
     finalize: unsafe extern "C" fn(),
     concurrency: unsafe extern "C" fn() -> c_int,
+    device: unsafe extern "C" fn() -> c_int,
     error: loader::ErrorFn,
     cuda: Option<CudaFns>,
 }
@@ -91,10 +92,11 @@ fn init() -> PkResult<Support> {
         so = cache::support_library(tc)?;
     }
     let lib = loader::open(&so)?;
-    let initialize: unsafe extern "C" fn(c_int) -> c_int = loader::symbol(lib, "pk_initialize")?;
+    let initialize: unsafe extern "C" fn(c_int, c_int) -> c_int =
+        loader::symbol(lib, "pk_initialize")?;
     let error: loader::ErrorFn = loader::symbol(lib, "pk_error")?;
-    let threads = crate::config::get().num_threads;
-    if unsafe { initialize(threads) } != 0 {
+    let cfg = crate::config::get();
+    if unsafe { initialize(cfg.num_threads, cfg.local_rank) } != 0 {
         return Err(PkError::Runtime(format!(
             "Kokkos::initialize failed: {}",
             loader::error_text(error)
@@ -105,6 +107,7 @@ fn init() -> PkResult<Support> {
         thread_enter: loader::symbol(lib, "pk_thread_enter")?,
         finalize: loader::symbol(lib, "pk_finalize")?,
         concurrency: loader::symbol(lib, "pk_concurrency")?,
+        device: loader::symbol(lib, "pk_device_id")?,
         error,
         cuda: load_cuda(lib),
     })
@@ -151,6 +154,15 @@ pub fn thread_enter() {
 pub fn finalize() {
     if let Some(Ok(s)) = SUPPORT.get() {
         unsafe { (s.finalize)() }
+    }
+}
+
+/// The GPU this process runs its Cuda kernels on (-1 without CUDA).
+pub fn device_id() -> PkResult<i32> {
+    kokkos()?;
+    match SUPPORT.get() {
+        Some(Ok(s)) => Ok(unsafe { (s.device)() }),
+        _ => Err(PkError::Environment("Kokkos is not initialized".into())),
     }
 }
 

@@ -126,6 +126,17 @@ def _summary(args) -> int:
     return 0
 
 
+def _merge(args) -> int:
+    from ._chrome import merge
+    from ._tracefile import load
+
+    traces = sorted((load(p) for p in args.traces), key=lambda t: t.header.get("rank", 0))
+    merge(traces, args.chrome)
+    ranks = [t.header.get("rank") for t in traces]
+    print(f"wrote {args.chrome}: {len(traces)} trace(s), ranks {ranks}")
+    return 0
+
+
 def _copy_bandwidth(space: str | None = None) -> float:
     """GB/s of a parallel copy kernel on this machine (bytes read plus written),
     in the given execution space (default: the default space)."""
@@ -223,6 +234,10 @@ def main(argv=None) -> int:
     s.add_argument("--top", type=int, default=10)
     s.add_argument("--bandwidth", type=float, help="the byte bound in GB/s (default: measured with a copy kernel)")
     s.set_defaults(func=_summary)
+    g = ts.add_parser("merge", help="the traces of several MPI ranks as one Chrome trace (a process per rank)")
+    g.add_argument("traces", nargs="+")
+    g.add_argument("--chrome", required=True, help="the Chrome trace file to write")
+    g.set_defaults(func=_merge)
     u = sub.add_parser("tune", help="replay under rule variants; write the fastest rule set")
     u.add_argument("trace")
     u.add_argument("--out", default="tuned-rules", help="rules directory to write (default tuned-rules)")

@@ -46,3 +46,17 @@ def events(trace: Trace) -> list[dict]:
 def write(trace: Trace, path: str) -> None:
     with open(path, "w") as f:
         json.dump({"traceEvents": events(trace), "displayTimeUnit": "ms"}, f)
+
+
+def merge(traces: list[Trace], path: str) -> None:
+    """The traces of several MPI ranks in one Chrome file: a process per rank."""
+    out = []
+    for k, t in enumerate(traces):
+        rank = t.header.get("rank", k)
+        for e in events(t):
+            e["pid"] = rank
+            if e.get("name") == "process_name":
+                e["args"] = {"name": f"rank {rank}"}
+            out.append(e)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": out, "displayTimeUnit": "ms"}, f)

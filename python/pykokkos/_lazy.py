@@ -5,6 +5,10 @@ import math
 import operator
 
 
+def _plain(value):
+    return value
+
+
 class LazyNumber:
     """Stands for the total of a pending parallel_reduce/parallel_scan.
 
@@ -31,6 +35,12 @@ class LazyNumber:
     @property
     def ready(self) -> bool:
         return self._pending is None or self._pending.ready
+
+    def __reduce__(self):
+        # Pickled (mpi4py's lowercase calls: comm.allreduce(total)), it is the
+        # number: the work it depends on runs first, and the other side gets a
+        # plain number.
+        return (_plain, (self._get(),))
 
     def __pk_number__(self):
         """The value, for a kernel argument (the runtime asks for it by this name)."""

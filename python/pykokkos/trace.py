@@ -27,6 +27,24 @@ def data_dir(path: str) -> str:
     return os.fspath(path) + ".data"
 
 
+def mpi_rank() -> tuple[int, int] | None:
+    """(rank, ranks) from the MPI launcher's environment, when there are several."""
+    for r, n in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+                 ("SLURM_PROCID", "SLURM_NTASKS")):
+        if os.environ.get(r, "").isdigit() and os.environ.get(n, "").isdigit() and int(os.environ[n]) > 1:
+            return int(os.environ[r]), int(os.environ[n])
+    return None
+
+
+def rank_path(path: str) -> str:
+    """`run.jsonl` -> `run.rank1.jsonl` on rank 1 of several (PK_TRACE under mpiexec)."""
+    mr = mpi_rank()
+    if mr is None:
+        return path
+    base, ext = os.path.splitext(path)
+    return f"{base}.rank{mr[0]}{ext}"
+
+
 def start(path, data: bool | None = None) -> None:
     """Starts recording to `path` (what is pending runs first, unrecorded)."""
     path = os.fspath(path)
@@ -40,6 +58,9 @@ def start(path, data: bool | None = None) -> None:
         "lazy": bool(_native.lazy_enabled()),
         "data": data_dir(path) if data else None,
     }
+    mr = mpi_rank()
+    if mr is not None:
+        header["rank"], header["ranks"] = mr
     _native.trace_start(path, json.dumps(header))
     _native.trace_data(data_dir(path) if data else None)
     _active["path"] = path
@@ -79,6 +100,10 @@ def start_from_environment() -> None:
         fd, path = tempfile.mkstemp(suffix=".jsonl", prefix="pk_trace_")
         os.close(fd)
         _active_temp["path"] = path
+    else:
+        path = rank_path(path)
+    if chrome:
+        chrome = rank_path(chrome)
     start(path)
     _active["chrome"] = chrome
 

@@ -105,21 +105,25 @@ pub fn compile(tc: &Toolchain, key: &str, source: &str, kernel: &str) -> PkResul
     let t0 = std::time::Instant::now();
     let built = compile_missing(tc, key, source, kernel, &so);
     let us = t0.elapsed().as_secs_f64() * 1e6;
+    // Another process built it while this one waited for the key's lock: a
+    // cache hit that cost the wait.
+    let loaded = matches!(built, Ok((_, false)));
     crate::trace::event(
         "compile",
-        serde_json::json!({"kernel": kernel, "key": key, "cached": false, "us": us.round()}),
+        serde_json::json!({"kernel": kernel, "key": key, "cached": loaded, "us": us.round()}),
     );
-    built
+    built.map(|(p, _)| p)
 }
 
-/// The part of `compile` past the first cache lookup.
+/// The part of `compile` past the first cache lookup: the path, and whether
+/// this process built it (false: another did while this one waited).
 fn compile_missing(
     tc: &Toolchain,
     key: &str,
     source: &str,
     kernel: &str,
     so: &Path,
-) -> PkResult<PathBuf> {
+) -> PkResult<(PathBuf, bool)> {
     let so = so.to_path_buf();
     let dir = so.parent().unwrap().to_path_buf();
     trust::make_private(&dir)?;
@@ -127,7 +131,7 @@ fn compile_missing(
     let _lock = trust::lock(&tc.cache, &format!("kernel-{}", &key[..2.min(key.len())]))?;
     // Another process (or thread) may have built it while we waited.
     if cached(&so, key, tc, kernel, true) {
-        return Ok(so);
+        return Ok((so, false));
     }
     ensure_prelude(tc)?;
     let _span = tracing::info_span!("compile", kernel, key).entered();
@@ -162,7 +166,7 @@ fn compile_missing(
     if published.is_err() {
         let _ = fs::remove_file(&tmp_so);
     }
-    published.map(|()| so)
+    published.map(|()| (so, true))
 }
 
 /// Whether a trusted build of `key` is at `so`; an untrusted one is reported
@@ -212,12 +216,21 @@ const SUPPORT_SOURCE: &str = r#"// pykokkos-fuse support library: Kokkos lifetim
 // time, serialized by the runtime) instead of failing "not initialized".
 static Kokkos::Impl::OpenMPExec* pk_openmp_master = nullptr;
 #endif
-extern "C" int pk_initialize(int threads) {
+extern "C" int pk_initialize(int threads, int local_rank) {
   if (Kokkos::is_initialized()) return 0;
   try {
     Kokkos::InitArguments args;
     args.num_threads = threads;
     args.disable_warnings = true;
+#ifdef KOKKOS_ENABLE_CUDA
+    // MPI ranks of one node take the node's GPUs in turn (as Kokkos'
+    // --kokkos-map-device-id-by=mpi_rank does), counted, never assumed.
+    int devices = 0;
+    if (local_rank >= 0 && cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+      args.device_id = local_rank % devices;
+#else
+    (void)local_rank;
+#endif
     Kokkos::initialize(args);
 #ifdef KOKKOS_ENABLE_OPENMP
     pk_openmp_master = Kokkos::Impl::t_openmp_instance;
@@ -236,6 +249,13 @@ extern "C" void pk_finalize() {
   if (!done && Kokkos::is_initialized()) { done = true; Kokkos::finalize(); }
 }
 extern "C" void pk_fence() { Kokkos::fence(); }
+extern "C" int pk_device_id() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return Kokkos::Cuda().cuda_device();
+#else
+  return -1;
+#endif
+}
 extern "C" int pk_concurrency() { return Kokkos::DefaultHostExecutionSpace::concurrency(); }
 extern "C" const char* pk_error() { return pk::last_error(); }
 #ifdef KOKKOS_ENABLE_CUDA

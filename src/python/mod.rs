@@ -46,6 +46,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::Policy>()?;
     m.add_class::<lazy::Pending>()?;
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime::device_id, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_start, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_stop, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_on, m)?)?;

@@ -37,6 +37,12 @@ pub fn initialize() -> PyResult<i32> {
     crate::kokkos::concurrency().map_err(py_err)
 }
 
+/// The GPU this process's Cuda kernels run on (-1 without CUDA); starts Kokkos.
+#[pyfunction]
+pub fn device_id() -> PyResult<i32> {
+    crate::kokkos::device_id().map_err(py_err)
+}
+
 #[pyfunction]
 pub fn set_default_space(code: u8) -> PyResult<()> {
     space::set_default_space(space::from_code(code)).map_err(py_err)

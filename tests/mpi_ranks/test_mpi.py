@@ -1,0 +1,74 @@
+"""Several MPI ranks (mpiexec -n 2, one thread each on this 2-core machine):
+the halo-exchange example against NumPy, lazy work around messages, and one
+compile for two ranks launching a new kernel into an empty cache."""
+import glob
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.eager_only  # each test starts its own processes
+
+pytest.importorskip("mpi4py", reason="the mpi extra installs mpi4py and MPICH (pip install .[mpi])")
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+MPIEXEC = shutil.which("mpiexec", path=os.path.dirname(sys.executable)) or shutil.which("mpiexec")
+
+
+def mpirun(*args, ranks=2, env=None, timeout=600):
+    e = dict(os.environ)
+    e.pop("PK_FUSE", None)
+    e.update(env or {})
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, "-m", "mpi4py", *map(str, args)],
+                       capture_output=True, text=True, env=e, timeout=timeout, cwd=HERE)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
+    return r.stdout
+
+
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_heat_halo_exchange_equals_numpy(fuse):
+    out = mpirun(ROOT / "examples" / "mpi" / "heat2d.py", 48, 30, "--check", env={"PK_FUSE": fuse})
+    assert "2 rank(s)" in out and "equal to NumPy's run" in out
+
+
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_lazy_work_around_messages(fuse):
+    out = mpirun("exchange.py", env={"PK_FUSE": fuse})
+    assert "exchange ok" in out
+
+
+def test_two_ranks_compile_a_new_kernel_once(tmp_path):
+    import pykokkos as pk
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    stem = tmp_path / "t"
+    out = mpirun("compile_once.py", stem, env={"PK_CACHE_DIR": str(cache), "PK_KOKKOS_ROOT": pk.config()["kokkos"]})
+    # Two ranks on two cores: one host thread each (the cores split among the node's ranks).
+    assert out.count("threads 1") == 2, out
+    built = []
+    for f in sorted(glob.glob(f"{stem}.*.jsonl")):
+        events = [json.loads(line) for line in open(f)]
+        built += [e for e in events if e.get("ev") == "compile" and e.get("kernel") == "brand_new" and not e["cached"]]
+    assert len(glob.glob(f"{stem}.*.jsonl")) == 2
+    assert len(built) == 1, built
+
+
+def test_per_rank_traces_carry_the_rank_and_merge(tmp_path):
+    mpirun("exchange.py", env={"PK_TRACE": str(tmp_path / "run.jsonl")})
+    traces = sorted(glob.glob(str(tmp_path / "run.rank*.jsonl")))
+    assert [pathlib.Path(t).name for t in traces] == ["run.rank0.jsonl", "run.rank1.jsonl"]
+    headers = [json.loads(open(t).readline()) for t in traces]
+    assert [(h["rank"], h["ranks"]) for h in headers] == [(0, 2), (1, 2)]
+    out = tmp_path / "merged.json"
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "trace", "merge", *traces, "--chrome", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    events = json.loads(out.read_text())["traceEvents"]
+    assert {e["pid"] for e in events} == {0, 1}
+    assert sum(1 for e in events if e.get("cat") == "kernel" and e["pid"] == 1) >= 3
