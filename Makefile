@@ -80,6 +80,8 @@ gpu-carry: $(STAMPS)/venv
 	# Numba cannot go to the GPU machine (llvmlite alone is over the carry limit): its
 	# outputs and host times on the numba bench travel instead.
 	$(PY) benches/bench_numba.py --save-ref .carry/numba_ref.json
+	# mpi4py and MPICH for the several-rank part of make test-gpu.
+	rm -rf .carry/mpi && $(PY) -m pip download -q --only-binary :all: -d .carry/mpi "mpi4py>=4" mpich
 
 test-gpu:
 	bash scripts/gpu/device_check.sh

@@ -7,7 +7,8 @@ sent; a received row counts as written). The result equals the one-rank run.
     PK_FUSE=1 mpiexec -n 2 python -m mpi4py examples/mpi/heat2d.py
     python examples/mpi/heat2d.py            # one rank
 
-Options after the sizes: --check (compare with NumPy on rank 0), --save FILE.npy.
+Options after the sizes: --cuda (the Cuda space), --check (compare with NumPy on rank 0), --speedup (rank 0
+then runs the problem alone, for the speedup of the ranks over one), --save FILE.npy.
 """
 import sys
 import time
@@ -93,6 +94,8 @@ def main():
     n = int(args[0]) if args else 512
     steps = int(args[1]) if len(args) > 1 else 200
     comm = MPI.COMM_WORLD
+    if "--cuda" in sys.argv:
+        pk.set_default_space(pk.Cuda)  # each rank on its node-local GPU; halos staged through the host
     setups = comm.gather(describe(comm), root=0)
     if comm.Get_rank() == 0:
         print("\n".join(setups))
@@ -102,6 +105,11 @@ def main():
         mode = "fused (PK_FUSE=1)" if pk._native.lazy_enabled() else "eager"
         print(f"{comm.Get_size()} rank(s), {mode}: {n}x{n}, {steps} steps, "
               f"{max(times) / steps * 1e3:.3f} ms per step; last change {change:.6e}")
+        if "--speedup" in sys.argv and comm.Get_size() > 1:
+            # The same problem on this rank alone (its threads as they are), for the ratio.
+            _, alone, _ = solve(MPI.COMM_SELF, n, steps)
+            print(f"1 rank: {alone / steps * 1e3:.3f} ms per step; {comm.Get_size()} ranks are "
+                  f"{alone / max(times):.2f}x as fast")
         if "--save" in sys.argv:
             np.save(sys.argv[sys.argv.index("--save") + 1], grid)
         if "--check" in sys.argv:

@@ -16,4 +16,17 @@ python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n "${PK_TEST_JOBS:-$(n
 rc=${PIPESTATUS[0]}
 echo "pytest on the Cuda space: exit $rc in $(( $(date +%s) - t0 )) s"
 cp "$PK_CACHE_DIR"/failed/*.cpp "$OUT/" 2>/dev/null
+# Several ranks on the Cuda space: each on its node-local GPU, result equal to NumPy's.
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+if python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec > /dev/null; then
+  if [ "$gpus" -ge 2 ]; then echo "$gpus GPUs: 2 ranks, one GPU each"; else
+    echo "only $gpus GPU here: both ranks share GPU 0 (one GPU per rank needs a 2-GPU machine, nvidia-h200-x2)"; fi
+  for fuse in 0 1; do
+    out=$(PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py examples/mpi/heat2d.py 512 50 --cuda --check --speedup 2>&1)
+    echo "$out" | tee -a "$OUT/mpi.log" | tail -7
+    echo "$out" | grep -q "equal to NumPy's run" || rc=1
+  done
+else
+  echo "mpi4py/mpiexec missing (make gpu-carry puts them in .carry/mpi): the several-rank part did not run"
+fi
 exit $rc

@@ -30,3 +30,8 @@ if [ ${#wheels[@]} -ne 1 ]; then
   exit 1
 fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[0]}" || exit 1
+# mpi4py and MPICH (make gpu-carry puts their wheels in .carry/mpi), for the several-rank part.
+if compgen -G ".carry/mpi/*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-compile --no-cache-dir --target /tmp/site .carry/mpi/*.whl || true
+  export PATH=/tmp/site/bin:$PATH
+fi
