@@ -80,8 +80,10 @@ gpu-carry: $(STAMPS)/venv
 	# Numba cannot go to the GPU machine (llvmlite alone is over the carry limit): its
 	# outputs and host times on the numba bench travel instead.
 	$(PY) benches/bench_numba.py --save-ref .carry/numba_ref.json
-	# mpi4py and MPICH for the several-rank part of make test-gpu.
-	rm -rf .carry/mpi && $(PY) -m pip download -q --only-binary :all: -d .carry/mpi "mpi4py>=4" mpich
+	# mpi4py and MPICH for the several-rank part of make test-gpu (for the Pythons it may have).
+	rm -rf .carry/mpi && for v in 3.11 3.12 3.13; do $(PY) -m pip download -q --only-binary :all: \
+	  --python-version $$v --platform manylinux_2_28_x86_64 --platform manylinux1_x86_64 \
+	  -d .carry/mpi "mpi4py>=4" mpich || exit 1; done
 
 test-gpu:
 	bash scripts/gpu/device_check.sh

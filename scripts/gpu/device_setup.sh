@@ -32,6 +32,7 @@ fi
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "${wheels[0]}" || exit 1
 # mpi4py and MPICH (make gpu-carry puts their wheels in .carry/mpi), for the several-rank part.
 if compgen -G ".carry/mpi/*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-compile --no-cache-dir --target /tmp/site .carry/mpi/*.whl || true
+  python3 -m pip install -q --no-index --find-links .carry/mpi --no-compile --no-cache-dir --target /tmp/site \
+    mpi4py mpich || echo "mpi4py/MPICH did not install from .carry/mpi"
   export PATH=/tmp/site/bin:$PATH
 fi
