@@ -35,4 +35,10 @@ if compgen -G ".carry/mpi/*.whl" > /dev/null; then
   python3 -m pip install -q --no-index --find-links .carry/mpi --no-compile --no-cache-dir --target /tmp/site \
     mpi4py mpich || echo "mpi4py/MPICH did not install from .carry/mpi"
   export PATH=/tmp/site/bin:$PATH
+  # The machine may have another MPI (Open MPI) that mpi4py would find first: use
+  # the carried MPICH, whose mpiexec launches the ranks.
+  if [ -f /tmp/site/lib/libmpi.so.12 ]; then
+    export MPI4PY_LIBMPI=/tmp/site/lib/libmpi.so.12
+    export LD_LIBRARY_PATH=/tmp/site/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
 fi
