@@ -37,8 +37,9 @@ if compgen -G ".carry/mpi/*.whl" > /dev/null; then
   export PATH=/tmp/site/bin:$PATH
   # The machine may have another MPI (Open MPI) that mpi4py would find first: use
   # the carried MPICH, whose mpiexec launches the ranks.
-  if [ -f /tmp/site/lib/libmpi.so.12 ]; then
-    export MPI4PY_LIBMPI=/tmp/site/lib/libmpi.so.12
-    export LD_LIBRARY_PATH=/tmp/site/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  libmpi=$(find /tmp/site -name libmpi.so.12 2>/dev/null | head -1)
+  if [ -n "$libmpi" ]; then
+    export MPI4PY_LIBMPI=$libmpi
+    export LD_LIBRARY_PATH=$(dirname "$libmpi")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
 fi
