@@ -37,9 +37,20 @@ if compgen -G ".carry/mpi/*.whl" > /dev/null; then
   export PATH=/tmp/site/bin:$PATH
   # The machine may have another MPI (Open MPI) that mpi4py would find first: use
   # the carried MPICH, whose mpiexec launches the ranks.
-  libmpi=$(find /tmp/site -name libmpi.so.12 2>/dev/null | head -1)
-  if [ -n "$libmpi" ]; then
-    export MPI4PY_LIBMPI=$libmpi
-    export LD_LIBRARY_PATH=$(dirname "$libmpi")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  fi
+  # pip --target drops a wheel's data files (MPICH's lib/ and bin/): unpack them.
+  python3 - .carry/mpi/mpich-*.whl <<'PY'
+import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+for m in z.namelist():
+    if ".data/data/" in m and not m.endswith("/"):
+        dest = "/tmp/mpich/" + m.split(".data/data/", 1)[1]
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            f.write(z.read(m))
+        if "/bin/" in dest:
+            os.chmod(dest, 0o755)
+PY
+  export PATH=/tmp/mpich/bin:$PATH
+  export MPI4PY_LIBMPI=/tmp/mpich/lib/libmpi.so.12
+  export LD_LIBRARY_PATH=/tmp/mpich/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
