@@ -49,8 +49,9 @@ def test_two_ranks_compile_a_new_kernel_once(tmp_path):
     cache.mkdir(mode=0o700)
     stem = tmp_path / "t"
     out = mpirun("compile_once.py", stem, env={"PK_CACHE_DIR": str(cache), "PK_KOKKOS_ROOT": pk.config()["kokkos"]})
-    # Two ranks on two cores: one host thread each (the cores split among the node's ranks).
-    assert out.count("threads 1") == 2, out
+    # The node's cores split between its two ranks (one thread each on a 2-core machine).
+    each = max(1, (os.cpu_count() or 1) // 2)
+    assert out.count(f"threads {each}") == 2, out
     built = []
     for f in sorted(glob.glob(f"{stem}.*.jsonl")):
         events = [json.loads(line) for line in open(f)]
