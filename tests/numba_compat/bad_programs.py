@@ -34,3 +34,9 @@ def with_fallback(x):
 @njit
 def good(x):
     return np.sum(x * 2.0)
+
+
+@njit(parallel=True)
+def unknown_ufunc_in_kernel(x, out):
+    for i in prange(x.shape[0]):
+        out[i] = np.sinc(x[i])

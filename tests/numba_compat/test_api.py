@@ -131,3 +131,8 @@ def test_fallback_runs_python_with_a_warning_and_errors_poison_nothing():
     with pytest.raises(numba.UnsupportedError):
         bad.uses_dict(x)
     assert bad.good(x) == 12.0
+
+
+def test_a_numpy_function_kernels_lack_is_a_located_error():
+    with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:4\d:\d+: np.sinc is not supported inside a kernel"):
+        bad.unknown_ufunc_in_kernel(np.ones(4), np.zeros(4))

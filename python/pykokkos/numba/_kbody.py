@@ -19,6 +19,16 @@ NP_RENAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "a
              "arccosh": "acosh", "arctanh": "atanh", "power": "pow", "absolute": "abs", "fabs": "fabs",
              "minimum": "minimum", "maximum": "maximum", "fmin": "fmin", "fmax": "fmax"}
 CONSTANTS = {"pi": math.pi, "e": math.e}
+# What the kernel language's math takes (src/lower/math.rs), and NumPy's other kernel calls.
+KERNEL_MATH = {
+    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
+    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "erf", "erfc", "tgamma",
+    "lgamma", "degrees", "radians", "pow", "atan2", "hypot", "fmod", "fmin", "fmax", "copysign", "isnan",
+    "isinf", "isfinite", "floor", "ceil", "trunc", "round",
+}
+NP_KERNEL = {"abs", "absolute", "conj", "conjugate", "real", "imag", "minimum", "maximum", "rint", "around",
+             "float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8",
+             "bool_", "complex128", "complex64", "float", "int"}
 PK_DTYPE = {"float64": "pk.float64", "float32": "pk.float32", "int64": "pk.int64", "int32": "pk.int32",
             "int16": "pk.int16", "int8": "pk.int8", "uint64": "pk.uint64", "uint32": "pk.uint32",
             "uint16": "pk.uint16", "uint8": "pk.uint8", "bool": "pk.bool", "complex128": "pk.complex128",
@@ -146,8 +156,13 @@ class KernelBody(ast.NodeTransformer):
                 return ast.copy_location(ast.parse(
                     f"(({ast.unparse(x)}) > 0) - (({ast.unparse(x)}) < 0)", mode="eval").body, e)
             name = NP_RENAME.get(what, what)
+            if name not in KERNEL_MATH and name not in PK_DTYPE and name not in NP_KERNEL:
+                raise self.err(e, f"np.{what} is not supported inside a kernel (math functions, abs, "
+                               "minimum/maximum, real/imag, conj, round and dtype casts are)")
             return ast.copy_location(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()),
                                               e.args, e.keywords), e)
+        if k == "math" and what not in KERNEL_MATH and what != "gamma":
+            raise self.err(e, f"math.{what} is not supported inside a kernel")
         if k == "math" and what == "gamma":
             return ast.copy_location(ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "tgamma", ast.Load()),
                                               e.args, []), e)
