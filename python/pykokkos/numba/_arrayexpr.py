@@ -359,7 +359,6 @@ def _arg_reduce(t, fn, x, elem, shape, kw, pre, ty):
     flat = name("i0")
     for d in range(1, x.rank):
         flat = ast.BinOp(ast.BinOp(flat, ast.Mult(), name(f"n{d}")), ast.Add(), name(f"i{d}"))
-    big = ast.Constant(2 ** 62)
     k2 = t.kernel_name(fn)
     params = x.params + [best] + [f"n{d}" for d in range(1, x.rank)]
     body = [ast.If(ast.Compare(elem, [ast.Eq()], [name(best)]),
@@ -370,5 +369,4 @@ def _arg_reduce(t, fn, x, elem, shape, kw, pre, ty):
     pre.append(ast.Assign([name(res, ast.Store())], call("pk.parallel_reduce", [
         call("rt.policy", [name(shape)]), name(k2)],
         kw + [ast.keyword(best, name(best))] + ext + [ast.keyword("reducer", call("pk.Min", []).func)])))
-    del big
     return call("int", [name(res)])

@@ -12,14 +12,6 @@ from ._typer import ALLOC, REDUCE, Arr
 ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
 
 
-def _is_prange(s) -> bool:
-    return isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and _callee_is(s, "prange")
-
-
-def _callee_is(s, what):
-    return getattr(s, "_pk_callee", None) == what
-
-
 def _has_loop(s) -> bool:
     return any(isinstance(x, (ast.For, ast.While)) for x in ast.walk(s))
 

@@ -87,8 +87,6 @@ def _accumulators(t, body, index):
             if kind is not None:
                 found.setdefault(n, (kind, []))[1].append(node)
                 continue
-    for n in assigned_names(body):
-        pass
     # A name also assigned plainly in the body is a private local, not a reduction.
     for node in ast.walk(ast.Module(body=body, type_ignores=[])):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in found:
@@ -117,7 +115,7 @@ def _reduce_form(t, n, v):
 class _AccRewrite(ast.NodeTransformer):
     """The kept accumulator's updates write `acc`; the others' are dropped."""
 
-    def __init__(self, keep, updates, drop_writes, acc_reads_ok=False):
+    def __init__(self, keep, updates, drop_writes):
         self.keep, self.updates, self.drop_writes = keep, updates, drop_writes
 
     def visit_AugAssign(self, s):
