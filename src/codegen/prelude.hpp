@@ -298,9 +298,14 @@ template <class F, class T>
 struct Chunked {
   F f;
   int64_t lo, hi, chunk;
+  // Chunk c of the launch is chunk (c % per) * threads + c / per of the range
+  // when interleaved (threads = 1: in order), see chunked_reduce.
+  int64_t per, threads, chunks;
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t c, T& acc) const {
+    const int64_t rc = (c % per) * threads + c / per;
+    if (rc >= chunks) return;
     T s0 = T(), s1 = T(), s2 = T(), s3 = T();
-    const int64_t b = lo + c * chunk;
+    const int64_t b = lo + rc * chunk;
     const int64_t e = b + chunk < hi ? b + chunk : hi;
     int64_t i       = b;
     for (; i + 3 < e; i += 4) {
@@ -313,12 +318,27 @@ struct Chunked {
     acc += (s0 + s1) + (s2 + s3);
   }
 };
+// Large ranges: chunks of 4096 items, each thread a contiguous run of them (the
+// pages it touched first). Ranges up to 2^20 items: at least 16 chunks per
+// thread, dealt out in turn (thread t takes chunks t, t + T, ...), so that a
+// short range of costly items, or items of uneven cost (a triangular pair
+// loop), spreads over every thread. Either way the static schedule keeps the
+// order of the additions, and so the total, the same from run to run.
 template <class Space, class F, class T>
 void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
-  const int64_t chunk = 4096;
-  const int64_t n     = hi > lo ? (hi - lo + chunk - 1) / chunk : 0;
-  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n),
-                          Chunked<F, T>{f, lo, hi, chunk}, r);
+  const int64_t items   = hi > lo ? hi - lo : 0;
+  const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
+  const bool deal       = items <= (int64_t(1) << 20) && threads > 1;
+  int64_t chunk         = 4096;
+  if (deal) {
+    chunk = (items + 16 * threads - 1) / (16 * threads);
+    chunk = chunk < 1 ? 1 : (chunk > 4096 ? 4096 : chunk);
+  }
+  const int64_t chunks = (items + chunk - 1) / chunk;
+  const int64_t t      = deal ? threads : 1;
+  const int64_t per    = (chunks + t - 1) / t;
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
+                          Chunked<F, T>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
 }
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];
