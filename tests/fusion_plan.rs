@@ -43,6 +43,7 @@ fn at(name: &'static str, alloc: usize, read: bool, write: bool) -> ViewUse<'sta
             write,
             at_work_index: true,
             off_index: None,
+            always_written: write,
         },
         // Memory that exists and no Python View of it is left.
         life: Life {

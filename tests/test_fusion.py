@@ -621,3 +621,26 @@ def test_identical_reductions_each_deliver_their_total():
     eager, lazy, reports = both(prog)
     assert_same(eager, lazy)
     assert lazy["t"].tolist() == [float(np.arange(N).sum())] * 2
+
+
+@pk.workunit
+def shift_left(i, n, x, y):
+    if i + 1 < n:
+        y[i] = x[i + 1]
+
+
+def test_a_temporary_written_under_a_condition_keeps_its_old_elements():
+    """Found by the fuzzer: a View that dies before the flush, written by its first
+    kernel only where a condition holds, was kept in registers, so the elements
+    the condition skipped lost their old values."""
+    def prog():
+        x, y, out = fresh(np.arange(N) + 1.0, np.full(N, 7.0), np.zeros(N))
+        pk.parallel_for(N, shift_left, n=N, x=x, y=y)   # y[N-1] keeps 7
+        pk.parallel_for(N, double, v=y, w=out)
+        del y                                            # dies unread by the host
+        return {"out": np.asarray(out).copy()}
+
+    eager, lazy, reports = both(prog)
+    assert_same(eager, lazy)
+    want = 2.0 * np.append(np.arange(N)[1:] + 1.0, 7.0)
+    assert lazy["out"].tolist() == want.tolist()

@@ -19,6 +19,11 @@ pub struct Access {
     pub at_work_index: bool,
     /// Where the first access other than `v[i]` is (for explain reports).
     pub off_index: Option<Span>,
+    /// Some store `v[i] = ...` runs in every work item: at the body's top
+    /// level, before any `return`, not inside a branch, a loop or a callee.
+    /// (A kernel that writes a temporary only under a condition leaves the
+    /// other elements as they were: they cannot live in registers.)
+    pub always_written: bool,
 }
 
 /// Resolves the functions a kernel calls, so that their accesses count.
@@ -57,6 +62,10 @@ struct Walk<'a, 'o> {
     /// must point into the kernel's own file).
     site: Option<Span>,
     depth: usize,
+    /// Branches and loops around the statement being walked.
+    nested: usize,
+    /// A `return` was seen: later statements may not run.
+    returned: bool,
 }
 
 /// The work index parameter of a one-dimensional launch.
@@ -94,6 +103,8 @@ pub fn view_access(
         methods: callees,
         site: None,
         depth: 0,
+        nested: 0,
+        returned: false,
     };
     w.block(&def.body);
     out
@@ -175,6 +186,11 @@ impl<'a> Walk<'a, '_> {
         a.read |= m != Mode::Write;
         a.write |= m != Mode::Read;
         a.at_work_index = (first || a.at_work_index) && at_work_index;
+        a.always_written |= m == Mode::Write
+            && at_work_index
+            && self.nested == 0
+            && !self.returned
+            && self.site.is_none();
         if !at_work_index && a.off_index.is_none() {
             a.off_index = Some(at);
         }
@@ -214,8 +230,10 @@ impl<'a> Walk<'a, '_> {
             }
             StmtKind::If { test, body, orelse } => {
                 self.expr(test, Mode::Read);
+                self.nested += 1;
                 self.block(body);
                 self.block(orelse);
+                self.nested -= 1;
             }
             StmtKind::For {
                 start,
@@ -230,17 +248,33 @@ impl<'a> Walk<'a, '_> {
                 {
                     self.expr(e, Mode::Read);
                 }
+                self.nested += 1;
                 self.block(body);
+                self.nested -= 1;
             }
             StmtKind::While { test, body } => {
                 self.expr(test, Mode::Read);
+                self.nested += 1;
                 self.block(body);
+                self.nested -= 1;
             }
             // A returned view may be written by the caller.
-            StmtKind::Return(Some(e)) if self.is_view_value(e) => self.expr(e, Mode::Both),
-            StmtKind::Return(Some(e)) | StmtKind::Expr(e) => self.expr(e, Mode::Read),
+            StmtKind::Return(Some(e)) if self.is_view_value(e) => {
+                self.expr(e, Mode::Both);
+                self.returned = true;
+            }
+            StmtKind::Return(Some(e)) => {
+                self.expr(e, Mode::Read);
+                self.returned = true;
+            }
+            StmtKind::Return(None) => self.returned = true,
+            StmtKind::Expr(e) => self.expr(e, Mode::Read),
             // A nested def runs inside the kernel (team patterns): its accesses count.
-            StmtKind::Def(d) => self.block(&d.body),
+            StmtKind::Def(d) => {
+                self.nested += 1;
+                self.block(&d.body);
+                self.nested -= 1;
+            }
             _ => {}
         }
     }

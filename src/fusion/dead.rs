@@ -2,8 +2,8 @@
 //! `PK_FUSION_DISABLE=dead_temporaries`): allocations a region may keep in
 //! registers instead of memory. No Python view of them is left, nothing outside
 //! the region touches them, every access is `v[i]` at the work index through
-//! one geometry, and each work item writes before it reads (or the memory was
-//! never allocated, so its zeros are the local's).
+//! one geometry, and each work item writes it, unconditionally, before it
+//! reads it (or the memory was never allocated, so its zeros are the local's).
 use super::cand::Cand;
 use std::collections::BTreeSet;
 
@@ -34,7 +34,9 @@ pub fn dead_temporaries(
                 .flat_map(|c| c.views.iter().filter(|w| w.alloc == u.alloc));
             let first = uses.clone().next().expect("u is one of its uses").access;
             let uniform = uses.all(|w| w.access.at_work_index && w.geometry == u.geometry);
-            let writes_first = first.write && !first.read;
+            // The first kernel only writes it, in every work item (a write
+            // under a condition leaves the other elements' old values).
+            let writes_first = first.write && !first.read && first.always_written;
             if uniform && (writes_first || !u.life.allocated) {
                 out.insert(u.alloc);
             }

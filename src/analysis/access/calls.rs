@@ -97,6 +97,8 @@ impl<'a> Walk<'a, '_> {
             methods: self.methods,
             site: Some(self.site.unwrap_or(call.span)),
             depth: self.depth + 1,
+            nested: self.nested,
+            returned: self.returned,
         };
         inner.block(&def.body);
     }

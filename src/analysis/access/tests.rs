@@ -25,6 +25,7 @@ fn read_then_store_same_element_is_a_write() {
             write: true,
             at_work_index: true,
             off_index: None,
+            always_written: true,
         }
     );
 }
@@ -45,6 +46,7 @@ fn copy_reads_src_writes_dst_and_ignores_unused() {
             write: true,
             at_work_index: true,
             off_index: None,
+            always_written: true,
         }
     );
     assert_eq!(
@@ -54,6 +56,7 @@ fn copy_reads_src_writes_dst_and_ignores_unused() {
             write: false,
             at_work_index: true,
             off_index: None,
+            always_written: false,
         }
     );
     assert!(!acc.contains_key("unused"));
@@ -159,4 +162,19 @@ fn a_rebound_index_or_recursion_is_conservative() {
     let f = parse_function("def k(i, x):\n    i = i + 1\n    x[i] = 0\n").unwrap();
     let acc = view_access(&f, &[v("x", 1)], Some("i"), None);
     assert!(!acc["x"].at_work_index);
+}
+
+#[test]
+fn a_store_under_a_condition_or_after_a_return_is_not_always_written() {
+    let f =
+        parse_function("def k(i, n, x, y):\n    if i + 1 < n:\n        y[i] = x[i + 1]\n").unwrap();
+    let acc = view_access(&f, &[v("x", 1), v("y", 1)], Some("i"), None);
+    assert!(acc["y"].write && !acc["y"].always_written);
+    let f =
+        parse_function("def k(i, n, y):\n    if i > n:\n        return\n    y[i] = 1.0\n").unwrap();
+    let acc = view_access(&f, &[v("y", 1)], Some("i"), None);
+    assert!(acc["y"].write && !acc["y"].always_written);
+    let f = parse_function("def k(i, y):\n    y[i] = 1.0\n").unwrap();
+    let acc = view_access(&f, &[v("y", 1)], Some("i"), None);
+    assert!(acc["y"].always_written);
 }
