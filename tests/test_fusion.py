@@ -624,7 +624,7 @@ def test_identical_reductions_each_deliver_their_total():
 
 
 @pk.workunit
-def shift_left(i, n, x, y):
+def take_next(i, n, x, y):
     if i + 1 < n:
         y[i] = x[i + 1]
 
@@ -635,7 +635,7 @@ def test_a_temporary_written_under_a_condition_keeps_its_old_elements():
     the condition skipped lost their old values."""
     def prog():
         x, y, out = fresh(np.arange(N) + 1.0, np.full(N, 7.0), np.zeros(N))
-        pk.parallel_for(N, shift_left, n=N, x=x, y=y)   # y[N-1] keeps 7
+        pk.parallel_for(N, take_next, n=N, x=x, y=y)   # y[N-1] keeps 7
         pk.parallel_for(N, double, v=y, w=out)
         del y                                            # dies unread by the host
         return {"out": np.asarray(out).copy()}
