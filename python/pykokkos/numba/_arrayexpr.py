@@ -202,14 +202,20 @@ def _kernel_safe(e, t) -> bool:
     return True
 
 
-def _workunit(t, kname, rank, params, body, acc=None):
-    args = [ast.arg(f"i{d}") for d in range(rank)]
+def workunit(t, kname: str, indices: list[str], params: list, body: list, acc: str | None = None) -> None:
+    """Adds `@pk.workunit def kname(<indices>, [acc: pk.Acc[<acc>]], <params>)` to
+    the module; params are names or ast.arg (annotated scalars)."""
+    args = [ast.arg(i) for i in indices]
     if acc is not None:
-        args.append(ast.arg("acc", ast.Subscript(call("pk.Acc", []).func, pk_type(acc), ast.Load())))
-    args += [ast.arg(p) for p in params]
-    fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body,
+        args.append(ast.arg("acc", ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc), ast.Load())))
+    args += [p if isinstance(p, ast.arg) else ast.arg(p) for p in params]
+    fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body or [ast.Pass()],
                            [name("pk.workunit")], None)
     t.module.add(fdef)
+
+
+def _workunit(t, kname, rank, params, body, acc=None):
+    workunit(t, kname, [f"i{d}" for d in range(rank)], params, body, acc)
 
 
 def assign(t, target, value, op=None, new: str | None = None) -> list[ast.stmt]:

@@ -195,11 +195,9 @@ class _Rewrite(ast.NodeTransformer):
         self.pre.append(ast.Assign([name(tmp, ast.Store())], call("rt.zeros", [name(n), ast.Constant(ty.dtype)])))
         kname = t.kernel_name("arange")
         ann = _loops.pk_type(ty.dtype)
-        args = [ast.arg("i0"), ast.arg("out"), ast.arg("start", ann), ast.arg("step", ann)]
         body = [ast.Assign([ast.Subscript(name("out"), name("i0"), ast.Store())],
                            ast.BinOp(name("start"), ast.Add(), ast.BinOp(name("i0"), ast.Mult(), name("step"))))]
-        t.module.add(ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body,
-                                     [ast.parse("pk.workunit", mode="eval").body], None))
+        _arrayexpr.workunit(t, kname, ["i0"], ["out", ast.arg("start", ann), ast.arg("step", ann)], body)
         self.pre.append(ast.Expr(call("pk.parallel_for", [call("pk.RangePolicy", [ast.Constant(0), name(n)]),
                                                           name(kname)],
                                       [ast.keyword("out", name(tmp)), ast.keyword("start", start),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ._arrayexpr import call, name
+from ._arrayexpr import call, name, workunit
 from ._errors import unsupported
 from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names, zero_of
 from ._typer import Arr
@@ -46,12 +46,7 @@ def _params(t, names: set) -> tuple[list[ast.arg], list[ast.keyword]]:
 
 
 def _workunit(t, kname, index, acc_ty, params, body) -> None:
-    args = [ast.arg(index)]
-    if acc_ty is not None:
-        args.append(ast.arg("acc", ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc_ty), ast.Load())))
-    fdef = ast.FunctionDef(kname, ast.arguments([], args + params, None, [], [], None, []), body or [ast.Pass()],
-                           [ast.parse("pk.workunit", mode="eval").body], None)
-    t.module.add(fdef)
+    workunit(t, kname, [index], params, body, acc_ty)
 
 
 def _rewrite(t, body, parallel_index=None):
