@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMPS := .stamps
 RUST_SOURCES := $(shell find src -name '*.rs' -o -name '*.hpp') Cargo.toml pyproject.toml build.rs
 
-.PHONY: help setup kokkos demo test test-rust test-python lint bench fuzz clean
+.PHONY: help setup kokkos demo test test-rust test-python lint bench fuzz clean trace-png
 
 help:
 	@echo "make demo    build everything that is missing, then run the demo"
@@ -15,6 +15,8 @@ help:
 	@echo "make bench   benchmarks (figures and ratios from one run)"
 	@echo "make lint    rustfmt, clippy -D warnings, stubtest of _native.pyi, layer/cycle/size check"
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
+	@echo "make bench-numba  pykokkos.numba against Numba on the differential corpus"
+	@echo "make trace-png    trace the demo and draw its timeline (docs/perfetto-demo*.png)"
 	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu (scripts/gpu/README.md)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
 	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
