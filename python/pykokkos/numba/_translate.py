@@ -106,22 +106,24 @@ class Translation:
     def helper_return(self, helper, arg_types, node):
         return helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx).returns
 
+    def _helper(self, table: dict, name: str, emit, helper, arg_types, node) -> str:
+        """The emitted name of a jitted helper for these argument types (emitted once)."""
+        key = (helper, tuple(arg_types))
+        if key not in table:
+            t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
+            table[key] = self.module.name(name)
+            emit(t, table[key])
+        return table[key]
+
     def device_helper(self, helper, arg_types, node) -> str:
         """The @pk.function for a jitted helper called from a kernel with these types."""
-        key = (helper, tuple(arg_types))
-        if key not in self.module.device:
-            t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
-            self.module.device[key] = self.module.name(f"{helper.py_func.__name__}_fn")
-            _serial.emit_function(t, self.module.device[key])
-        return self.module.device[key]
+        return self._helper(self.module.device, f"{helper.py_func.__name__}_fn", _serial.emit_function,
+                            helper, arg_types, node)
 
     def host_helper(self, helper, arg_types, node) -> str:
-        key = (helper, tuple(arg_types))
-        if key not in self.module.host:
-            t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
-            self.module.host[key] = self.module.name(f"_{helper.py_func.__name__}")
-            _host.emit_host_function(t, self.module.host[key])
-        return self.module.host[key]
+        """The host function for a jitted helper called from host code."""
+        return self._helper(self.module.host, f"_{helper.py_func.__name__}", _host.emit_host_function,
+                            helper, arg_types, node)
 
 
 REFUSED = {
