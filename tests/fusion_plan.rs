@@ -5,6 +5,8 @@ use _native::analysis::access::Access;
 use _native::frontend::source::SourceInfo;
 use _native::fusion::cand::{Cand, Geometry, Life, ViewUse};
 use _native::fusion::dead::dead_temporaries;
+use _native::fusion::defer::{self, defer};
+use _native::fusion::overwritten::overwritten;
 use _native::fusion::plan::{partition, Plan};
 use _native::fusion::rules::{self, Rule};
 use _native::fusion::verify::verify;
@@ -305,4 +307,141 @@ fn foreign_memory_is_never_a_temporary() {
     region[0].views[0].life.foreign = true;
     let refs: Vec<&Cand> = region.iter().collect();
     assert!(dead_temporaries(&refs, &|_| false).is_empty());
+}
+
+/// The flush as the deferral pass asks about it: every launch eligible,
+/// allocations in `demanded` wanted by the host.
+struct Asked(Vec<usize>);
+
+impl defer::Facts for Asked {
+    fn may_defer(&self, _k: usize) -> Result<(), Option<String>> {
+        Ok(())
+    }
+    fn demanded(&self, alloc: usize) -> bool {
+        self.0.contains(&alloc)
+    }
+}
+
+fn referenced(mut u: ViewUse<'static>) -> ViewUse<'static> {
+    u.life.referenced = true;
+    u
+}
+
+#[test]
+fn a_producer_read_only_by_its_region_is_deferred_unless_demanded() {
+    // t = 2 * x (t alive); s = sum(t): t's values need not be stored.
+    let cands = [
+        cand(
+            "twice",
+            Pattern::For,
+            vec![at("x", 1, true, false), referenced(at("t", 2, false, true))],
+        ),
+        cand(
+            "total",
+            Pattern::Reduce,
+            vec![referenced(at("t", 2, true, false))],
+        ),
+    ];
+    let regions = vec![vec![0, 1]];
+    let got = defer(&cands, &regions, &[vec![]], &Asked(vec![]));
+    assert_eq!(got[0].launches, vec![0]);
+    assert_eq!(
+        got[0].registers.iter().copied().collect::<Vec<_>>(),
+        vec![2]
+    );
+    // The host asked for t (or for x): it runs now.
+    for demanded in [2, 1] {
+        let got = defer(&cands, &regions, &[vec![]], &Asked(vec![demanded]));
+        assert!(got[0].launches.is_empty());
+    }
+}
+
+#[test]
+fn a_producer_is_not_deferred_when_its_input_or_output_changes_later() {
+    // t = f(x); x = g(t); s = sum(x): deferred, it would read the new x.
+    let cands = [
+        cand(
+            "f",
+            Pattern::For,
+            vec![at("x", 1, true, false), referenced(at("t", 2, false, true))],
+        ),
+        cand(
+            "g",
+            Pattern::For,
+            vec![at("t", 2, true, false), referenced(at("x", 1, false, true))],
+        ),
+        cand("total", Pattern::Reduce, vec![at("x", 1, true, false)]),
+    ];
+    let got = defer(&cands, &[vec![0, 1, 2]], &[vec![]], &Asked(vec![]));
+    assert!(!got[0].launches.contains(&0));
+    // t read in another region (or by a stencil): it must be stored.
+    let split = [vec![0], vec![1, 2]];
+    assert!(defer(&cands, &split, &[vec![], vec![]], &Asked(vec![]))
+        .iter()
+        .all(|d| d.launches.is_empty()));
+}
+
+#[test]
+fn a_deferred_reader_of_a_dead_temporary_takes_its_writer_along() {
+    // u = f(x) (dead); t = g(u) (alive); s = sum(t).
+    let mut cands = vec![
+        cand(
+            "f",
+            Pattern::For,
+            vec![at("x", 1, true, false), at("u", 3, false, true)],
+        ),
+        cand(
+            "g",
+            Pattern::For,
+            vec![at("u", 3, true, false), referenced(at("t", 2, false, true))],
+        ),
+        cand(
+            "total",
+            Pattern::Reduce,
+            vec![referenced(at("t", 2, true, false))],
+        ),
+    ];
+    let got = defer(&cands, &[vec![0, 1, 2]], &[vec![3]], &Asked(vec![]));
+    assert_eq!(got[0].launches, vec![0, 1]);
+    // f writes u under a condition: it cannot stay pending, so neither can g.
+    cands[0].views[1].access.always_written = false;
+    let got = defer(&cands, &[vec![0, 1, 2]], &[vec![3]], &Asked(vec![]));
+    assert!(got[0].launches.is_empty());
+}
+
+#[test]
+fn a_launch_whose_outputs_are_all_rewritten_unread_is_overwritten() {
+    let mut cands = vec![
+        cand(
+            "first",
+            Pattern::For,
+            vec![at("x", 1, true, false), referenced(at("t", 2, false, true))],
+        ),
+        cand(
+            "again",
+            Pattern::For,
+            vec![at("x", 1, true, false), referenced(at("t", 2, false, true))],
+        ),
+    ];
+    assert_eq!(
+        overwritten(&cands, &|_| true)
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec![0]
+    );
+    // Not if its code never built (its errors must still be reported).
+    assert!(overwritten(&cands, &|_| false).is_empty());
+    // Not if the rewrite covers fewer elements, or reads t first.
+    cands[1].hi = &HI_SHORT;
+    assert!(overwritten(&cands, &|_| true).is_empty());
+    cands[1].hi = &HI;
+    cands[1].views[1].access.read = true;
+    assert!(overwritten(&cands, &|_| true).is_empty());
+    // Not if something reads t in between.
+    cands[1].views[1].access.read = false;
+    cands.insert(
+        1,
+        cand("peek", Pattern::Reduce, vec![at("t", 2, true, false)]),
+    );
+    assert!(overwritten(&cands, &|_| true).is_empty());
 }

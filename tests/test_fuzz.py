@@ -35,6 +35,11 @@ def op_mul(i, x, y, z):
 
 
 @pk.workunit
+def op_scale(i, a, x, y):
+    y[i] = a * x[i]
+
+
+@pk.workunit
 def op_shift(i, n, x, y):
     if i + 1 < n:
         y[i] = x[i + 1]
@@ -169,7 +174,8 @@ def op_atomic(i, x, y):
 
 OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
        "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
-       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running", "again"]
+       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running", "again",
+       "total", "scale"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
     st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
@@ -190,6 +196,8 @@ def run_pk(op, vs, g, a, b, c, s, g3=None):
         pk.parallel_for(M, op_axpy, a=s, x=x, y=y)
     elif op == "mul":
         pk.parallel_for(M, op_mul, x=x, y=y, z=z)
+    elif op == "scale":
+        pk.parallel_for(M, op_scale, a=s, x=x, y=y)
     elif op == "shift":
         pk.parallel_for(M, op_shift, n=M, x=x, y=y)
     elif op == "gather":
@@ -246,6 +254,8 @@ def run_np(op, vs, g, a, b, c, s, g3=None):
         y[:] = s * x + y
     elif op == "mul":
         z[:] = x * y
+    elif op == "scale":
+        y[:] = s * x
     elif op == "threads":
         y[:] = s * x + y
         z[:] = x * x
@@ -317,6 +327,8 @@ def interpret(program, use_pk):
             vs[a] = fresh(np.zeros(M))
         elif op == "read":
             seen.append(float(np.asarray(vs[a])[b]))
+        elif op == "total":  # a sum demanded at once: what feeds it may stay pending
+            seen.append(float((run_pk if use_pk else run_np)("sum", vs, g, a, b, c, s, g3)))
         elif op == "hostw":  # a host write between launches
             vs[a][b] = s
         elif op == "hostg":  # a host write to an element of the 2-D View
@@ -366,6 +378,21 @@ def check(program):
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=FIXED)
 @given(steps)
 def test_random_programs_eager_fused_unfused_numpy(program):
+    check(program)
+
+
+# Steps that make demand-driven flushes matter: producers that only write,
+# sums demanded at once, reads, rewrites, host writes, Views that die.
+DEMAND_OPS = ["scale", "mul", "total", "total", "read", "axpy", "hostw", "new", "again", "sum"]
+demand_steps = st.lists(
+    st.tuples(st.sampled_from(DEMAND_OPS), st.integers(0, 3), st.integers(0, 3),
+              st.integers(0, 3), st.sampled_from(SCALES)),
+    min_size=2, max_size=12)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=FIXED)
+@given(demand_steps)
+def test_random_programs_with_demanded_results(program):
     check(program)
 
 

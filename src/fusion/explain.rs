@@ -5,6 +5,7 @@
 //! is written when someone reads it (or at once under PK_FUSE_EXPLAIN=1):
 //! flushes happen far more often than reports are read.
 use super::cand::Cand;
+use super::defer::Deferred;
 use super::plan::{Plan, Refusal};
 use crate::exec::launch::Origin;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -48,6 +49,10 @@ pub struct Flush {
     drawn_refusals: Vec<(usize, usize, String)>,
     /// Dependencies among drawn launches.
     edges: Vec<(usize, usize)>,
+    /// Per kept region, the deferral pass's lines (launch, why).
+    deferred: Vec<Vec<(usize, String)>>,
+    /// Launches dropped unrun as overwritten: label and call site.
+    overwritten: Vec<(Arc<str>, String)>,
 }
 
 static LAST: Mutex<Option<Arc<Flush>>> = Mutex::new(None);
@@ -60,6 +65,8 @@ pub fn record(
     cands: &[Cand<'_>],
     plan: Plan,
     dead: &[Vec<usize>],
+    deferred: &[Deferred],
+    overwritten: &[(Arc<str>, Arc<dyn Origin>)],
     edges: &[(usize, usize)],
     info: &dyn Fn(usize) -> (Arc<str>, Arc<dyn Origin>),
 ) {
@@ -98,8 +105,14 @@ pub fn record(
             ..f.clone()
         })
         .collect();
+    let deferred: Vec<Vec<(usize, String)>> = deferred
+        .iter()
+        .take(regions.len())
+        .map(|d| d.why.iter().map(|(k, w)| (*k, renumber(w, &ids))).collect())
+        .collect();
     let mut wanted: BTreeSet<usize> = regions.iter().flatten().copied().collect();
     wanted.extend(refusals.iter().flat_map(|f| [f.launch, f.with]));
+    wanted.extend(deferred.iter().flatten().map(|(k, _)| *k));
     let shown = wanted
         .into_iter()
         .map(|k| {
@@ -137,6 +150,12 @@ pub fn record(
             .iter()
             .filter(|(a, b)| drawn.contains(a) && drawn.contains(b))
             .copied()
+            .collect(),
+        deferred,
+        overwritten: overwritten
+            .iter()
+            .take(SHOWN)
+            .map(|(l, o)| (l.clone(), o.site()))
             .collect(),
     });
     if crate::config::get().explain {
@@ -230,6 +249,15 @@ impl Flush {
                     list.join(", ")
                 );
             }
+            for (k, why) in self.deferred.get(r).into_iter().flatten() {
+                let _ = writeln!(t, "    {} at {}: {why}", self.label(*k), self.site(*k));
+            }
+        }
+        for (label, site) in &self.overwritten {
+            let _ = writeln!(
+                t,
+                "  dropped unrun: {label} at {site}: a later launch writes all it wrote before anything reads it"
+            );
         }
         if self.refusal_count > SHOWN_REFUSALS {
             let _ = writeln!(

@@ -5,10 +5,12 @@
 //! (`pipeline/mod.rs`) calls each stage; nothing here runs a kernel.
 pub mod cand;
 pub mod dead;
+pub mod defer;
 pub mod explain;
 pub mod invariants;
 pub mod layout;
 pub mod legality;
+pub mod overwritten;
 pub mod plan;
 pub mod rules;
 pub mod verify;

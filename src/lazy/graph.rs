@@ -39,6 +39,11 @@ pub struct Node {
     /// Exact repeats of this launch recorded right after it, folded into
     /// it (see `record`): it stands for `1 + repeats` launches in a row.
     pub repeats: AtomicUsize,
+    /// Effects beyond the views it writes (printf): it always runs.
+    pub effects: bool,
+    /// A flush computed its outputs in registers and left it pending
+    /// (fusion's deferral): whether that paid is learned from its fate.
+    pub deferred: AtomicBool,
 }
 
 impl Node {
@@ -80,12 +85,23 @@ pub fn record(
     fold: bool,
 ) -> PkResult<(u64, Option<Arc<Slot>>)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
-    let (accesses, access_map) = accesses_of(&launch, &*origin)?;
+    let (accesses, access_map, effects) = accesses_of(&launch, &*origin)?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
     let mut g = GRAPH.lock().unwrap();
     if fold && slot.is_none() {
         if let Some((&seq, &n)) = g.by_seq.last_key_value() {
             let last = &g.dag[n];
+            // Nothing ran since: its inputs are as they were, so it would
+            // write what the pending one will write.
+            if launch.repeats(&last.launch)
+                && super::repeat::idempotent(&launch, &accesses, effects)
+            {
+                // A deferred one absorbs it: computing it again is this launch's work.
+                if last.deferred.swap(false, Ordering::AcqRel) {
+                    super::deferral::paid(&launch.key);
+                }
+                return Ok((seq, None));
+            }
             if launch.repeats(&last.launch) && super::repeat::loopable(&launch, &access_map) {
                 last.repeats.fetch_add(1, Ordering::AcqRel);
                 return Ok((seq, None));
@@ -102,6 +118,8 @@ pub fn record(
         access_map,
         result: slot.clone(),
         repeats: AtomicUsize::new(0),
+        effects,
+        deferred: AtomicBool::new(false),
     }));
     let mut preds = BTreeSet::new();
     for a in &accesses {
@@ -234,6 +252,15 @@ pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
         .collect()
 }
 
+/// Launches a flush runs without taking them out of the DAG (deferred ones:
+/// their outputs are computed in registers, and they stay pending).
+pub fn peek(seqs: &[u64]) -> Vec<Arc<Node>> {
+    let g = GRAPH.lock().unwrap();
+    seqs.iter()
+        .filter_map(|s| g.by_seq.get(s).map(|&n| g.dag[n].clone()))
+        .collect()
+}
+
 /// Drops every pending launch that depends on `failed` (launches already
 /// taken out of the DAG that did not run): those whose accesses conflict with
 /// theirs, and everything after those. Returned in program order.
@@ -293,7 +320,12 @@ pub fn alloc_died(alloc: usize) {
                 continue;
             }
             work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-            dropped.extend(remove(&mut g, n));
+            if let Some(node) = remove(&mut g, n) {
+                if node.deferred.load(Ordering::Acquire) {
+                    super::deferral::paid(&node.launch.key);
+                }
+                dropped.push(node);
+            }
         }
     }
     // Outside the lock: dropping a launch releases Python objects.
@@ -316,11 +348,7 @@ fn unobservable(g: &Graph, n: NodeIndex) -> bool {
             .accesses
             .iter()
             .all(|a| !a.write || g.dead.contains(&a.alloc))
-        && node
-            .launch
-            .workunit()
-            .def()
-            .is_ok_and(|d| !super::hazards::has_effects(&d))
+        && !node.effects
 }
 
 /// Every pending launch in program order, and the pending allocations whose

@@ -30,15 +30,17 @@ impl BufAccess {
 pub type AccessMap = Arc<BTreeMap<String, Access>>;
 
 /// Per-signature access maps, so recording does no AST work after the first.
-type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap)>;
+/// With them, whether the body has effects (`has_effects`).
+type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap, bool)>;
 static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
 
-pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap)> {
+/// A launch's buffer accesses, its access facts, and whether it has effects.
+pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap, bool)> {
     let cached = ACCESS
         .get(&l.key)
         .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
-        .map(|e| e.1.clone());
-    let map = match cached {
+        .map(|e| (e.1.clone(), e.2));
+    let (map, effects) = match cached {
         Some(m) => m,
         None => {
             let def = l.workunit().def()?;
@@ -56,8 +58,9 @@ pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>,
                 .flatten();
             let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
             let m = Arc::new(access::view_access(&def, &args, index, callees));
-            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone()));
-            m
+            let effects = has_effects(&def);
+            ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone(), effects));
+            (m, effects)
         }
     };
     let mut out = Vec::new();
@@ -74,7 +77,7 @@ pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>,
             }
         }
     }
-    Ok((out, map))
+    Ok((out, map, effects))
 }
 
 /// Whether a body calls anything (resolving its names is then worth it).
@@ -88,7 +91,7 @@ fn calls_something(def: &FunctionDef) -> bool {
 
 /// Whether a body has effects beyond the views it writes (`pk.printf`):
 /// such a launch always runs, even when nothing reads what it wrote.
-pub fn has_effects(def: &FunctionDef) -> bool {
+fn has_effects(def: &FunctionDef) -> bool {
     let mut any = false;
     walk_exprs(&def.body, &mut |e| {
         if let ExprKind::Call { func, .. } = &e.kind {

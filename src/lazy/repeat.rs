@@ -37,3 +37,17 @@ pub fn loopable(l: &Launch, map: &BTreeMap<String, access::Access>) -> bool {
         })
     })
 }
+
+/// Whether running `l` twice in a row leaves what running it once does: a
+/// for without effects that reads nothing it writes (no accumulation, no
+/// atomics, no in-place update, through any alias).
+pub fn idempotent(l: &Launch, accesses: &[super::hazards::BufAccess], effects: bool) -> bool {
+    l.key.pattern == Pattern::For
+        && !effects
+        && accesses.iter().filter(|a| a.write).all(|w| {
+            !w.read
+                && accesses
+                    .iter()
+                    .all(|r| !r.read || r.alloc != w.alloc || r.end <= w.start || w.end <= r.start)
+        })
+}

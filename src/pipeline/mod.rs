@@ -10,18 +10,19 @@
 //! The bindings call in with the GIL released.
 mod adaptive;
 mod kernels;
+mod planning;
 
 use crate::errors::{PkError, PkResult};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, Total};
 use crate::exec::launch::{Launch, Origin};
 use crate::exec::run::{run, Who};
-use crate::fusion::{cand, dead, explain, layout, plan, rules, verify};
+use crate::fusion::layout;
 use crate::lazy::graph::{self, Demand, Node};
-use crate::lazy::{failure, turn};
+use crate::lazy::{deferral, failure, turn};
 pub use kernels::translate;
 use kernels::{fused_kernel, repeat_kernel, single_kernel};
-use std::collections::BTreeSet;
+use planning::{no_fuse, plan, Region};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -94,19 +95,26 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
     adaptive::observe(nodes.iter().map(|n| n.count()).sum());
     let t0 = crate::trace::on().then(std::time::Instant::now);
-    let regions = plan(&nodes)?;
+    let planned = plan(&nodes, &demand)?;
     if let Some(t0) = t0 {
-        trace_flush(&demand, &nodes, &regions, t0.elapsed().as_secs_f64() * 1e6);
+        let us = t0.elapsed().as_secs_f64() * 1e6;
+        trace_flush(&demand, &nodes, &planned, us);
     }
-    for (region, dead) in regions {
-        run_region(&region, &dead)?;
+    for region in &planned.regions {
+        run_region(region)?;
     }
     Ok(Ran(nodes))
 }
 
 /// The trace's `flush` event: what was demanded, the launches it ran (with
-/// folded repeats), the regions and their dead temporaries, planning time.
-fn trace_flush(demand: &Demand<'_>, nodes: &[Arc<Node>], regions: &[Region], plan_us: f64) {
+/// folded repeats), the regions with what they kept in registers and left
+/// pending, the launches dropped as overwritten, planning time.
+fn trace_flush(
+    demand: &Demand<'_>,
+    nodes: &[Arc<Node>],
+    planned: &planning::Planned,
+    plan_us: f64,
+) {
     let demand = match demand {
         Demand::All => serde_json::json!({"kind": "all"}),
         Demand::Allocs(a) => serde_json::json!({"kind": "buffers", "buffers": a}),
@@ -116,29 +124,23 @@ fn trace_flush(demand: &Demand<'_>, nodes: &[Arc<Node>], regions: &[Region], pla
         .iter()
         .map(|n| serde_json::json!([n.seq, n.count()]))
         .collect();
-    let regions: Vec<_> = regions
+    let regions: Vec<_> = planned
+        .regions
         .iter()
-        .map(|(seqs, dead)| serde_json::json!({"seqs": seqs, "dead_temporaries": dead}))
+        .map(|r| serde_json::json!({"seqs": r.seqs, "dead_temporaries": r.registers, "deferred": r.deferred}))
         .collect();
+    let overwritten: Vec<u64> = planned.overwritten.iter().map(|n| n.seq).collect();
     crate::trace::event(
         "flush",
-        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "plan_us": plan_us.round()}),
+        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "overwritten": overwritten, "plan_us": plan_us.round()}),
     );
 }
 
-/// A region (sequence numbers, program order) and its dead temporaries.
-type Region = (Vec<u64>, BTreeSet<usize>);
-
-/// Lazy mode fuses regions unless `PK_FUSE_NOFUSE=1` (or a test switched it off).
-static NO_FUSE: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
-
-fn no_fuse() -> &'static std::sync::atomic::AtomicBool {
-    NO_FUSE.get_or_init(|| crate::config::get().no_fuse.into())
-}
-
-/// Lazy mode was switched on or off: recording starts over (see adaptive.rs).
+/// Lazy mode was switched on or off: recording starts over (see
+/// adaptive.rs), and so does what deferral learned (lazy/deferral.rs).
 pub fn lazy_switched() {
     adaptive::reset();
+    deferral::forget();
 }
 
 /// Fusion on or off for later flushes (lazy mode stays as it is).
@@ -146,96 +148,44 @@ pub fn set_fusing(on: bool) {
     no_fuse().store(!on, Ordering::Relaxed);
 }
 
-/// Partitions a flush into regions (one per launch when fusion is off).
-fn plan(nodes: &[Arc<Node>]) -> PkResult<Vec<Region>> {
-    if no_fuse().load(Ordering::Relaxed) {
-        return Ok(nodes
-            .iter()
-            .map(|n| (vec![n.seq], BTreeSet::new()))
-            .collect());
-    }
-    let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
-    let mut cands: Vec<cand::Cand> = nodes
-        .iter()
-        .map(|n| cand::of_launch(&n.launch, &n.access_map))
-        .collect();
-    for k in 1..nodes.len() {
-        cands[k].repeats_prev = nodes[k].launch.repeats(&nodes[k - 1].launch);
-    }
-    for (c, n) in cands.iter_mut().zip(nodes) {
-        c.folded = n.count() > 1;
-    }
-    let edges = graph::edges(nodes);
-    let plan = plan::partition(rules::active()?, &cands);
-    check(&plan, &edges)?;
-    let dead = dead_temporaries(&cands, &plan);
-    let regions = plan
-        .regions
-        .iter()
-        .zip(&dead)
-        .map(|(r, d)| {
-            (
-                r.iter().map(|&k| nodes[k].seq).collect(),
-                d.iter().copied().collect(),
-            )
-        })
-        .collect();
-    let info = |k: usize| (nodes[k].launch.label.clone(), nodes[k].origin.clone());
-    explain::record(&cands, plan, &dead, &edges, &info);
-    Ok(regions)
-}
-
-/// The verify stage: on in debug builds and under `PK_VERIFY=1` (tests).
-fn check(p: &plan::Plan, edges: &[(usize, usize)]) -> PkResult<()> {
-    if !crate::config::get().verify {
-        return Ok(());
-    }
-    verify::verify(p, p.joined_by.len(), edges)
-        .map_err(|e| PkError::Runtime(format!("internal error: the fusion plan is invalid: {e}")))
-}
-
-/// The dead-temporary pass per region (empty when switched off). A buffer
-/// is touched elsewhere when more pending launches use it than the region has.
-fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
-    if crate::config::get().is_disabled(dead::PASS) {
-        return vec![Vec::new(); p.regions.len()];
-    }
-    // Counted once per flush, and only if some buffer gets this far.
-    let total = std::cell::OnceCell::new();
-    p.regions
-        .iter()
-        .map(|region| {
-            if region.len() < 2 {
-                return Vec::new();
-            }
-            let rc: Vec<&cand::Cand> = region.iter().map(|&k| &cands[k]).collect();
-            let inside = |alloc: usize| {
-                rc.iter()
-                    .filter(|c| c.views.iter().any(|v| v.alloc == alloc))
-                    .count()
-            };
-            let elsewhere = |alloc: usize| {
-                let total = total.get_or_init(graph::use_counts);
-                total.get(&alloc).copied().unwrap_or(0) > inside(alloc)
-            };
-            dead::dead_temporaries(&rc, &elsewhere)
-                .into_iter()
-                .collect()
-        })
-        .collect()
-}
-
 /// Runs one region: one fused kernel, or one kernel per launch (alone, or
 /// after a fused kernel failed to build: its launches then report their own
 /// errors, if they have any).
-fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
-    let nodes = graph::take(seqs);
+fn run_region(r: &Region) -> PkResult<()> {
+    let now: Vec<u64> = r
+        .seqs
+        .iter()
+        .filter(|s| !r.deferred.contains(s))
+        .copied()
+        .collect();
+    let mut nodes = graph::take(&now);
+    // Deferred launches (their outputs only in registers) stay pending,
+    // and, but for the fused kernel, run now after all.
+    let kept = graph::peek(&r.deferred);
+    for n in nodes.iter().chain(&kept) {
+        // Deferred before, and computed now once more: that deferral did not pay.
+        if n.deferred.load(Ordering::Acquire) {
+            deferral::wasted(&n.launch.key);
+        }
+    }
+    nodes.extend(kept.iter().cloned());
+    nodes.sort_by_key(|n| n.seq);
+    let untake = |nodes: &[Arc<Node>]| {
+        if !kept.is_empty() {
+            // Not fused after all: the deferred ones run too.
+            drop(graph::take(&r.deferred));
+            for n in nodes {
+                n.deferred.store(false, Ordering::Release);
+            }
+        }
+    };
     // Launches in a row that repeat one launch exactly (nodes, and the
     // repeats folded into them when recorded): one kernel that loops.
     let count: usize = nodes.iter().map(|n| n.count()).sum();
     let repeated = nodes[0].launch.key.pattern == crate::types::Pattern::For
         && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch));
     if count > 1 && repeated {
+        untake(&nodes);
         match repeat_kernel(&nodes[0].launch, &*nodes[0].origin) {
             Ok(kernel) => {
                 let l = &nodes[0].launch;
@@ -259,13 +209,16 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
     }
     if nodes.len() > 1 {
         let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
-        let lay = layout::layout(&region, dead);
+        let lay = layout::layout(&region, &r.registers);
         let label = layout::region_label(&region);
         match fused_kernel(&nodes, &region, &lay, &label) {
             // A fused kernel that ran (or began to) is never rerun launch by
             // launch: its updates may have landed already.
             Ok(kernel) => {
                 let ran = run_fused(&nodes, &region, &kernel, &label);
+                for n in &kept {
+                    n.deferred.store(true, Ordering::Release);
+                }
                 return ran.map_err(|e| failure::fail(&nodes, e));
             }
             Err(e) => {
@@ -273,6 +226,7 @@ fn run_region(seqs: &[u64], dead: &BTreeSet<usize>) -> PkResult<()> {
             }
         }
     }
+    untake(&nodes);
     for (j, node) in nodes.iter().enumerate() {
         for _ in 0..node.count() {
             match eager(&node.launch, &*node.origin) {

@@ -1,0 +1,208 @@
+//! Deferral (a pass of its own, switched off with `PK_FUSION_DISABLE=defer`):
+//! a flush computes only what was demanded. A launch in a fused region whose
+//! outputs are still referenced but not demanded, and whose readers all sit
+//! in that region at the work index, need not store them now: the region
+//! computes its values in registers, and the launch itself stays pending. If
+//! its outputs die unread it never runs; if they are read later it runs then
+//! (its inputs are kept as they are by the DAG's write-after-read edges).
+use super::cand::{Cand, ViewUse};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const PASS: &str = "defer";
+
+/// Longest chain of deferred launches per region: each one would run again
+/// if its output is read later, so a long chain is not worth the risk.
+pub const MAX_CHAIN: usize = 4;
+
+/// What the pass asks of the flush about launch `k` (a position in it).
+pub trait Facts {
+    /// A plain for that may stay pending: no result, no effects (printf),
+    /// a single launch (not folded repeats), and the cost model agrees.
+    /// `Err(Some(why))`: the cost model refused (the report says why).
+    fn may_defer(&self, k: usize) -> Result<(), Option<String>>;
+    /// The flush must make this allocation available (host access).
+    fn demanded(&self, alloc: usize) -> bool;
+}
+
+/// The deferred launches of one region and what its kernel keeps in registers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Deferred {
+    /// Positions in the flush, program order.
+    pub launches: Vec<usize>,
+    /// Their outputs: locals of the fused kernel, not stored.
+    pub registers: BTreeSet<usize>,
+    /// Why (one line per deferred launch, or why a region deferred nothing
+    /// when the cost model refused).
+    pub why: Vec<(usize, String)>,
+}
+
+/// Deferral per region. `dead`: the region's dead temporaries (kept in
+/// registers already: a deferred launch may not read one unless its writer
+/// is deferred too, since the memory behind it is never written).
+pub fn defer(
+    cands: &[Cand<'_>],
+    regions: &[Vec<usize>],
+    dead: &[Vec<usize>],
+    facts: &dyn Facts,
+) -> Vec<Deferred> {
+    // Who touches each allocation anywhere in the flush, in program order.
+    let mut users: BTreeMap<usize, Vec<(usize, &ViewUse<'_>)>> = BTreeMap::new();
+    for (k, c) in cands.iter().enumerate() {
+        for u in &c.views {
+            users.entry(u.alloc).or_default().push((k, u));
+        }
+    }
+    regions
+        .iter()
+        .zip(dead)
+        .map(|(region, dead)| {
+            if region.len() < 2 {
+                return Deferred::default();
+            }
+            in_region(cands, region, dead, &users, facts)
+        })
+        .collect()
+}
+
+type Users<'c, 'a> = BTreeMap<usize, Vec<(usize, &'c ViewUse<'a>)>>;
+
+fn in_region(
+    cands: &[Cand<'_>],
+    region: &[usize],
+    dead: &[usize],
+    users: &Users<'_, '_>,
+    facts: &dyn Facts,
+) -> Deferred {
+    let inside: BTreeSet<usize> = region.iter().copied().collect();
+    // Candidate -> the writers (in the region) of dead temporaries it reads.
+    let mut needs: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
+    let mut refused = Vec::new();
+    for &k in region {
+        let Some(needed) = local_check(cands, k, &inside, dead, users, facts) else {
+            continue;
+        };
+        match facts.may_defer(k) {
+            Ok(()) => {
+                needs.insert(k, needed);
+            }
+            Err(Some(why)) => refused.push((k, why)),
+            Err(None) => {}
+        }
+    }
+    // A launch reading a dead temporary stays pending only with its writer.
+    loop {
+        let drop: Vec<usize> = needs
+            .iter()
+            .filter(|(_, need)| need.iter().any(|w| !needs.contains_key(w)))
+            .map(|(&k, _)| k)
+            .collect();
+        if drop.is_empty() {
+            break;
+        }
+        for k in drop {
+            needs.remove(&k);
+        }
+    }
+    let mut out = Deferred {
+        why: refused,
+        ..Deferred::default()
+    };
+    if needs.is_empty() || needs.len() == region.len() {
+        return out;
+    }
+    if needs.len() > MAX_CHAIN {
+        let first = *needs.keys().next().expect("not empty");
+        let why = format!(
+            "not deferred: {} launches would stay pending, more than the {MAX_CHAIN} worth recomputing if read later",
+            needs.len()
+        );
+        out.why.push((first, why));
+        return out;
+    }
+    for &k in needs.keys() {
+        let outputs: Vec<usize> = writes(&cands[k]).collect();
+        let names: Vec<String> = outputs.iter().map(|a| format!("#{a}")).collect();
+        let why = format!(
+            "deferred: writes {} (not demanded); this region takes its values in registers, and it runs only if {} is read later",
+            names.join(", "),
+            if names.len() > 1 { "one of them" } else { "it" }
+        );
+        out.why.push((k, why));
+        out.registers.extend(outputs);
+        out.launches.push(k);
+    }
+    out
+}
+
+/// The allocations a candidate writes.
+fn writes<'c>(c: &'c Cand<'_>) -> impl Iterator<Item = usize> + 'c {
+    let set: BTreeSet<usize> = c
+        .views
+        .iter()
+        .filter(|u| u.access.write)
+        .map(|u| u.alloc)
+        .collect();
+    set.into_iter()
+}
+
+/// Whether launch `k` alone could stay pending; if so, the writers of the
+/// dead temporaries it reads (they must stay pending with it).
+fn local_check(
+    cands: &[Cand<'_>],
+    k: usize,
+    inside: &BTreeSet<usize>,
+    dead: &[usize],
+    users: &Users<'_, '_>,
+    facts: &dyn Facts,
+) -> Option<BTreeSet<usize>> {
+    let c = &cands[k];
+    let mut needed = BTreeSet::new();
+    let mut wrote = false;
+    for u in &c.views {
+        if facts.demanded(u.alloc) || u.life.foreign {
+            return None;
+        }
+        let all = &users[&u.alloc];
+        if u.access.write {
+            wrote = true;
+            // Its region's first use, write-only, in every work item, at the
+            // work index (uses in earlier regions run before it anyway).
+            let a = u.access;
+            let earlier_here = all.iter().any(|(j, _)| *j < k && inside.contains(j));
+            if a.read || !a.always_written || !a.at_work_index || earlier_here {
+                return None;
+            }
+            // Every other use: a read in this region at the same element.
+            let later = all.iter().filter(|(j, _)| *j != k);
+            let mut read_here = false;
+            for (j, w) in later {
+                if !inside.contains(j)
+                    || w.access.write
+                    || !w.access.at_work_index
+                    || w.geometry != u.geometry
+                {
+                    return None;
+                }
+                read_here = true;
+            }
+            // Two arguments of `k` on one allocation: both writes, same geometry.
+            if !read_here
+                || c.views
+                    .iter()
+                    .any(|v| v.alloc == u.alloc && (v.access.read || v.geometry != u.geometry))
+            {
+                return None;
+            }
+        } else {
+            // Nothing after it may change what it reads: it reads later.
+            if all.iter().any(|(j, w)| *j > k && w.access.write) {
+                return None;
+            }
+            if dead.contains(&u.alloc) {
+                let writer = all.iter().find(|(_, w)| w.access.write)?.0;
+                needed.insert(writer);
+            }
+        }
+    }
+    wrote.then_some(needed)
+}
