@@ -8,7 +8,10 @@
     measured in the same run with CuPy (device-to-device copy);
 (c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
     k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, many small
-    launches. Eager and fused results are compared and a mismatch fails the run.
+    launches. Eager and fused results are compared and a mismatch fails the run;
+(d) a chain of 7 maps and its sum whose last temporary is still referenced when
+    the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
+    the same run (results compared).
 Kernel times are wall-clock around pk.fence()d calls; nothing here is asserted
 except equal results.
 """
@@ -24,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pykokkos as pk  # noqa: E402
 from _util import per_call_us  # noqa: E402
-from bench_fusion import add, chain, copy, dot, mul, step, tiny, triad  # noqa: E402
+from bench_fusion import add, chain, copy, dot, mul, step, tiny, total, triad  # noqa: E402
 
 N = 1 << 27
 
@@ -117,6 +120,44 @@ def chains() -> tuple[dict, bool]:
     return out, ok
 
 
+def live_chain(k: int = 7) -> tuple[dict, bool]:
+    """k maps x -> ... -> live and the sum of live; live is referenced at the
+    flush (not demanded), the other temporaries die."""
+    import cupy as cp
+
+    x = pk.View([N], pk.double)
+    np.asarray(x)[:] = 1.0
+    live = pk.View([N], pk.double)
+    times, vals = {}, {}
+    for fused in (False, True):
+        lazy(fused)
+
+        def ours():
+            chain(k, x, live)
+            return float(pk.parallel_reduce(N, total, t=live))
+
+        ours()
+        times[fused] = best(ours, 5)
+        vals[fused] = ours()
+    lazy(False)
+    xc = cp.ones(N)
+
+    def plain(v):
+        for _ in range(k):
+            v = 1.0001 * v + 1.0
+        return v.sum()
+
+    fused_cp = cp.fuse()(plain)
+    for name, f in (("cupy", plain), ("cupy_fuse", fused_cp)):
+        vals[name] = float(f(xc))
+        times[name] = best(lambda f=f: float(f(xc)), 5)
+    ref = vals[False]
+    ok = all(abs(v - ref) <= 1e-9 * abs(ref) for v in vals.values())
+    return {"live_eager_ms": times[False] * 1e3, "live_fused_ms": times[True] * 1e3,
+            "live_cupy_ms": times["cupy"] * 1e3, "live_cupy_fuse_ms": times["cupy_fuse"] * 1e3,
+            "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"]}, ok
+
+
 def babelstream() -> tuple[dict, bool]:
     times, arrs, vals = {}, {}, {}
     for fused in (False, True):
@@ -182,6 +223,11 @@ def main() -> int:
     for k in (2, 4, 8):
         print(f"(c) chain k={k}: eager {c[f'chain{k}_eager_ms']:.3f} ms, fused {c[f'chain{k}_fused_ms']:.3f} ms, "
               f"{c[f'chain{k}_speedup']:.2f}x" + (", target >= 5x" if k == 8 else ""), flush=True)
+    lc, good = live_chain()
+    ok &= good
+    print(f"(d) 7 maps + sum, last temporary referenced: eager {lc['live_eager_ms']:.3f} ms, fused "
+          f"{lc['live_fused_ms']:.3f} ms; CuPy {lc['live_cupy_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms; "
+          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f}, target <= 1", flush=True)
     b, good = babelstream()
     ok &= good
     print(f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "

@@ -10,9 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub const PASS: &str = "defer";
 
-/// Longest chain of deferred launches per region: each one would run again
-/// if its output is read later, so a long chain is not worth the risk.
-pub const MAX_CHAIN: usize = 4;
+/// Most launches one region leaves pending: if their outputs are read later
+/// they run then (as one region again, usually), and a long chain costs more
+/// to plan and to hold than it saves.
+pub const MAX_CHAIN: usize = 16;
 
 /// What the pass asks of the flush about launch `k` (a position in it).
 pub trait Facts {

@@ -256,7 +256,7 @@ impl Flush {
         for (label, site) in &self.overwritten {
             let _ = writeln!(
                 t,
-                "  dropped unrun: {label} at {site}: a later launch writes all it wrote before anything reads it"
+                "  dropped unrun: {label} at {site}: nothing can read what it wrote (a later launch writes it all again, or it fed only such launches)"
             );
         }
         if self.refusal_count > SHOWN_REFUSALS {

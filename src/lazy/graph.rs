@@ -252,6 +252,29 @@ pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
         .collect()
 }
 
+/// Takes launches a flush found overwritten out of the DAG unrun, and with
+/// them, in turn, the launches that only fed them (see `alloc_died`).
+pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
+    let mut g = GRAPH.lock().unwrap();
+    let mut out = Vec::new();
+    let mut work: Vec<NodeIndex> = Vec::new();
+    for s in seqs {
+        let Some(&n) = g.by_seq.get(s) else { continue };
+        let feeders: Vec<NodeIndex> = g.dag.neighbors_directed(n, Direction::Incoming).collect();
+        out.extend(remove(&mut g, n));
+        work.extend(feeders);
+    }
+    while let Some(n) = work.pop() {
+        if !unobservable(&g, n) {
+            continue;
+        }
+        work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+        out.extend(remove(&mut g, n));
+    }
+    out.sort_by_key(|n| n.seq);
+    out
+}
+
 /// Launches a flush runs without taking them out of the DAG (deferred ones:
 /// their outputs are computed in registers, and they stay pending).
 pub fn peek(seqs: &[u64]) -> Vec<Arc<Node>> {

@@ -59,17 +59,19 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
         (nodes.to_vec(), Vec::new())
     } else {
         let seqs: Vec<u64> = gone.iter().map(|&k| nodes[k].seq).collect();
-        let taken = graph::take(&seqs);
+        let taken = graph::take_overwritten(&seqs);
         for n in taken.iter().filter(|n| n.deferred.load(Ordering::Acquire)) {
             deferral::paid(&n.launch.key);
         }
+        // Those launches, and the ones that only fed them, are gone.
+        let gone: BTreeSet<u64> = taken.iter().map(|n| n.seq).collect();
         let mut k = 0;
         cands.retain(|_| {
             k += 1;
-            !gone.contains(&(k - 1))
+            !gone.contains(&nodes[k - 1].seq)
         });
-        let kept = (0..nodes.len()).filter(|k| !gone.contains(k));
-        (kept.map(|k| nodes[k].clone()).collect(), taken)
+        let kept = nodes.iter().filter(|n| !gone.contains(&n.seq));
+        (kept.cloned().collect(), taken)
     };
     for k in 1..nodes.len() {
         cands[k].repeats_prev = nodes[k].launch.repeats(&nodes[k - 1].launch);
