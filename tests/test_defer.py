@@ -240,3 +240,17 @@ def test_a_deferred_chain_rewritten_each_iteration_never_runs(lazy):
         assert pk.pending() == 4  # this iteration's chain only: the last one's was dropped
     assert "dropped unrun: affine" in reports()
     assert np.allclose(np.asarray(live), want)
+
+
+def test_fence_waits_for_submitted_work_not_for_deferred_work(lazy):
+    x, ref = source()
+    t, u = pk.View([N], pk.double), pk.View([N], pk.double)
+    pk.parallel_for(N, affine, x=x, t=t, a=2.0)
+    float(pk.parallel_reduce(N, total, t=t))  # affine deferred
+    pk.parallel_for(N, affine, x=x, t=u, a=4.0)  # submitted, not deferred
+    pk.fence()
+    assert pk.pending() == 1 and u._is_allocated and not t._is_allocated
+    pk.flush()  # everything, the deferred one too
+    assert pk.pending() == 0
+    assert np.allclose(np.asarray(t), 2.0 * ref + 1.0)
+    assert np.allclose(np.asarray(u), 4.0 * ref + 1.0)

@@ -149,8 +149,12 @@ pub fn record(
 
 /// What a flush must make available.
 pub enum Demand<'a> {
-    /// Everything pending (fence, exit, switching lazy mode off).
+    /// Everything pending (flush, exit, switching lazy mode off).
     All,
+    /// Everything pending but launches a flush deferred (their outputs are
+    /// computed when read): `pk.fence()`, which waits for work submitted,
+    /// not for work nobody asked for.
+    Fence,
     /// Every pending launch that touches one of these allocations (host access,
     /// or a launch that runs at once on them).
     Allocs(&'a [usize]),
@@ -166,6 +170,12 @@ pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
     }
     let mut stack: Vec<NodeIndex> = match demand {
         Demand::All => g.by_seq.values().copied().collect(),
+        Demand::Fence => g
+            .by_seq
+            .values()
+            .copied()
+            .filter(|&n| !g.dag[n].deferred.load(Ordering::Acquire))
+            .collect(),
         Demand::Allocs(allocs) => allocs
             .iter()
             .flat_map(|a| g.by_alloc.get(a).into_iter().flatten().map(|(n, _)| *n))

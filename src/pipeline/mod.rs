@@ -117,6 +117,7 @@ fn trace_flush(
 ) {
     let demand = match demand {
         Demand::All => serde_json::json!({"kind": "all"}),
+        Demand::Fence => serde_json::json!({"kind": "fence"}),
         Demand::Allocs(a) => serde_json::json!({"kind": "buffers", "buffers": a}),
         Demand::Result(seq) => serde_json::json!({"kind": "result", "seq": seq}),
     };

@@ -185,7 +185,7 @@ impl defer::Facts for Facts<'_> {
         match self.demand {
             Demand::All => true,
             Demand::Allocs(a) => a.contains(&alloc),
-            Demand::Result(_) => false,
+            Demand::Result(_) | Demand::Fence => false,
         }
     }
 }

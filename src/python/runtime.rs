@@ -9,10 +9,11 @@ use crate::lazy::graph::Demand;
 use crate::memory::device;
 use pyo3::prelude::*;
 
-/// Waits for all work: pending lazy launches run, then Kokkos fences.
+/// Waits for all work: pending lazy launches run (but those a flush
+/// deferred: nothing asked for their outputs yet), then Kokkos fences.
 #[pyfunction]
 pub fn fence(py: Python<'_>) -> PyResult<()> {
-    flush(py, Demand::All)?;
+    flush(py, Demand::Fence)?;
     detached(py, || {
         let _turn = dispatch_turn();
         crate::kokkos::thread_enter();
