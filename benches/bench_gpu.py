@@ -147,7 +147,12 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
             v = 1.0001 * v + 1.0
         return v.sum()
 
-    fused_cp = cp.fuse()(plain)
+    @cp.fuse()
+    def fused_cp(v):  # cupy.fuse takes cp.sum, not the method
+        for _ in range(k):
+            v = 1.0001 * v + 1.0
+        return cp.sum(v)
+
     for name, f in (("cupy", plain), ("cupy_fuse", fused_cp)):
         vals[name] = float(f(xc))
         times[name] = best(lambda f=f: float(f(xc)), 5)

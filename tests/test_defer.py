@@ -254,3 +254,36 @@ def test_fence_waits_for_submitted_work_not_for_deferred_work(lazy):
     assert pk.pending() == 0
     assert np.allclose(np.asarray(t), 2.0 * ref + 1.0)
     assert np.allclose(np.asarray(u), 4.0 * ref + 1.0)
+
+
+def test_the_passes_switch_off_by_name(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(textwrap.dedent("""
+        import numpy as np, pykokkos as pk
+
+        @pk.workunit
+        def affine(i, x, t, a: float):
+            t[i] = a * x[i] + 1.0
+
+        @pk.workunit
+        def total(i, acc, t):
+            acc += t[i]
+
+        x, t = pk.View([64], pk.double), pk.View([64], pk.double)
+        x.fill(1.0)
+        pk.parallel_for(64, affine, x=x, t=t, a=2.0)
+        assert float(pk.parallel_reduce(64, total, t=t)) == 192.0
+        print("pending", pk.pending())
+    """))
+    out = {}
+    for off in ("", "defer"):
+        env = dict(os.environ, PK_FUSE="1", PK_FUSION_DISABLE=off)
+        run = subprocess.run([sys.executable, str(prog)], env=env, capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+        out[off] = run.stdout.split()[-1]
+    assert out == {"": "1", "defer": "0"}

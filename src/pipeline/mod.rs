@@ -2,9 +2,11 @@
 //!
 //! - `eager(launch)`: kernel for the launch (the in-process table, else
 //!   resolve names -> translate -> build and load) -> run.
-//! - `flush(demand)`: dependency closure -> plan (candidates -> partition ->
-//!   verify -> dead temporaries -> explain) -> per region: take it out of the
-//!   DAG -> kernel (fused: layout -> generate -> build and load) -> run.
+//! - `flush(demand)`: dependency closure -> plan (overwritten launches
+//!   dropped -> candidates -> partition -> verify -> dead temporaries ->
+//!   deferral -> explain) -> per region: take it out of the DAG (deferred
+//!   launches stay in it) -> kernel (fused: layout -> generate -> build and
+//!   load) -> run.
 //!
 //! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
