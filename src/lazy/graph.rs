@@ -110,6 +110,7 @@ pub fn record(
     }
     let seq = g.next_seq;
     g.next_seq += 1;
+    count_pending(&launch, true);
     let n = g.dag.add_node(Arc::new(Node {
         seq,
         launch,
@@ -228,8 +229,22 @@ pub fn use_counts() -> HashMap<usize, usize> {
     out
 }
 
+/// Each allocation a launch touches counts it while it waits (see `Alloc::pending`).
+fn count_pending(l: &Launch, add: bool) {
+    for v in &l.vals {
+        if let crate::exec::args::ArgVal::View(vv) = v {
+            if add {
+                vv.alloc.pending.fetch_add(1, Ordering::AcqRel);
+            } else {
+                vv.alloc.pending.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+}
+
 fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
     let node = g.dag.remove_node(n)?;
+    count_pending(&node.launch, false);
     for a in &node.accesses {
         if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
             list.retain(|(x, _)| *x != n);

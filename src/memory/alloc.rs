@@ -38,6 +38,9 @@ pub struct Alloc {
     /// Buffer-protocol exports alive: while > 0 Python may touch the memory
     /// behind the runtime's back, so the memory counts as foreign.
     pub exports: AtomicIsize,
+    /// Launches waiting in the lazy DAG that touch it: host access with
+    /// none (and no flush under way) has nothing to wait for.
+    pub pending: AtomicUsize,
     /// Host accesses that may have written the memory so far (traces with
     /// data store a buffer again when it changed behind the kernels' back).
     pub host_writes: std::sync::atomic::AtomicU64,
@@ -85,6 +88,7 @@ impl Alloc {
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            pending: AtomicUsize::new(0),
             host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
@@ -104,6 +108,7 @@ impl Alloc {
             keep: None,
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
+            pending: AtomicUsize::new(0),
             host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),

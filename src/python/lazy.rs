@@ -8,10 +8,12 @@ use crate::fusion::explain;
 use crate::lazy::graph::{self, Demand};
 use crate::lazy::slot::Slot;
 use crate::lazy::turn;
+use crate::memory::alloc::Alloc;
 use crate::pipeline;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
 /// A pending reduction/scan total; `value()` forces exactly what it needs.
@@ -97,8 +99,12 @@ fn user_site(py: Python<'_>) -> String {
 
 /// Host access to an allocation is about to happen: its pending work runs,
 /// and a kernel another thread is running finishes first (it may write it).
-pub fn flush_host(py: Python<'_>, alloc: usize) -> PyResult<()> {
-    flush(py, Demand::Allocs(&[alloc]))?;
+pub fn flush_host(py: Python<'_>, alloc: &Arc<Alloc>) -> PyResult<()> {
+    // Nothing pending touches it (the common case of element access while
+    // other work waits): no flush, no GIL release.
+    if alloc.pending.load(Ordering::Acquire) > 0 || turn::flushing() {
+        flush(py, Demand::Allocs(&[alloc.id()]))?;
+    }
     if dispatch_busy() {
         detached(py, || {
             drop(dispatch_turn());
@@ -114,10 +120,10 @@ static SWALLOWED: LazyLock<Mutex<HashMap<usize, Py<pyo3::exceptions::PyBaseExcep
     LazyLock::new(Default::default);
 
 /// The flush of `__getbuffer__`: remembers its error for `take_swallowed`.
-pub fn flush_for_buffer(py: Python<'_>, alloc: usize) -> PyResult<()> {
+pub fn flush_for_buffer(py: Python<'_>, alloc: &Arc<Alloc>) -> PyResult<()> {
     flush_host(py, alloc).inspect_err(|err| {
         let mut kept = SWALLOWED.lock().unwrap();
-        kept.insert(alloc, err.value(py).clone().unbind());
+        kept.insert(alloc.id(), err.value(py).clone().unbind());
         ANY_SWALLOWED.store(true, std::sync::atomic::Ordering::Release);
     })
 }

@@ -191,7 +191,7 @@ impl View {
     /// happen). Raises the error of a failed pending launch.
     fn _sync(&self, py: Python<'_>) -> PyResult<()> {
         take_swallowed(py, self.alloc.id())?;
-        flush_host(py, self.alloc.id())?;
+        flush_host(py, &self.alloc)?;
         self.alloc.host_sync().map_err(py_err)
     }
 
@@ -264,7 +264,7 @@ impl View {
     /// device copy, when there is one, stays current.
     fn _sync_read(&self, py: Python<'_>) -> PyResult<()> {
         take_swallowed(py, self.alloc.id())?;
-        flush_host(py, self.alloc.id())?;
+        flush_host(py, &self.alloc)?;
         self.alloc.host_read().map_err(py_err)?;
         self.read_once.store(true, Ordering::Release);
         Ok(())
@@ -371,7 +371,7 @@ impl View {
         let me = slf.borrow();
         // Host access: pending kernels touching this memory must run first, and
         // while the export lives, launches on it run at once (it is foreign).
-        flush_for_buffer(slf.py(), me.alloc.id())?;
+        flush_for_buffer(slf.py(), &me.alloc)?;
         if !me.read_once.swap(false, Ordering::AcqRel) {
             me.alloc.host_sync().map_err(py_err)?;
         }
