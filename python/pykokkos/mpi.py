@@ -1,5 +1,13 @@
 """What pykokkos knows about running under MPI (mpi4py): the probe of
-CUDA-aware MPI and a one-line description of each rank's set-up."""
+CUDA-aware MPI, device buffers for it, and a one-line description of each
+rank's set-up.
+
+A View handed to mpi4py as it is goes through the buffer protocol: its host
+copy (pending kernels that write it run first; a received View counts as
+written on the host and goes back to the device before a kernel reads it).
+Where the MPI library is CUDA-aware, `device_buffer(view)` hands MPI the
+device memory instead, with no staging copy.
+"""
 from __future__ import annotations
 
 import ctypes
@@ -38,3 +46,43 @@ def describe(comm=None) -> str:
     gpu = f"GPU {device}" if device >= 0 else "no GPU"
     return (f"rank {comm.Get_rank()}/{comm.Get_size()} (node-local {local}): {threads} host thread(s), "
             f"{gpu}, CUDA-aware MPI: {'yes' if cuda_aware() else 'no'}")
+
+
+class DeviceBuffer:
+    """A View's device memory for a CUDA-aware MPI (`device_buffer`).
+
+    Made from the View's `__cuda_array_interface__`: kernels pending on it run
+    first and the device copy becomes the current one, which MPI may read or
+    write. Until this object is released (mpi4py keeps it with a nonblocking
+    request until Wait/Test completes it) the View counts as foreign memory:
+    launches on it run in program order instead of waiting in the DAG."""
+
+    def __init__(self, view):
+        import pykokkos as pk
+
+        self._view = view
+        self.__cuda_array_interface__ = view.__cuda_array_interface__
+        pk._native.hold_device_export(view, True)
+        self._held = True
+
+    def release(self) -> None:
+        import pykokkos as pk
+
+        if self._held:
+            self._held = False
+            pk._native.hold_device_export(self._view, False)
+
+    def __del__(self):
+        self.release()
+
+
+def device_buffer(view, require: bool = True):
+    """The View's device memory for MPI when the library is CUDA-aware (see
+    `cuda_aware()`); else, unless `require`, the View itself (host staging).
+    A View no CUDA kernel has used has no device memory: AttributeError."""
+    if cuda_aware():
+        return DeviceBuffer(view)
+    if require:
+        raise RuntimeError("this MPI library is not CUDA-aware (MPIX_Query_cuda_support() is 0 or absent): "
+                           "pass the View itself, which MPI reads and writes through its host copy")
+    return view

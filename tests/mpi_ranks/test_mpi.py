@@ -42,6 +42,10 @@ def test_lazy_work_around_messages(fuse):
     assert "exchange ok" in out
 
 
+def test_device_buffers_need_a_cuda_aware_mpi():
+    assert "device buffer ok" in mpirun("device_buffer.py", ranks=1)
+
+
 def test_two_ranks_compile_a_new_kernel_once(tmp_path):
     import pykokkos as pk
 
