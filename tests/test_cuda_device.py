@@ -207,3 +207,25 @@ def test_cupy_arrays_are_refused_by_host_kernels(cp):
     with pytest.raises(TypeError, match="Cuda space"):
         pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, 8), bump, v=ca)
         pk.flush()
+
+
+def test_a_row_handed_out_copies_the_row_not_the_view(pk_mode):
+    # What mpi4py does with a halo row of a large GPU View: the buffer protocol
+    # on a subview brings only its bytes over, and what was written into them
+    # goes back to the device when the export ends.
+    R, C = 512, 256
+    m = pk.View([R, C], pk.double)
+    pk.parallel_for(R, scale2d, a=1.0, m=m)  # on the device: m[i][j] = j
+    pk.flush()
+    h2d, d2h = pk.device_copies()
+    with memoryview(m[3]) as row:
+        np.testing.assert_array_equal(np.asarray(row), np.arange(C))
+    with memoryview(m[4]) as row:
+        np.asarray(row)[:] = -1.0  # a message received into row 4
+    assert pk.device_copies()[1] - d2h == 2 * C * 8  # two rows came back, not the View
+    pk.parallel_for(R, scale2d, a=2.0, m=m)  # m = 2 m + j, row 4 included
+    pk.flush()
+    assert pk.device_copies()[0] - h2d <= 2 * C * 8  # and went back as rows
+    want = np.tile(3.0 * np.arange(C), (R, 1))
+    want[4] = -2.0 + np.arange(C)
+    np.testing.assert_array_equal(np.asarray(m), want)

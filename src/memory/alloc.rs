@@ -50,6 +50,10 @@ pub struct Alloc {
     pub(crate) dev: AtomicPtr<u8>,
     /// Which copy is current: `STALE`, `SYNC` or `NEWER` (see `device.rs`).
     pub(crate) dev_state: AtomicU8,
+    /// Byte ranges of buffer exports taken while the device copy was newer:
+    /// only those bytes came to the host, and they go back to the device
+    /// when the export ends (see `device.rs`, `host_export`).
+    pub(crate) ranges: std::sync::Mutex<Vec<(isize, isize)>>,
     /// Device memory we only borrow (a CuPy array, through
     /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
     /// and the owner object is kept alive while a launch uses it.
@@ -93,6 +97,7 @@ impl Alloc {
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            ranges: Default::default(),
             device_owner: None,
         })
     }
@@ -113,6 +118,7 @@ impl Alloc {
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            ranges: Default::default(),
             device_owner: None,
         })
     }

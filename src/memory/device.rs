@@ -83,6 +83,67 @@ impl Alloc {
         self.host_access(false)
     }
 
+    /// A buffer export of bytes `[lo, hi)` that may write them (mpi4py's
+    /// message buffers: a halo row of a large GPU View). While the device copy
+    /// is newer only those bytes come over, the device copy stays the newer
+    /// one, and `export_ended` sends them back: a row costs a row, not the
+    /// View. Otherwise, as `host_sync`. True when only the range came over.
+    pub fn host_export(&self, lo: isize, hi: isize) -> PkResult<bool> {
+        let d = self.dev.load(Ordering::Acquire);
+        let newer = self.dev_state.load(Ordering::Acquire) == NEWER;
+        // A View as large as its allocation gains nothing from a range.
+        let part = lo >= 0 && lo < hi && ((hi - lo) as usize) < self.bytes();
+        if self.uvm || d.is_null() || self.is_device_only() || !newer || !part {
+            self.host_sync()?;
+            return Ok(false);
+        }
+        self.host_writes.fetch_add(1, Ordering::Relaxed);
+        let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
+        let n = (hi - lo) as usize;
+        let rc = d2h(c, self.ptr()?.wrapping_offset(lo), d.wrapping_offset(lo), n);
+        if rc != 0 {
+            return Err(cuda_err("copying part of a view back from the GPU"));
+        }
+        self.ranges.lock().unwrap().push((lo, hi));
+        Ok(true)
+    }
+
+    /// The export of `[lo, hi)` that `host_export` made ended: what the host
+    /// holds there (a received message) goes to the device.
+    pub fn export_ended(&self, lo: isize, hi: isize) -> PkResult<()> {
+        let mut r = self.ranges.lock().unwrap();
+        let Some(k) = r.iter().position(|x| *x == (lo, hi)) else {
+            return Ok(());
+        };
+        r.swap_remove(k);
+        self.push_range(lo, hi)
+    }
+
+    /// Ranges still exported are the host's newest bytes: they go to the
+    /// device, once, before anything copies the whole allocation either way
+    /// or a kernel uses it (which may then write them on the device: the
+    /// export's host bytes are not pushed over that again).
+    fn push_exports(&self) -> PkResult<()> {
+        let r = std::mem::take(&mut *self.ranges.lock().unwrap());
+        r.into_iter()
+            .try_for_each(|(lo, hi)| self.push_range(lo, hi))
+    }
+
+    fn push_range(&self, lo: isize, hi: isize) -> PkResult<()> {
+        let d = self.dev.load(Ordering::Acquire);
+        let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
+        let rc = h2d(
+            c,
+            d.wrapping_offset(lo),
+            self.ptr()?.wrapping_offset(lo),
+            (hi - lo) as usize,
+        );
+        if rc != 0 {
+            return Err(cuda_err("copying part of a view to the GPU"));
+        }
+        Ok(())
+    }
+
     fn host_access(&self, write: bool) -> PkResult<()> {
         if write {
             self.host_writes.fetch_add(1, Ordering::Relaxed);
@@ -96,6 +157,7 @@ impl Alloc {
         if d.is_null() {
             return Ok(());
         }
+        self.push_exports()?;
         if self.is_device_only() {
             return Err(PkError::Value(
                 "a CUDA array (passed through __cuda_array_interface__) can only be used by kernels in the Cuda space".into(),
@@ -147,6 +209,7 @@ impl Alloc {
             self.dev.store(fresh, Ordering::Release);
             d = fresh;
         }
+        self.push_exports()?;
         if self.dev_state.load(Ordering::Acquire) == STALE {
             let rc = h2d(c, d, self.ptr()?, self.bytes());
             if rc != 0 {

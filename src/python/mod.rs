@@ -17,6 +17,7 @@ mod resolve;
 mod runtime;
 mod traces;
 mod view;
+mod view_export;
 mod view_ops;
 mod workunit;
 

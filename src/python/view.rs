@@ -4,13 +4,13 @@
 //! runtime to flush what is pending on the memory first.
 use super::bridge::py_err;
 use super::buffer;
-use super::lazy::{flush_for_buffer, flush_host, take_swallowed};
+use super::lazy::{flush_host, take_swallowed};
 use crate::lazy::graph;
 use crate::memory::alloc::Alloc;
 use crate::memory::geometry::{allocation_bytes, byte_range, classify, contiguous_strides};
 use crate::memory::{device, dlpack};
 use crate::types::{DType, Layout};
-use pyo3::exceptions::{PyBufferError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::os::raw::{c_int, c_void};
@@ -36,6 +36,8 @@ pub struct View {
     /// copy current. NumPy asks every buffer without PyBUF_WRITABLE, so the
     /// request's flags cannot tell reads from writes.
     pub read_once: std::sync::atomic::AtomicBool,
+    /// Exports of this view that brought only its bytes to the host.
+    pub ranged_exports: std::sync::atomic::AtomicUsize,
     /// `trait=pk.Atomic`: kernels update this view's elements atomically
     /// (`v[i] += x`); subviews inherit it.
     pub atomic: std::sync::atomic::AtomicBool,
@@ -76,6 +78,7 @@ impl View {
             declared,
             kernel_layout,
             read_once: Default::default(),
+            ranged_exports: Default::default(),
             atomic: Default::default(),
             last_row: Default::default(),
         })
@@ -182,6 +185,7 @@ impl View {
             declared,
             kernel_layout,
             read_once: Default::default(),
+            ranged_exports: Default::default(),
             atomic: Default::default(),
             last_row: Default::default(),
         }))
@@ -365,35 +369,10 @@ impl View {
         view: *mut ffi::Py_buffer,
         flags: c_int,
     ) -> PyResult<()> {
-        if view.is_null() {
-            return Err(PyBufferError::new_err("null Py_buffer"));
-        }
-        let me = slf.borrow();
-        // Host access: pending kernels touching this memory must run first, and
-        // while the export lives, launches on it run at once (it is foreign).
-        flush_for_buffer(slf.py(), &me.alloc)?;
-        if !me.read_once.swap(false, Ordering::AcqRel) {
-            me.alloc.host_sync().map_err(py_err)?;
-        }
-        let contiguous_c = me.kernel_layout == Layout::Right;
-        let owner = slf.clone().into_any().into_ptr();
-        let (shape, strides) = (me.shape(), &me.strides[..me.rank]);
-        buffer::export(
-            &mut *view,
-            owner,
-            me.data_ptr()?,
-            me.dtype,
-            shape,
-            strides,
-            contiguous_c,
-            flags,
-        )?;
-        me.alloc.exports.fetch_add(1, Ordering::SeqCst);
-        Ok(())
+        Self::export_buffer(slf, view, flags)
     }
 
     unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
-        buffer::release(&mut *view);
-        self.alloc.exports.fetch_sub(1, Ordering::SeqCst);
+        self.end_export(view)
     }
 }

@@ -85,6 +85,7 @@ impl View {
             declared: self.declared,
             kernel_layout,
             read_once: Default::default(),
+            ranged_exports: Default::default(),
             atomic: self.atomic.load(Ordering::Relaxed).into(),
             last_row: Default::default(),
         })
