@@ -84,25 +84,29 @@ impl Alloc {
     }
 
     /// A buffer export of bytes `[lo, hi)` that may write them (mpi4py's
-    /// message buffers: a halo row of a large GPU View). While the device copy
-    /// is newer only those bytes come over, the device copy stays the newer
-    /// one, and `export_ended` sends them back: a row costs a row, not the
-    /// View. Otherwise, as `host_sync`. True when only the range came over.
+    /// message buffers: a halo row of a large GPU View). Where the device copy
+    /// is newer only those bytes come over (where both agree, none), the
+    /// device copy keeps its state, and `export_ended` sends them back: a row
+    /// costs a row, not the View. Otherwise, as `host_sync`. True when the
+    /// range was handled on its own.
     pub fn host_export(&self, lo: isize, hi: isize) -> PkResult<bool> {
         let d = self.dev.load(Ordering::Acquire);
-        let newer = self.dev_state.load(Ordering::Acquire) == NEWER;
+        let state = self.dev_state.load(Ordering::Acquire);
         // A View as large as its allocation gains nothing from a range.
         let part = lo >= 0 && lo < hi && ((hi - lo) as usize) < self.bytes();
-        if self.uvm || d.is_null() || self.is_device_only() || !newer || !part {
+        let mirrored = !self.uvm && !d.is_null() && !self.is_device_only();
+        if !mirrored || state == STALE || !part {
             self.host_sync()?;
             return Ok(false);
         }
         self.host_writes.fetch_add(1, Ordering::Relaxed);
-        let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-        let n = (hi - lo) as usize;
-        let rc = d2h(c, self.ptr()?.wrapping_offset(lo), d.wrapping_offset(lo), n);
-        if rc != 0 {
-            return Err(cuda_err("copying part of a view back from the GPU"));
+        if state == NEWER {
+            let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
+            let n = (hi - lo) as usize;
+            let rc = d2h(c, self.ptr()?.wrapping_offset(lo), d.wrapping_offset(lo), n);
+            if rc != 0 {
+                return Err(cuda_err("copying part of a view back from the GPU"));
+            }
         }
         self.ranges.lock().unwrap().push((lo, hi));
         Ok(true)
