@@ -54,17 +54,17 @@ impl Node {
 }
 
 #[derive(Default)]
-struct Graph {
-    dag: StableDiGraph<Arc<Node>, ()>,
+pub(super) struct Graph {
+    pub(super) dag: StableDiGraph<Arc<Node>, ()>,
     /// Per allocation, the pending accesses later launches may depend on.
-    by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>>,
-    by_seq: BTreeMap<u64, NodeIndex>,
-    next_seq: u64,
+    pub(super) by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>>,
+    pub(super) by_seq: BTreeMap<u64, NodeIndex>,
+    pub(super) next_seq: u64,
     /// Allocations whose Python views are all gone (reported by `graph_json`).
-    dead: BTreeSet<usize>,
+    pub(super) dead: BTreeSet<usize>,
 }
 
-static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
+pub(super) static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
 
 /// Adds a launch with an edge from every pending launch it conflicts with.
 /// Returns its sequence number and, for reductions and scans, its result slot.
@@ -242,7 +242,7 @@ fn count_pending(l: &Launch, add: bool) {
     }
 }
 
-fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
+pub(super) fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
     let node = g.dag.remove_node(n)?;
     count_pending(&node.launch, false);
     for a in &node.accesses {
@@ -275,29 +275,6 @@ pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
         .into_iter()
         .filter_map(|n| remove(&mut g, n))
         .collect()
-}
-
-/// Takes launches a flush found overwritten out of the DAG unrun, and with
-/// them, in turn, the launches that only fed them (see `alloc_died`).
-pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
-    let mut g = GRAPH.lock().unwrap();
-    let mut out = Vec::new();
-    let mut work: Vec<NodeIndex> = Vec::new();
-    for s in seqs {
-        let Some(&n) = g.by_seq.get(s) else { continue };
-        let feeders: Vec<NodeIndex> = g.dag.neighbors_directed(n, Direction::Incoming).collect();
-        out.extend(remove(&mut g, n));
-        work.extend(feeders);
-    }
-    while let Some(n) = work.pop() {
-        if !unobservable(&g, n) {
-            continue;
-        }
-        work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-        out.extend(remove(&mut g, n));
-    }
-    out.sort_by_key(|n| n.seq);
-    out
 }
 
 /// Launches a flush runs without taking them out of the DAG (deferred ones:
@@ -345,58 +322,6 @@ static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 /// Number of launches waiting.
 pub fn pending_count() -> usize {
     PENDING.load(Ordering::Acquire)
-}
-
-/// The last Python view of an allocation died. Never blocks: a View can be
-/// dropped while this thread (or another) holds the graph.
-///
-/// Pending launches whose every write lands in dead allocations, that no
-/// later launch depends on and that have no other effects (no result, no
-/// printf) can never be observed: they are dropped now, and so, in turn,
-/// are launches that only fed them. Only kernels that built before are
-/// dropped, so a kernel's errors are always reported once.
-pub fn alloc_died(alloc: usize) {
-    let mut dropped = Vec::new();
-    if let Ok(mut g) = GRAPH.try_lock() {
-        if !g.by_alloc.contains_key(&alloc) {
-            return;
-        }
-        g.dead.insert(alloc);
-        let mut work: Vec<NodeIndex> = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
-        while let Some(n) = work.pop() {
-            if !unobservable(&g, n) {
-                continue;
-            }
-            work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-            if let Some(node) = remove(&mut g, n) {
-                if node.deferred.load(Ordering::Acquire) {
-                    super::deferral::paid(&node.launch.key);
-                }
-                dropped.push(node);
-            }
-        }
-    }
-    // Outside the lock: dropping a launch releases Python objects.
-    drop(dropped);
-}
-
-/// Nothing could ever see what pending launch `n` does (see `alloc_died`).
-fn unobservable(g: &Graph, n: NodeIndex) -> bool {
-    let Some(node) = g.dag.node_weight(n) else {
-        return false;
-    };
-    // A kernel never built yet still runs once: its errors must be reported.
-    node.result.is_none()
-        && crate::exec::kernel::BUILT.contains(&node.launch.key)
-        && g.dag
-            .neighbors_directed(n, Direction::Outgoing)
-            .next()
-            .is_none()
-        && node
-            .accesses
-            .iter()
-            .all(|a| !a.write || g.dead.contains(&a.alloc))
-        && !node.effects
 }
 
 /// Every pending launch in program order, and the pending allocations whose

@@ -8,3 +8,4 @@ mod hazards;
 mod repeat;
 pub mod slot;
 pub mod turn;
+pub mod unobserved;

@@ -5,6 +5,7 @@ use crate::fusion::defer::{self, Deferred};
 use crate::fusion::{cand, dead, explain, overwritten, plan, rules, verify};
 use crate::lazy::deferral;
 use crate::lazy::graph::{self, Demand, Node};
+use crate::lazy::unobserved;
 use crate::types::Pattern;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
@@ -59,7 +60,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
         (nodes.to_vec(), Vec::new())
     } else {
         let seqs: Vec<u64> = gone.iter().map(|&k| nodes[k].seq).collect();
-        let taken = graph::take_overwritten(&seqs);
+        let taken = unobserved::take_overwritten(&seqs);
         for n in taken.iter().filter(|n| n.deferred.load(Ordering::Acquire)) {
             deferral::paid(&n.launch.key);
         }

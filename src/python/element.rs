@@ -79,7 +79,7 @@ fn index(k: &Bound<'_, PyAny>, n: i64, axis: usize) -> PyResult<Option<isize>> {
 /// The element at `off`, pending work on the view's memory run first.
 pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
     take_swallowed(py, w.alloc.id())?;
-    flush_host(py, &w.alloc)?;
+    flush_host(py, w.alloc)?;
     w.alloc.host_read().map_err(py_err)?;
     let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
     if let Some(api) = numpy_api(py) {
@@ -137,7 +137,7 @@ pub fn write(
         i as u64
     };
     take_swallowed(py, w.alloc.id())?;
-    flush_host(py, &w.alloc)?;
+    flush_host(py, w.alloc)?;
     w.alloc.host_sync().map_err(py_err)?;
     let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
     // SAFETY: `p` is one element of `d`, written with its own size.

@@ -27,7 +27,7 @@ pub fn cuda_array_interface<'py>(
 ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
     // Pending launches first: a recorded CUDA launch is what gives a view
     // its device memory.
-    flush_host(py, &v.alloc)?;
+    flush_host(py, v.alloc)?;
     let has = v.alloc.uvm || !v.alloc.dev.load(Ordering::Acquire).is_null();
     if !has {
         return Err(pyo3::exceptions::PyAttributeError::new_err(
@@ -44,22 +44,9 @@ pub fn cuda_array_interface<'py>(
 /// A DLPack capsule over the device copy when a CUDA kernel used the view
 /// (it becomes current and counts as newer), else over host memory.
 pub fn dlpack(py: Python<'_>, v: Window<'_>, versioned: bool) -> PyResult<Py<PyAny>> {
-    flush_host(py, &v.alloc)?;
+    flush_host(py, v.alloc)?;
     let (base, device) = dlpack::current_copy(v.alloc).map_err(py_err)?;
     let data = base.wrapping_offset(v.offset);
     let (alloc, shape, strides) = (v.alloc.clone(), v.shape, v.strides);
     dlpack::export(py, alloc, data, device, v.dtype, shape, strides, versioned)
-}
-
-/// A device export held by another library past the call that made it (a
-/// CUDA-aware MPI's nonblocking message): while held, the memory counts as
-/// foreign, as a live buffer-protocol export makes it, so launches on it
-/// run in program order instead of waiting; the mirrors are left as they are.
-#[pyfunction]
-pub fn hold_device_export(v: PyRef<'_, super::view::View>, on: bool) {
-    if on {
-        v.alloc.exports.fetch_add(1, Ordering::AcqRel);
-    } else {
-        v.alloc.exports.fetch_sub(1, Ordering::AcqRel);
-    }
 }

@@ -70,7 +70,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime::fence, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::finalize, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::device_copies, m)?)?;
-    m.add_function(wrap_pyfunction!(interop::hold_device_export, m)?)?;
+    m.add_function(wrap_pyfunction!(view_export::hold_device_export, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::initialize, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::set_default_space, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::default_space, m)?)?;

@@ -5,7 +5,6 @@
 use super::bridge::py_err;
 use super::buffer;
 use super::lazy::{flush_host, take_swallowed};
-use crate::lazy::graph;
 use crate::memory::alloc::Alloc;
 use crate::memory::geometry::{allocation_bytes, byte_range, classify, contiguous_strides};
 use crate::memory::{device, dlpack};
@@ -105,7 +104,7 @@ impl Drop for View {
             .live
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
         if prev == Ok(1) {
-            graph::alloc_died(self.alloc.id());
+            crate::lazy::unobserved::alloc_died(self.alloc.id());
         }
     }
 }

@@ -69,3 +69,16 @@ impl View {
         self.alloc.exports.fetch_sub(1, Ordering::SeqCst);
     }
 }
+
+/// A device export held by another library past the call that made it (a
+/// CUDA-aware MPI's nonblocking message): while held, the memory counts as
+/// foreign, as a live buffer-protocol export makes it, so launches on it
+/// run in program order instead of waiting; the mirrors are left as they are.
+#[pyfunction]
+pub fn hold_device_export(v: PyRef<'_, View>, on: bool) {
+    if on {
+        v.alloc.exports.fetch_add(1, Ordering::AcqRel);
+    } else {
+        v.alloc.exports.fetch_sub(1, Ordering::AcqRel);
+    }
+}

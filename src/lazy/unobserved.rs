@@ -1,0 +1,84 @@
+//! Pending launches nothing can observe: dropped unrun when the last View
+//! of what they write dies, or when a flush finds their output rewritten,
+//! and, in turn, the launches that only fed them.
+use super::graph::Node;
+use super::graph::{remove, Graph, GRAPH};
+use petgraph::stable_graph::NodeIndex;
+use petgraph::Direction;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Takes launches a flush found overwritten out of the DAG unrun, and with
+/// them, in turn, the launches that only fed them (see `alloc_died`).
+pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
+    let mut g = GRAPH.lock().unwrap();
+    let mut out = Vec::new();
+    let mut work: Vec<NodeIndex> = Vec::new();
+    for s in seqs {
+        let Some(&n) = g.by_seq.get(s) else { continue };
+        let feeders: Vec<NodeIndex> = g.dag.neighbors_directed(n, Direction::Incoming).collect();
+        out.extend(remove(&mut g, n));
+        work.extend(feeders);
+    }
+    while let Some(n) = work.pop() {
+        if !unobservable(&g, n) {
+            continue;
+        }
+        work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+        out.extend(remove(&mut g, n));
+    }
+    out.sort_by_key(|n| n.seq);
+    out
+}
+
+/// The last Python view of an allocation died. Never blocks: a View can be
+/// dropped while this thread (or another) holds the graph.
+///
+/// Pending launches whose every write lands in dead allocations, that no
+/// later launch depends on and that have no other effects (no result, no
+/// printf) can never be observed: they are dropped now, and so, in turn,
+/// are launches that only fed them. Only kernels that built before are
+/// dropped, so a kernel's errors are always reported once.
+pub fn alloc_died(alloc: usize) {
+    let mut dropped = Vec::new();
+    if let Ok(mut g) = GRAPH.try_lock() {
+        if !g.by_alloc.contains_key(&alloc) {
+            return;
+        }
+        g.dead.insert(alloc);
+        let mut work: Vec<NodeIndex> = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
+        while let Some(n) = work.pop() {
+            if !unobservable(&g, n) {
+                continue;
+            }
+            work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+            if let Some(node) = remove(&mut g, n) {
+                if node.deferred.load(Ordering::Acquire) {
+                    super::deferral::paid(&node.launch.key);
+                }
+                dropped.push(node);
+            }
+        }
+    }
+    // Outside the lock: dropping a launch releases Python objects.
+    drop(dropped);
+}
+
+/// Nothing could ever see what pending launch `n` does (see `alloc_died`).
+fn unobservable(g: &Graph, n: NodeIndex) -> bool {
+    let Some(node) = g.dag.node_weight(n) else {
+        return false;
+    };
+    // A kernel never built yet still runs once: its errors must be reported.
+    node.result.is_none()
+        && crate::exec::kernel::BUILT.contains(&node.launch.key)
+        && g.dag
+            .neighbors_directed(n, Direction::Outgoing)
+            .next()
+            .is_none()
+        && node
+            .accesses
+            .iter()
+            .all(|a| !a.write || g.dead.contains(&a.alloc))
+        && !node.effects
+}
