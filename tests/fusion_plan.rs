@@ -314,7 +314,10 @@ fn foreign_memory_is_never_a_temporary() {
 struct Asked(Vec<usize>);
 
 impl defer::Facts for Asked {
-    fn may_defer(&self, _k: usize) -> Result<(), Option<String>> {
+    fn may_defer(&self, _k: usize) -> bool {
+        true
+    }
+    fn worth(&self, _k: usize) -> Result<(), String> {
         Ok(())
     }
     fn demanded(&self, alloc: usize) -> bool {

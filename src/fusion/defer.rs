@@ -15,12 +15,16 @@ pub const PASS: &str = "defer";
 /// to plan and to hold than it saves.
 pub const MAX_CHAIN: usize = 16;
 
+/// Regions longer than this defer nothing.
+pub const MAX_REGION: usize = 64;
+
 /// What the pass asks of the flush about launch `k` (a position in it).
 pub trait Facts {
     /// A plain for that may stay pending: no result, no effects (printf),
-    /// a single launch (not folded repeats), and the cost model agrees.
-    /// `Err(Some(why))`: the cost model refused (the report says why).
-    fn may_defer(&self, k: usize) -> Result<(), Option<String>>;
+    /// a single launch (not folded repeats).
+    fn may_defer(&self, k: usize) -> bool;
+    /// Whether the cost model lets it stay pending (else why not).
+    fn worth(&self, k: usize) -> Result<(), String>;
     /// The flush must make this allocation available (host access).
     fn demanded(&self, alloc: usize) -> bool;
 }
@@ -46,6 +50,10 @@ pub fn defer(
     dead: &[Vec<usize>],
     facts: &dyn Facts,
 ) -> Vec<Deferred> {
+    let eligible = |r: &Vec<usize>| (2..=MAX_REGION).contains(&r.len());
+    if !regions.iter().any(eligible) {
+        return vec![Deferred::default(); regions.len()];
+    }
     // Who touches each allocation anywhere in the flush, in program order.
     let mut users: BTreeMap<usize, Vec<(usize, &ViewUse<'_>)>> = BTreeMap::new();
     for (k, c) in cands.iter().enumerate() {
@@ -57,7 +65,9 @@ pub fn defer(
         .iter()
         .zip(dead)
         .map(|(region, dead)| {
-            if region.len() < 2 {
+            // Deferral is for the short chains a demanded value ends; a region
+            // of hundreds of launches is not one, and checking it would cost.
+            if !eligible(region) {
                 return Deferred::default();
             }
             in_region(cands, region, dead, &users, facts)
@@ -79,15 +89,17 @@ fn in_region(
     let mut needs: BTreeMap<usize, BTreeSet<usize>> = BTreeMap::new();
     let mut refused = Vec::new();
     for &k in region {
+        if !facts.may_defer(k) {
+            continue;
+        }
         let Some(needed) = local_check(cands, k, &inside, dead, users, facts) else {
             continue;
         };
-        match facts.may_defer(k) {
+        match facts.worth(k) {
             Ok(()) => {
                 needs.insert(k, needed);
             }
-            Err(Some(why)) => refused.push((k, why)),
-            Err(None) => {}
+            Err(why) => refused.push((k, why)),
         }
     }
     // A launch reading a dead temporary stays pending only with its writer.

@@ -4,8 +4,8 @@
 //! before anything reads it can never be observed, so it never runs. The
 //! common case: a launch deferred by the previous flush (see `defer.rs`)
 //! whose output the program's next iteration computes again.
-use super::cand::Cand;
-use std::collections::BTreeSet;
+use super::cand::{Cand, ViewUse};
+use std::collections::{BTreeSet, HashMap};
 
 pub const PASS: &str = "overwritten";
 
@@ -13,6 +13,14 @@ pub const PASS: &str = "overwritten";
 /// for with no result and no effects whose code built before (so its
 /// errors, if any, were reported).
 pub fn overwritten(cands: &[Cand<'_>], may_drop: &dyn Fn(usize) -> bool) -> BTreeSet<usize> {
+    // Who touches each allocation, in program order (one pass: a flush may
+    // hold thousands of launches).
+    let mut users: HashMap<usize, Vec<(usize, &ViewUse<'_>)>> = HashMap::new();
+    for (k, c) in cands.iter().enumerate() {
+        for u in &c.views {
+            users.entry(u.alloc).or_default().push((k, u));
+        }
+    }
     let mut out = BTreeSet::new();
     for (k, c) in cands.iter().enumerate() {
         let mut wrote = false;
@@ -22,12 +30,12 @@ pub fn overwritten(cands: &[Cand<'_>], may_drop: &dyn Fn(usize) -> bool) -> BTre
             if !u.access.at_work_index {
                 return false;
             }
-            let next = cands[k + 1..]
-                .iter()
-                .find_map(|d| d.views.iter().find(|w| w.alloc == u.alloc).map(|w| (d, w)));
-            let Some((d, w)) = next else {
+            let all = &users[&u.alloc];
+            let after = all.partition_point(|(j, _)| *j <= k);
+            let Some(&(j, w)) = all.get(after) else {
                 return false;
             };
+            let d = &cands[j];
             let a = w.access;
             // The next use writes the same elements first, and every one of them.
             let rewrites = a.write && !a.read && a.always_written && a.at_work_index;
@@ -36,7 +44,7 @@ pub fn overwritten(cands: &[Cand<'_>], may_drop: &dyn Fn(usize) -> bool) -> BTre
                 && d.lo.iter().zip(c.lo).all(|(x, y)| x <= y)
                 && d.hi.iter().zip(c.hi).all(|(x, y)| x >= y);
             // Two arguments of the later launch on this allocation: unknown order.
-            let once = d.views.iter().filter(|v| v.alloc == u.alloc).count() == 1;
+            let once = all.get(after + 1).is_none_or(|(m, _)| *m != j);
             rewrites && same && once
         });
         if wrote && covered && may_drop(k) {

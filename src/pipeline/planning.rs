@@ -172,14 +172,15 @@ struct Facts<'a> {
 }
 
 impl defer::Facts for Facts<'_> {
-    fn may_defer(&self, k: usize) -> Result<(), Option<String>> {
+    fn may_defer(&self, k: usize) -> bool {
         let n = &self.nodes[k];
         let plain = n.launch.key.pattern == Pattern::For && n.result.is_none() && !n.effects;
         // Folded repeats and team launches always run as they are.
-        if !plain || n.count() > 1 || n.launch.key.rank == 0 {
-            return Err(None);
-        }
-        deferral::worth(&n.launch.key).map_err(Some)
+        plain && n.count() == 1 && n.launch.key.rank != 0
+    }
+
+    fn worth(&self, k: usize) -> Result<(), String> {
+        deferral::worth(&self.nodes[k].launch.key)
     }
 
     fn demanded(&self, alloc: usize) -> bool {
