@@ -51,8 +51,8 @@ pub struct Flush {
     edges: Vec<(usize, usize)>,
     /// Per kept region, the deferral pass's lines (launch, why).
     deferred: Vec<Vec<(usize, String)>>,
-    /// Launches dropped unrun as overwritten: label and call site.
-    overwritten: Vec<(Arc<str>, String)>,
+    /// Launches dropped unrun as overwritten: label and origin (call site).
+    overwritten: Vec<(Arc<str>, Arc<dyn Origin>)>,
 }
 
 static LAST: Mutex<Option<Arc<Flush>>> = Mutex::new(None);
@@ -152,11 +152,7 @@ pub fn record(
             .copied()
             .collect(),
         deferred,
-        overwritten: overwritten
-            .iter()
-            .take(SHOWN)
-            .map(|(l, o)| (l.clone(), o.site()))
-            .collect(),
+        overwritten: overwritten.iter().take(SHOWN).cloned().collect(),
     });
     if crate::config::get().explain {
         eprint!("{}", flush.text());
@@ -253,10 +249,11 @@ impl Flush {
                 let _ = writeln!(t, "    {} at {}: {why}", self.label(*k), self.site(*k));
             }
         }
-        for (label, site) in &self.overwritten {
+        for (label, origin) in &self.overwritten {
             let _ = writeln!(
                 t,
-                "  dropped unrun: {label} at {site}: nothing can read what it wrote (a later launch writes it all again, or it fed only such launches)"
+                "  dropped unrun: {label} at {}: nothing can read what it wrote (a later launch writes it all again, or it fed only such launches)",
+                origin.site()
             );
         }
         if self.refusal_count > SHOWN_REFUSALS {
