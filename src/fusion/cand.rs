@@ -5,7 +5,7 @@ use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use crate::frontend::source::SourceInfo;
 use crate::types::{ArgTy, Pattern, Space};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -106,4 +106,17 @@ pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'
         repeats_prev: false,
         folded: false,
     }
+}
+
+/// Who touches each allocation in a flush: (position, view use), in program order.
+pub type Users<'c, 'a> = HashMap<usize, Vec<(usize, &'c ViewUse<'a>)>>;
+
+pub fn users<'c, 'a>(cands: &'c [Cand<'a>]) -> Users<'c, 'a> {
+    let mut out: Users<'c, 'a> = HashMap::new();
+    for (k, c) in cands.iter().enumerate() {
+        for u in &c.views {
+            out.entry(u.alloc).or_default().push((k, u));
+        }
+    }
+    out
 }

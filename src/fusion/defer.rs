@@ -5,7 +5,7 @@
 //! computes its values in registers, and the launch itself stays pending. If
 //! its outputs die unread it never runs; if they are read later it runs then
 //! (its inputs are kept as they are by the DAG's write-after-read edges).
-use super::cand::{Cand, ViewUse};
+use super::cand::{users, Cand, Users};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const PASS: &str = "defer";
@@ -55,12 +55,7 @@ pub fn defer(
         return vec![Deferred::default(); regions.len()];
     }
     // Who touches each allocation anywhere in the flush, in program order.
-    let mut users: BTreeMap<usize, Vec<(usize, &ViewUse<'_>)>> = BTreeMap::new();
-    for (k, c) in cands.iter().enumerate() {
-        for u in &c.views {
-            users.entry(u.alloc).or_default().push((k, u));
-        }
-    }
+    let users = users(cands);
     regions
         .iter()
         .zip(dead)
@@ -74,8 +69,6 @@ pub fn defer(
         })
         .collect()
 }
-
-type Users<'c, 'a> = BTreeMap<usize, Vec<(usize, &'c ViewUse<'a>)>>;
 
 fn in_region(
     cands: &[Cand<'_>],

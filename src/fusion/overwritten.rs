@@ -4,8 +4,8 @@
 //! before anything reads it can never be observed, so it never runs. The
 //! common case: a launch deferred by the previous flush (see `defer.rs`)
 //! whose output the program's next iteration computes again.
-use super::cand::{Cand, ViewUse};
-use std::collections::{BTreeSet, HashMap};
+use super::cand::{users, Cand};
+use std::collections::BTreeSet;
 
 pub const PASS: &str = "overwritten";
 
@@ -15,12 +15,7 @@ pub const PASS: &str = "overwritten";
 pub fn overwritten(cands: &[Cand<'_>], may_drop: &dyn Fn(usize) -> bool) -> BTreeSet<usize> {
     // Who touches each allocation, in program order (one pass: a flush may
     // hold thousands of launches).
-    let mut users: HashMap<usize, Vec<(usize, &ViewUse<'_>)>> = HashMap::new();
-    for (k, c) in cands.iter().enumerate() {
-        for u in &c.views {
-            users.entry(u.alloc).or_default().push((k, u));
-        }
-    }
+    let users = users(cands);
     let mut out = BTreeSet::new();
     for (k, c) in cands.iter().enumerate() {
         let mut wrote = false;
