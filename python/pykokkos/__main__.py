@@ -181,8 +181,12 @@ def _explain(args) -> int:
         print(f"flush {k} ({f['demand']['kind']}{at}): {len(f['launches'])} launch(es) -> {len(f['regions'])} kernel(s)")
         for r, reg in enumerate(f["regions"]):
             names = "+".join(labels.get(s, "?") for s in reg["seqs"])
-            dead = f", {len(reg['dead_temporaries'])} dead temporaries in registers" if reg["dead_temporaries"] else ""
-            print(f"  region {r}: {names}{dead}")
+            dead = f", {len(reg['dead_temporaries'])} buffer(s) in registers" if reg["dead_temporaries"] else ""
+            kept = reg.get("deferred") or []
+            pending = f", {len(kept)} launch(es) left pending" if kept else ""
+            print(f"  region {r}: {names}{dead}{pending}")
+        if f.get("overwritten"):
+            print(f"  dropped unrun (overwritten): {len(f['overwritten'])} launch(es)")
     return 0
 
 
