@@ -288,3 +288,19 @@ def test_the_passes_switch_off_by_name(tmp_path):
         assert run.returncode == 0, run.stderr
         out[off] = run.stdout.split()[-1]
     assert out == {"": "1", "defer": "0"}
+
+
+def test_launches_whose_outputs_all_died_are_not_left_pending(lazy):
+    x, ref = source()
+
+    def step():
+        t, u = pk.View([N], pk.double), pk.View([N], pk.double)
+        pk.parallel_for(N, affine, x=x, t=t, a=2.0)
+        pk.parallel_for(N, square, t=t, u=u)
+        r = pk.parallel_reduce(N, total, t=u)
+        del t, u  # every output dies before the sum is demanded
+        return float(r)
+
+    for _ in range(3):
+        assert step() == pytest.approx(((2.0 * ref + 1.0) ** 2).sum(), rel=1e-12)
+        assert pk.pending() == 0  # nothing is left to wait for a View that is gone

@@ -109,6 +109,26 @@ fn in_region(
             needs.remove(&k);
         }
     }
+    // Only a launch whose output someone still holds is worth leaving
+    // pending, with the writers it needs; a launch whose outputs all died
+    // already would wait for nothing (no View is left to die and drop it).
+    let mut keep: BTreeSet<usize> = BTreeSet::new();
+    let mut work: Vec<usize> = needs
+        .keys()
+        .copied()
+        .filter(|&k| {
+            cands[k]
+                .views
+                .iter()
+                .any(|u| u.access.write && u.life.referenced)
+        })
+        .collect();
+    while let Some(k) = work.pop() {
+        if keep.insert(k) {
+            work.extend(needs[&k].iter().copied());
+        }
+    }
+    needs.retain(|k, _| keep.contains(k));
     let mut out = Deferred {
         why: refused,
         ..Deferred::default()
