@@ -60,6 +60,8 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
 pub fn reset() {
     AVERAGE.store(8.0f64.to_bits(), Ordering::Relaxed);
     TRIAL.store(false, Ordering::Relaxed);
+    // The probe period counts from here too (not from earlier phases).
+    BYPASSED.store(0, Ordering::Relaxed);
 }
 
 /// A flush ran `launches` launches: the average moves towards it.
