@@ -36,9 +36,48 @@ pub struct Deferred {
     pub launches: Vec<usize>,
     /// Their outputs: locals of the fused kernel, not stored.
     pub registers: BTreeSet<usize>,
-    /// Why (one line per deferred launch, or why a region deferred nothing
-    /// when the cost model refused).
-    pub why: Vec<(usize, String)>,
+    /// Why (one line per deferred launch, or why the cost model refused):
+    /// kept as facts, written out only when a report is read.
+    pub why: Vec<(usize, Why)>,
+}
+
+/// What the report says of one launch the pass looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// Left pending; its outputs (allocations, or report numbers) in registers.
+    Deferred(Vec<usize>),
+    /// The cost model's reason not to.
+    Refused(String),
+    /// Left to run: the region would have left this many pending.
+    TooLong(usize),
+}
+
+impl Why {
+    /// The report's line; `number` names an allocation as the report does.
+    pub fn text(&self, number: &dyn Fn(usize) -> usize) -> String {
+        match self {
+            Why::Deferred(outputs) => {
+                let names: Vec<String> = outputs.iter().map(|&a| format!("#{}", number(a))).collect();
+                let which = if names.len() > 1 { "one of them" } else { "it" };
+                format!(
+                    "deferred: writes {} (not demanded); this region takes its values in registers, and it runs only if {which} is read later",
+                    names.join(", ")
+                )
+            }
+            Why::Refused(why) => why.clone(),
+            Why::TooLong(n) => format!(
+                "not deferred: {n} launches would stay pending, more than the {MAX_CHAIN} worth recomputing if read later"
+            ),
+        }
+    }
+
+    /// The same facts with allocations renamed (`number`).
+    pub fn renamed(&self, number: &dyn Fn(usize) -> usize) -> Why {
+        match self {
+            Why::Deferred(o) => Why::Deferred(o.iter().map(|&a| number(a)).collect()),
+            other => other.clone(),
+        }
+    }
 }
 
 /// Deferral per region. `dead`: the region's dead temporaries (kept in
@@ -92,7 +131,7 @@ fn in_region(
             Ok(()) => {
                 needs.insert(k, needed);
             }
-            Err(why) => refused.push((k, why)),
+            Err(why) => refused.push((k, Why::Refused(why))),
         }
     }
     // A launch reading a dead temporary stays pending only with its writer.
@@ -138,22 +177,12 @@ fn in_region(
     }
     if needs.len() > MAX_CHAIN {
         let first = *needs.keys().next().expect("not empty");
-        let why = format!(
-            "not deferred: {} launches would stay pending, more than the {MAX_CHAIN} worth recomputing if read later",
-            needs.len()
-        );
-        out.why.push((first, why));
+        out.why.push((first, Why::TooLong(needs.len())));
         return out;
     }
     for &k in needs.keys() {
         let outputs: Vec<usize> = writes(&cands[k]).collect();
-        let names: Vec<String> = outputs.iter().map(|a| format!("#{a}")).collect();
-        let why = format!(
-            "deferred: writes {} (not demanded); this region takes its values in registers, and it runs only if {} is read later",
-            names.join(", "),
-            if names.len() > 1 { "one of them" } else { "it" }
-        );
-        out.why.push((k, why));
+        out.why.push((k, Why::Deferred(outputs.clone())));
         out.registers.extend(outputs);
         out.launches.push(k);
     }

@@ -5,7 +5,7 @@
 //! is written when someone reads it (or at once under PK_FUSE_EXPLAIN=1):
 //! flushes happen far more often than reports are read.
 use super::cand::Cand;
-use super::defer::Deferred;
+use super::defer::{Deferred, Why};
 use super::plan::{Plan, Refusal};
 use crate::exec::launch::Origin;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -49,8 +49,9 @@ pub struct Flush {
     drawn_refusals: Vec<(usize, usize, String)>,
     /// Dependencies among drawn launches.
     edges: Vec<(usize, usize)>,
-    /// Per kept region, the deferral pass's lines (launch, why).
-    deferred: Vec<Vec<(usize, String)>>,
+    /// Per kept region, the deferral pass's facts (launch, why), buffers
+    /// already numbered as the report numbers them.
+    deferred: Vec<Vec<(usize, Why)>>,
     /// Launches dropped unrun as overwritten: label and origin (call site).
     overwritten: Vec<(Arc<str>, Arc<dyn Origin>)>,
 }
@@ -105,10 +106,16 @@ pub fn record(
             ..f.clone()
         })
         .collect();
-    let deferred: Vec<Vec<(usize, String)>> = deferred
+    let number = |a: usize| ids.get(&a).copied().unwrap_or(a);
+    let deferred: Vec<Vec<(usize, Why)>> = deferred
         .iter()
         .take(regions.len())
-        .map(|d| d.why.iter().map(|(k, w)| (*k, renumber(w, &ids))).collect())
+        .map(|d| {
+            d.why
+                .iter()
+                .map(|(k, w)| (*k, w.renamed(&number)))
+                .collect()
+        })
         .collect();
     let mut wanted: BTreeSet<usize> = regions.iter().flatten().copied().collect();
     wanted.extend(refusals.iter().flat_map(|f| [f.launch, f.with]));
@@ -246,6 +253,7 @@ impl Flush {
                 );
             }
             for (k, why) in self.deferred.get(r).into_iter().flatten() {
+                let why = why.text(&|n| n);
                 let _ = writeln!(t, "    {} at {}: {why}", self.label(*k), self.site(*k));
             }
         }
