@@ -39,6 +39,9 @@ pub struct Config {
     /// `PK_BOUNDS_CHECK=1`: host kernels check every view index (IndexError
     /// instead of memory corruption).
     pub bounds_check: bool,
+    /// `PK_NVRTC=0`: every CUDA kernel goes through nvcc and Kokkos, also the
+    /// 1-D fors and sums NVRTC would compile (codegen/device.rs).
+    pub nvrtc: bool,
     /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
     /// only, a fused kernel fails to build, or fails after it ran.
     pub failpoint: Option<String>,
@@ -105,6 +108,7 @@ impl Config {
             cuda_arch: text("PK_CUDA_ARCH"),
             failpoint: text("PK_FAILPOINT"),
             bounds_check: flag("PK_BOUNDS_CHECK"),
+            nvrtc: text("PK_NVRTC").as_deref() != Some("0"),
         }
     }
 

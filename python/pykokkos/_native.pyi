@@ -150,7 +150,8 @@ def generate_source(
     kwargs: dict[str, Any] | None = ...,
     is_method: bool = ...,
     methods: dict[str, Any] | None = ...,
-) -> str: ...
+    nvrtc: bool = ...,
+) -> str | None: ...
 def set_resolver(
     f: Callable[[Callable[..., Any]], dict[str, tuple[Any, ...]]],
     sources: Callable[..., list[tuple[Any, ...]]] | None = ...,

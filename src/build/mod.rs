@@ -2,7 +2,9 @@
 //! loader. `load` is the one way a generated translation unit becomes a kernel.
 pub mod cache;
 pub mod cuda;
+pub mod cudadrv;
 pub mod loader;
+pub mod nvrtc;
 pub mod toolchain;
 pub mod trust;
 

@@ -7,6 +7,7 @@ use super::body::{lower_workunit, unit_header, unit_methods};
 use super::emit::{
     bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
 };
+use super::device::{DeviceKind, DeviceParts};
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
 use crate::lower::sanitize;
@@ -37,7 +38,7 @@ pub fn generate(
     locals: &[(usize, DType)],
     space: Space,
     label: &str,
-) -> KResult<(String, FusedAbi)> {
+) -> KResult<(String, FusedAbi, Option<DeviceParts>)> {
     let mut unit = Unit {
         bounds_check: bounds_checked(space),
         ..Default::default()
@@ -55,7 +56,9 @@ pub fn generate(
     };
     let inner = label.trim_start_matches("fused(").trim_end_matches(')');
     let fname = format!("pk_fused_{}", sanitize(&inner.replace('+', "_")));
-    let mut s = format!("// {label}\n#include \"pk_prelude.hpp\"\n\nnamespace {{\n");
+    let mut s = format!("// {label}\n#include \"pk_prelude.hpp\"\n\n");
+    let functor_at = s.len();
+    s.push_str("namespace {\n");
     s.push_str(&unit_header(&unit));
     let reduces: Vec<usize> = bodies
         .iter()
@@ -167,21 +170,43 @@ pub fn generate(
         s.push_str("  }\n");
     }
     s.push_str("};\n}  // namespace\n\n");
+    let functor = s[functor_at..].to_string();
     s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
     s.push_str(&format!("    {fname} f;\n"));
+    let mut unpack = String::new();
     for (g, (_, _, vt)) in groups.iter().enumerate() {
-        s.push_str(&format!(
+        unpack.push_str(&format!(
             "    f.pk_b{g} = decltype(f.pk_b{g})(({}*)views[{g}].data, {});\n",
             vt.dtype.cpp(),
             layout_args(g, vt)
         ));
     }
     for (j, (b, k, d)) in abi.scalars.iter().enumerate() {
-        s.push_str(&format!(
+        unpack.push_str(&format!(
             "    f.pk_s{b}_{k} = {};\n",
             scalar_from_abi(*d, j)
         ));
     }
+    s.push_str(&unpack);
+    let sums: Vec<DType> = reduces
+        .iter()
+        .map(|&b| lowered[b].acc.as_ref().unwrap().1)
+        .collect();
+    let kind = match reduces.len() {
+        0 => Some(DeviceKind::For),
+        _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Sum(sums)),
+        _ => None,
+    };
+    let device = kind
+        .filter(|_| space == Space::Cuda && !unit.bounds_check)
+        .map(|kind| DeviceParts {
+            functor,
+            fname: fname.clone(),
+            unpack,
+            views: groups.len(),
+            scalars: abi.scalars.len(),
+            kind,
+        });
     let policy = format!(
         "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",
         space.cpp()
@@ -215,5 +240,5 @@ pub fn generate(
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
-    Ok((s, abi))
+    Ok((s, abi, device))
 }

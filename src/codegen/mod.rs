@@ -4,6 +4,7 @@
 //! (`fused.rs`). Output is deterministic (ordered maps, stable names) so the
 //! cache key and snapshots never flicker.
 pub mod body;
+pub mod device;
 pub mod emit;
 pub mod fused;
 pub mod single;

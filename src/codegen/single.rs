@@ -8,7 +8,8 @@ use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
 use crate::lower::sanitize;
 use crate::lower::Unit;
-use crate::types::{DType, Pattern, Reducer};
+use super::device::{DeviceKind, DeviceParts};
+use crate::types::{DType, Pattern, Reducer, Space};
 
 /// Generates the translation unit for one kernel.
 pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
@@ -29,7 +30,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         "// workunit '{}' ({}:{})\n",
         def.name, spec.src.filename, spec.src.first_line
     ));
-    s.push_str("#include \"pk_prelude.hpp\"\n\nnamespace {\n");
+    s.push_str("#include \"pk_prelude.hpp\"\n\n");
+    let functor_at = s.len();
+    s.push_str("namespace {\n");
     s.push_str(&unit_header(&unit));
     s.push_str(&format!("struct {fname} {{\n"));
     for (name, ty, _) in &members {
@@ -71,15 +74,18 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         s.push_str(&format!("  KOKKOS_INLINE_FUNCTION void operator()({sig}) const {{\n{decls}{body}  }}\n}};\n}}  // namespace\n\n"));
     }
 
+    let functor = s[functor_at..].to_string();
+
     // The entry point: unpack raw arguments, dispatch, report exceptions.
     s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
     s.push_str(&format!("    {fname} f;\n"));
+    let mut unpack = String::new();
     if repeat {
-        s.push_str("    f.pk_repeat = hi[1];\n");
+        unpack.push_str("    f.pk_repeat = hi[1];\n");
     }
     for (name, _, slot) in &members {
         if let Some((k, v)) = slot {
-            s.push_str(&format!(
+            unpack.push_str(&format!(
                 "    f.{name} = decltype(f.{name})(({}*)views[{k}].data, {});\n",
                 v.dtype.cpp(),
                 layout_args(*k, v)
@@ -89,8 +95,24 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     for (j, (k, d)) in abi.scalar_slots.iter().enumerate() {
         let name = &members.iter().filter(|m| m.2.is_none()).nth(j).unwrap().0;
         let _ = k;
-        s.push_str(&format!("    f.{name} = {};\n", scalar_from_abi(*d, j)));
+        unpack.push_str(&format!("    f.{name} = {};\n", scalar_from_abi(*d, j)));
     }
+    s.push_str(&unpack);
+    let kind = match (spec.pattern, acc_dt) {
+        (Pattern::For, _) => Some(DeviceKind::For),
+        (Pattern::Reduce, Some(d)) if lw.acc_only_added => Some(DeviceKind::Sum(vec![d])),
+        _ => None,
+    };
+    let device = kind
+        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check && nidx == 1 && !team)
+        .map(|kind| DeviceParts {
+            functor,
+            fname: fname.clone(),
+            unpack: unpack.clone(),
+            views: abi.view_slots.len(),
+            scalars: abi.scalar_slots.len(),
+            kind,
+        });
     let policy = if team {
         // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,
         //       scratch bytes per team and per thread at levels 0 and 1].
@@ -145,7 +167,11 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
-    Ok(Generated { source: s, abi })
+    Ok(Generated {
+        source: s,
+        abi,
+        device,
+    })
 }
 
 /// A reduction through Kokkos' built-in reducer `r`: the total, or each field

@@ -7,7 +7,9 @@ use crate::types::{ArgTy, DType, Pattern, Space, ViewTy};
 use serde::Serialize;
 use std::sync::Arc;
 
-pub const PRELUDE: &str = include_str!("prelude.hpp");
+/// What every Kokkos kernel includes: the Kokkos-bound part, then the
+/// portable part NVRTC kernels share (see device.rs).
+pub const PRELUDE: &str = concat!(include_str!("prelude.hpp"), include_str!("portable.hpp"));
 
 /// Everything that determines one generated kernel.
 pub struct KernelSpec<'a> {
@@ -41,6 +43,8 @@ pub struct KernelAbi {
 pub struct Generated {
     pub source: String,
     pub abi: KernelAbi,
+    /// The NVRTC form of a CUDA kernel, when its shape has one (device.rs).
+    pub device: Option<super::device::DeviceParts>,
 }
 
 /// How one launch argument appears in the functor being generated.

@@ -1,6 +1,7 @@
 //! Loaded kernels and the in-process tables that find them again: a repeated
 //! launch touches only these tables, no parsing, hashing of source text or
 //! file-system access.
+use super::device_entry::DeviceEntry;
 use crate::build::{loader, Loaded};
 use crate::types::{ArgTy, DType, Pattern, Reducer, Space};
 use dashmap::{DashMap, DashSet};
@@ -9,8 +10,7 @@ use std::sync::{Arc, LazyLock};
 /// A loaded kernel (one launch, or a fused region of several) and how to fill
 /// its entry point's arguments from the bodies' argument values.
 pub struct Kernel {
-    pub run: loader::EntryFn,
-    pub error: loader::ErrorFn,
+    pub entry: Entry,
     pub source_key: String,
     /// Where it runs: CUDA kernels take device pointers.
     pub space: Space,
@@ -28,12 +28,32 @@ pub struct Kernel {
     pub record: Option<Reducer>,
 }
 
+/// How a kernel is entered: a compiled library's C entry point, or a CUDA
+/// function NVRTC built (see codegen/device.rs).
+pub enum Entry {
+    Library {
+        run: loader::EntryFn,
+        error: loader::ErrorFn,
+    },
+    Device(DeviceEntry),
+}
+
 impl Kernel {
     pub fn new(l: Loaded, space: Space) -> Kernel {
+        Kernel::with_entry(
+            Entry::Library {
+                run: l.run,
+                error: l.error,
+            },
+            l.source_key,
+            space,
+        )
+    }
+
+    pub fn with_entry(entry: Entry, source_key: String, space: Space) -> Kernel {
         Kernel {
-            run: l.run,
-            error: l.error,
-            source_key: l.source_key,
+            entry,
+            source_key,
             space,
             views: vec![],
             view_writes: vec![],

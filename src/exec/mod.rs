@@ -3,6 +3,7 @@
 pub mod args;
 mod callees;
 pub mod describe;
+pub mod device_entry;
 pub mod kernel;
 pub mod launch;
 pub mod run;

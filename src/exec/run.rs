@@ -1,7 +1,7 @@
 //! The one way a loaded kernel runs: eager launches, single launches of a
 //! flush and fused regions all come through `run`.
 use super::args::{ArgVal, PkScalarArg};
-use super::kernel::{read_total, Kernel, Total};
+use super::kernel::{read_total, Entry, Kernel, Total};
 use crate::build::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
@@ -125,19 +125,29 @@ pub fn run(
         &mut spill
     };
     let t0 = crate::trace::on().then(std::time::Instant::now);
-    let rc = {
+    // (code, what failed): 2 is an index outside a view (PK_BOUNDS_CHECK=1).
+    let failed: Option<(i32, &str, String)> = {
         let _span = tracing::debug_span!("launch").entered();
-        // SAFETY: every pointer stays valid for the call (owned by this frame
-        // or by the allocations `vals` keeps alive); the entry point reads the
-        // slot counts its code generator wrote.
-        unsafe {
-            (k.run)(
-                views.as_ptr() as *const _,
-                scalars.as_ptr() as *const _,
-                lo.as_ptr(),
-                hi.as_ptr(),
-                result.as_mut_ptr() as *mut _,
-            )
+        match &k.entry {
+            Entry::Library { run, error } => {
+                // SAFETY: every pointer stays valid for the call (owned by
+                // this frame or by the allocations `vals` keeps alive); the
+                // entry point reads the slot counts its code generator wrote.
+                let rc = unsafe {
+                    run(
+                        views.as_ptr() as *const _,
+                        scalars.as_ptr() as *const _,
+                        lo.as_ptr(),
+                        hi.as_ptr(),
+                        result.as_mut_ptr() as *mut _,
+                    )
+                };
+                (rc != 0).then(|| (rc, "Kokkos", loader::error_text(*error)))
+            }
+            Entry::Device(d) => d
+                .call(&views, scalars, lo, hi, result)
+                .err()
+                .map(|msg| (1, "CUDA", msg)),
         }
     };
     if let Some(t0) = t0 {
@@ -159,19 +169,17 @@ pub fn run(
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     let finished = device_launch.map_or(Ok(()), |l| l.finish());
-    if rc == 2 {
-        // An index outside a view (PK_BOUNDS_CHECK=1): nothing was touched there.
-        let msg = loader::error_text(k.error);
-        return Err(PkError::Index(match who {
-            Who::Workunit(n) => format!("workunit '{n}': {msg}"),
-            Who::Region(l) => format!("{l}: {msg}"),
-        }));
-    }
-    if rc != 0 {
-        let msg = loader::error_text(k.error);
+    if let Some((rc, what, msg)) = failed {
+        if rc == 2 {
+            // An index outside a view: nothing was touched there.
+            return Err(PkError::Index(match who {
+                Who::Workunit(n) => format!("workunit '{n}': {msg}"),
+                Who::Region(l) => format!("{l}: {msg}"),
+            }));
+        }
         return Err(PkError::Runtime(match who {
-            Who::Workunit(n) => format!("workunit '{n}' failed in Kokkos: {msg}"),
-            Who::Region(l) => format!("{l} failed in Kokkos: {msg}"),
+            Who::Workunit(n) => format!("workunit '{n}' failed in {what}: {msg}"),
+            Who::Region(l) => format!("{l} failed in {what}: {msg}"),
         }));
     }
     finished?;

@@ -2,9 +2,12 @@
 //! region's; each found in its in-process table, else translated, built and
 //! loaded.
 use crate::build;
+use crate::build::nvrtc::Outcome;
+use crate::codegen::device::{DeviceKind, DeviceParts};
 use crate::codegen::{self, fused, KernelSpec};
+use crate::exec::device_entry::DeviceEntry;
 use crate::errors::{LocatedError, PkError, PkResult};
-use crate::exec::kernel::{Kernel, BUILT, FUSED, FUSED_FAILED, KERNELS, REPEATS};
+use crate::exec::kernel::{Entry, Kernel, BUILT, FUSED, FUSED_FAILED, KERNELS, REPEATS};
 use crate::exec::launch::{Launch, Origin};
 use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
@@ -40,7 +43,12 @@ fn build_single(l: &Launch, origin: &dyn Origin, repeat: bool) -> PkResult<Arc<K
     spec.repeat = repeat;
     let generated = translate(l.workunit(), &spec)?;
     let abi = &generated.abi;
-    let mut kernel = load(&generated.source, &l.workunit().name, l.key.space)?;
+    let mut kernel = load(
+        &generated.source,
+        generated.device.as_ref(),
+        &l.workunit().name,
+        l.key.space,
+    )?;
     kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
     kernel.view_writes = view_writes(&spec, &abi.view_slots);
     kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
@@ -115,18 +123,40 @@ fn build_fused(
         })
         .collect();
     let space = region[0].key.space;
-    let (source, abi) = fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
-        // A body that does not translate alone fails here too: report it as its own.
-        .map_err(|e| located(e, region[0].workunit()))?;
-    let mut kernel = load(&source, label, space)?;
+    let (source, abi, device) =
+        fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
+            // A body that does not translate alone fails here too: report it as its own.
+            .map_err(|e| located(e, region[0].workunit()))?;
+    let mut kernel = load(&source, device.as_ref(), label, space)?;
     kernel.views = abi.groups;
     kernel.scalars = abi.scalars;
     kernel.accs = abi.accs;
     Ok(Arc::new(kernel))
 }
 
-/// Build and load one translation unit (both pipelines).
-fn load(source: &str, label: &str, space: Space) -> PkResult<Kernel> {
+/// Build and load one kernel (both pipelines): its NVRTC form where it has
+/// one and NVRTC takes it, else the Kokkos translation unit through nvcc or
+/// the host compiler.
+fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -> PkResult<Kernel> {
+    let nvrtc_source = device
+        .filter(|_| crate::config::get().nvrtc)
+        .and_then(|d| codegen::device::source(d).map(|s| (d, s)));
+    if let Some((d, nv)) = nvrtc_source {
+        let entry = match d.kind {
+            DeviceKind::For => "pk_for",
+            DeviceKind::Sum(_) => "pk_sum",
+        };
+        match build::nvrtc::load(&nv, entry, label, crate::kokkos::device_id()?)? {
+            Outcome::Loaded(f) => {
+                let e = DeviceEntry::new(f, d.kind.clone(), d.views, d.scalars);
+                let key = build::cache::key(build::toolchain::get()?, &nv);
+                return Ok(Kernel::with_entry(Entry::Device(e), key, space));
+            }
+            Outcome::Rejected(log) => {
+                tracing::info!(kernel = label, "NVRTC rejected it; nvcc builds it: {log}")
+            }
+        }
+    }
     Ok(Kernel::new(build::load(source, label)?, space))
 }
 

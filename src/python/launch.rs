@@ -304,8 +304,11 @@ pub fn launch<'py>(
 }
 
 /// The C++ a launch would compile, without compiling it (for tests and users).
+/// `nvrtc=True`: the NVRTC form of a CUDA kernel (codegen/device.rs), or
+/// None when the kernel has none and goes through nvcc.
 #[pyfunction]
-#[pyo3(signature = (pattern, policy, wu, kwargs=None, is_method=false, methods=None))]
+#[pyo3(signature = (pattern, policy, wu, kwargs=None, is_method=false, methods=None, nvrtc=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn generate_source(
     py: Python<'_>,
     pattern: u8,
@@ -314,7 +317,8 @@ pub fn generate_source(
     kwargs: Option<&Bound<'_, PyDict>>,
     is_method: bool,
     methods: Option<&Bound<'_, PyDict>>,
-) -> PyResult<String> {
+    nvrtc: bool,
+) -> PyResult<Option<String>> {
     let wu = wu.get();
     let pattern = pattern_of(pattern)?;
     let (_, _, space, rank) = policy_of(policy)?;
@@ -335,7 +339,9 @@ pub fn generate_source(
         label: wu.core.name.clone(),
         repeat: false,
     };
-    pipeline::translate(&wu.core, &spec)
-        .map(|g| g.source)
-        .map_err(py_err)
+    let g = pipeline::translate(&wu.core, &spec).map_err(py_err)?;
+    Ok(match nvrtc {
+        false => Some(g.source),
+        true => g.device.as_ref().and_then(crate::codegen::device::source),
+    })
 }

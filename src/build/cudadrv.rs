@@ -1,0 +1,156 @@
+//! The CUDA driver and NVRTC, opened at run time (the wheel links neither:
+//! machines without a GPU never load them). Only what NVRTC kernels need:
+//! compile to a cubin, load it into the context Kokkos runs in, launch.
+use crate::errors::{PkError, PkResult};
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub type CuResult = c_int;
+pub type CuPtr = u64;
+pub type Handle = *mut c_void;
+
+/// Entry points of libcuda (the `_v2` names are the 64-bit forms).
+pub struct Driver {
+    pub ctx_get_current: unsafe extern "C" fn(*mut Handle) -> CuResult,
+    pub ctx_set_current: unsafe extern "C" fn(Handle) -> CuResult,
+    pub device_get: unsafe extern "C" fn(*mut c_int, c_int) -> CuResult,
+    pub primary_ctx_retain: unsafe extern "C" fn(*mut Handle, c_int) -> CuResult,
+    pub module_load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> CuResult,
+    pub module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
+    #[allow(clippy::type_complexity)]
+    pub launch_kernel: unsafe extern "C" fn(
+        Handle,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        Handle,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
+    pub mem_alloc: unsafe extern "C" fn(*mut CuPtr, usize) -> CuResult,
+    pub memset_d8: unsafe extern "C" fn(CuPtr, u8, usize) -> CuResult,
+    pub memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuPtr, usize) -> CuResult,
+    get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+}
+
+/// Entry points of libnvrtc.
+pub struct Nvrtc {
+    #[allow(clippy::type_complexity)]
+    pub create: unsafe extern "C" fn(
+        *mut Handle,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> c_int,
+    pub compile: unsafe extern "C" fn(Handle, c_int, *const *const c_char) -> c_int,
+    pub log_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    pub log: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    pub cubin_size: unsafe extern "C" fn(Handle, *mut usize) -> c_int,
+    pub cubin: unsafe extern "C" fn(Handle, *mut c_char) -> c_int,
+    pub destroy: unsafe extern "C" fn(*mut Handle) -> c_int,
+}
+
+fn open(path: &Path) -> Result<&'static libloading::Library, String> {
+    let lib = unsafe { libloading::Library::new(path) }
+        .map_err(|e| format!("could not load {}: {e}", path.display()))?;
+    Ok(Box::leak(Box::new(lib)))
+}
+
+fn sym<T: Copy>(lib: &'static libloading::Library, name: &str) -> Result<T, String> {
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| format!("{name}: {e}"))
+}
+
+static DRIVER: OnceLock<Result<Driver, String>> = OnceLock::new();
+static NVRTC: OnceLock<Result<Nvrtc, String>> = OnceLock::new();
+
+pub fn driver() -> PkResult<&'static Driver> {
+    DRIVER
+        .get_or_init(|| {
+            let lib = open(Path::new("libcuda.so.1"))?;
+            let init: unsafe extern "C" fn(c_uint) -> CuResult = sym(lib, "cuInit")?;
+            let d = Driver {
+                ctx_get_current: sym(lib, "cuCtxGetCurrent")?,
+                ctx_set_current: sym(lib, "cuCtxSetCurrent")?,
+                device_get: sym(lib, "cuDeviceGet")?,
+                primary_ctx_retain: sym(lib, "cuDevicePrimaryCtxRetain")?,
+                module_load_data: sym(lib, "cuModuleLoadData")?,
+                module_get_function: sym(lib, "cuModuleGetFunction")?,
+                launch_kernel: sym(lib, "cuLaunchKernel")?,
+                mem_alloc: sym(lib, "cuMemAlloc_v2")?,
+                memset_d8: sym(lib, "cuMemsetD8_v2")?,
+                memcpy_dtoh: sym(lib, "cuMemcpyDtoH_v2")?,
+                get_error_string: sym(lib, "cuGetErrorString")?,
+            };
+            d.check(unsafe { init(0) }, "cuInit")?;
+            Ok(d)
+        })
+        .as_ref()
+        .map_err(|e| PkError::Environment(format!("the CUDA driver: {e}")))
+}
+
+impl Driver {
+    /// `Err` with the driver's words for a failed call.
+    pub fn check(&self, rc: CuResult, what: &str) -> Result<(), String> {
+        if rc == 0 {
+            return Ok(());
+        }
+        let mut s: *const c_char = std::ptr::null();
+        unsafe { (self.get_error_string)(rc, &mut s) };
+        let text = if s.is_null() {
+            format!("error {rc}")
+        } else {
+            unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+        };
+        Err(format!("{what} failed: {text}"))
+    }
+
+    /// Makes the primary context of `device` (the one Kokkos' runtime calls
+    /// use) current on this thread, if no context is.
+    pub fn ensure_context(&self, device: i32) -> Result<(), String> {
+        let mut cur: Handle = std::ptr::null_mut();
+        self.check(unsafe { (self.ctx_get_current)(&mut cur) }, "cuCtxGetCurrent")?;
+        if !cur.is_null() {
+            return Ok(());
+        }
+        let mut dev: c_int = 0;
+        self.check(unsafe { (self.device_get)(&mut dev, device.max(0)) }, "cuDeviceGet")?;
+        let mut ctx: Handle = std::ptr::null_mut();
+        self.check(
+            unsafe { (self.primary_ctx_retain)(&mut ctx, dev) },
+            "cuDevicePrimaryCtxRetain",
+        )?;
+        self.check(unsafe { (self.ctx_set_current)(ctx) }, "cuCtxSetCurrent")
+    }
+}
+
+/// libnvrtc of the CUDA toolkit nvcc belongs to (`libdir`), else the loader's.
+pub fn nvrtc(libdir: Option<&Path>) -> PkResult<&'static Nvrtc> {
+    NVRTC
+        .get_or_init(|| {
+            let path = libdir
+                .map(|d| d.join("libnvrtc.so"))
+                .filter(|p| p.exists())
+                .unwrap_or_else(|| PathBuf::from("libnvrtc.so"));
+            let lib = open(&path)?;
+            Ok(Nvrtc {
+                create: sym(lib, "nvrtcCreateProgram")?,
+                compile: sym(lib, "nvrtcCompileProgram")?,
+                log_size: sym(lib, "nvrtcGetProgramLogSize")?,
+                log: sym(lib, "nvrtcGetProgramLog")?,
+                cubin_size: sym(lib, "nvrtcGetCUBINSize")?,
+                cubin: sym(lib, "nvrtcGetCUBIN")?,
+                destroy: sym(lib, "nvrtcDestroyProgram")?,
+            })
+        })
+        .as_ref()
+        .map_err(|e| PkError::Environment(format!("NVRTC: {e}")))
+}

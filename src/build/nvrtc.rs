@@ -1,0 +1,145 @@
+//! NVRTC kernels (codegen/device.rs): compiled to a cubin for the GPU's
+//! architecture, cached on disk like libraries (blake3 key, build record,
+//! temp-then-rename), loaded into the context Kokkos runs in. A source NVRTC
+//! rejects leaves a marker, so later processes go to nvcc directly.
+use super::cudadrv::{self, Handle};
+use super::{cache, toolchain, trust};
+use crate::errors::{PkError, PkResult};
+use std::ffi::{c_char, CString};
+use std::fs;
+
+/// A loaded `extern "C" __global__` function. CUDA functions may be
+/// launched from any thread of the context's process.
+#[derive(Clone, Copy)]
+pub struct DeviceFn(pub Handle);
+unsafe impl Send for DeviceFn {}
+unsafe impl Sync for DeviceFn {}
+
+/// What became of one NVRTC source.
+pub enum Outcome {
+    Loaded(DeviceFn),
+    /// NVRTC rejected it (now or in an earlier process): use nvcc.
+    Rejected(String),
+}
+
+/// Compiles (or finds) `source` and loads its function `entry` on `device`.
+pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Outcome> {
+    let tc = toolchain::get()?;
+    let cuda = tc.cuda.as_ref().ok_or_else(|| {
+        PkError::Environment("NVRTC kernels need a Kokkos with the CUDA backend".into())
+    })?;
+    let key = cache::key(tc, &format!("nvrtc\0{source}"));
+    let dir = tc.cache.join("kernels");
+    let cubin = dir.join(format!("{key}.cubin"));
+    let rejected = dir.join(format!("{key}.nvrtc-rejected"));
+    if rejected.exists() {
+        return Ok(Outcome::Rejected("NVRTC rejected it before".into()));
+    }
+    let t0 = std::time::Instant::now();
+    let (bytes, cached) = match trust::verify(&cubin, &key, &tc.identity) {
+        trust::Verdict::Trusted => (fs::read(&cubin)?, true),
+        _ => {
+            trust::make_private(&dir)?;
+            let _lock = trust::lock(&tc.cache, &format!("kernel-{}", &key[..2]))?;
+            match compile(source, &cuda.arch, cuda.libdir.as_deref(), label)? {
+                Ok(bytes) => {
+                    publish(&bytes, &cubin, &key, &tc.identity)?;
+                    (bytes, false)
+                }
+                Err(log) => {
+                    let _ = fs::write(&rejected, &log);
+                    return Ok(Outcome::Rejected(log));
+                }
+            }
+        }
+    };
+    crate::trace::event(
+        "compile",
+        serde_json::json!({"kernel": label, "key": key, "cached": cached,
+                           "us": (t0.elapsed().as_secs_f64() * 1e6).round()}),
+    );
+    let drv = cudadrv::driver()?;
+    let env = |e: String| PkError::Runtime(format!("{label}: {e}"));
+    drv.ensure_context(device).map_err(env)?;
+    let mut module: Handle = std::ptr::null_mut();
+    drv.check(
+        unsafe { (drv.module_load_data)(&mut module, bytes.as_ptr().cast()) },
+        "cuModuleLoadData",
+    )
+    .map_err(env)?;
+    let name = CString::new(entry).expect("entry names have no NUL");
+    let mut f: Handle = std::ptr::null_mut();
+    drv.check(
+        unsafe { (drv.module_get_function)(&mut f, module, name.as_ptr()) },
+        "cuModuleGetFunction",
+    )
+    .map_err(env)?;
+    Ok(Outcome::Loaded(DeviceFn(f)))
+}
+
+/// The cubin of `source`, or NVRTC's log when it does not compile.
+fn compile(
+    source: &str,
+    arch: &str,
+    libdir: Option<&std::path::Path>,
+    label: &str,
+) -> PkResult<Result<Vec<u8>, String>> {
+    let _span = tracing::info_span!("nvrtc", kernel = label).entered();
+    let nv = cudadrv::nvrtc(libdir)?;
+    let src = CString::new(source).map_err(|_| PkError::Runtime("NUL in kernel source".into()))?;
+    let mut prog: Handle = std::ptr::null_mut();
+    let rc = unsafe {
+        (nv.create)(
+            &mut prog,
+            src.as_ptr(),
+            c"pk_kernel.cu".as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        return Err(PkError::Runtime(format!("nvrtcCreateProgram failed ({rc})")));
+    }
+    // The flags of the nvcc path that change results: no contraction of a
+    // product and a sum into one rounding (see toolchain.rs).
+    let opts: Vec<CString> = [
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".into(),
+        "--fmad=false".into(),
+    ]
+    .into_iter()
+    .map(|o| CString::new(o).unwrap())
+    .collect();
+    let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    let rc = unsafe { (nv.compile)(prog, ptrs.len() as i32, ptrs.as_ptr()) };
+    let out = if rc == 0 {
+        let mut n = 0usize;
+        unsafe { (nv.cubin_size)(prog, &mut n) };
+        let mut buf = vec![0u8; n];
+        unsafe { (nv.cubin)(prog, buf.as_mut_ptr().cast()) };
+        Ok(buf)
+    } else {
+        let mut n = 0usize;
+        unsafe { (nv.log_size)(prog, &mut n) };
+        let mut buf = vec![0u8; n.max(1)];
+        unsafe { (nv.log)(prog, buf.as_mut_ptr().cast()) };
+        let log = String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string();
+        tracing::debug!(kernel = label, log = %log, "NVRTC rejected a kernel; nvcc builds it");
+        Err(log)
+    };
+    unsafe { (nv.destroy)(&mut prog) };
+    Ok(out)
+}
+
+/// Writes a cubin and its record through temporary files and renames.
+fn publish(bytes: &[u8], cubin: &std::path::Path, key: &str, identity: &str) -> PkResult<()> {
+    let tmp = cubin.with_extension(format!("{}.tmp", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    let done = trust::write_record(&tmp, cubin, key, identity)
+        .and_then(|()| fs::rename(&tmp, cubin).map_err(PkError::from));
+    if done.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    done
+}

@@ -1,0 +1,142 @@
+//! Launching an NVRTC kernel (codegen/device.rs) with the entry-point
+//! arguments a Kokkos library would get: the views, scalars and bounds go
+//! into the one `pk_args` parameter, a sum's partials into device scratch
+//! of its own. Launches go to the legacy default stream, as Kokkos 3.4's
+//! default instance's do, so they stay ordered with Kokkos' kernels and
+//! copies, and its fences cover them.
+use super::args::PkScalarArg;
+use crate::build::cudadrv::{self, CuPtr};
+use crate::build::nvrtc::DeviceFn;
+use crate::codegen::device::{
+    args_bytes, DeviceKind, FOR_BLOCK, SUM_BLOCK, SUM_MAX_BLOCKS,
+};
+use crate::memory::view::PkViewArg;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+pub struct DeviceEntry {
+    func: DeviceFn,
+    kind: DeviceKind,
+    views: usize,
+    scalars: usize,
+    /// A sum's device scratch: the blocks' partials, the finished-blocks
+    /// counter (left at zero by the last block), the totals. Allocated at
+    /// the first launch; the lock keeps two launches from sharing it.
+    scratch: Mutex<Option<CuPtr>>,
+}
+
+/// 16 bytes per total and block bound every accumulator type (up to 8).
+fn partial_bytes(totals: usize) -> usize {
+    SUM_MAX_BLOCKS as usize * 16 * totals
+}
+
+impl DeviceEntry {
+    pub fn new(func: DeviceFn, kind: DeviceKind, views: usize, scalars: usize) -> DeviceEntry {
+        DeviceEntry {
+            func,
+            kind,
+            views,
+            scalars,
+            scratch: Mutex::new(None),
+        }
+    }
+
+    /// Runs the kernel over `lo[0]..hi[0]`; a sum writes its totals into
+    /// `result` (16 bytes each), as the Kokkos entry point does.
+    pub fn call(
+        &self,
+        views: &[PkViewArg],
+        scalars: &[PkScalarArg],
+        lo: &[i64],
+        hi: &[i64],
+        result: &mut [u64],
+    ) -> Result<(), String> {
+        assert!(views.len() == self.views && scalars.len() == self.scalars);
+        let n = hi[0] - lo[0];
+        if n <= 0 {
+            return Ok(()); // no work; totals stay zero
+        }
+        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
+        // pk_args: views, scalars, lo[2], hi[2] (codegen/device.rs).
+        let mut args = vec![0u8; args_bytes(self.views, self.scalars)];
+        for (k, v) in views.iter().enumerate() {
+            args[136 * k..136 * (k + 1)].copy_from_slice(as_bytes(v));
+        }
+        let at = self.views.max(1) * 136;
+        for (j, s) in scalars.iter().enumerate() {
+            args[at + 16 * j..at + 16 * (j + 1)].copy_from_slice(as_bytes(s));
+        }
+        let at = at + self.scalars.max(1) * 16;
+        for (k, v) in (0..2).map(|k| lo.get(k)).chain((0..2).map(|k| hi.get(k))).enumerate() {
+            let v = v.copied().unwrap_or(0);
+            args[at + 8 * k..at + 8 * (k + 1)].copy_from_slice(&v.to_ne_bytes());
+        }
+        // Each kernel parameter is passed by the address of its value.
+        let a = args.as_mut_ptr() as *mut c_void;
+        let launch = |grid: u64, block: u32, params: &mut [*mut c_void]| {
+            let rc = unsafe {
+                (drv.launch_kernel)(
+                    self.func.0,
+                    grid as u32,
+                    1,
+                    1,
+                    block,
+                    1,
+                    1,
+                    0,
+                    std::ptr::null_mut(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            };
+            drv.check(rc, "cuLaunchKernel")
+        };
+        match &self.kind {
+            DeviceKind::For => {
+                let grid = (n as u64).div_ceil(FOR_BLOCK as u64).min(i32::MAX as u64);
+                launch(grid, FOR_BLOCK, &mut [a])
+            }
+            DeviceKind::Sum(dts) => {
+                let grid = (n as u64)
+                    .div_ceil(SUM_BLOCK as u64)
+                    .min(SUM_MAX_BLOCKS as u64);
+                let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+                let base = match *scratch {
+                    Some(p) => p,
+                    None => {
+                        let bytes = partial_bytes(dts.len()) + 16 + 16 * dts.len();
+                        let mut p: CuPtr = 0;
+                        drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
+                        drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
+                        *scratch = Some(p);
+                        p
+                    }
+                };
+                let mut partial = base;
+                let mut done = base + partial_bytes(dts.len()) as u64;
+                let mut out = done + 16;
+                launch(
+                    grid,
+                    SUM_BLOCK,
+                    &mut [
+                        a,
+                        &mut partial as *mut _ as *mut c_void,
+                        &mut done as *mut _ as *mut c_void,
+                        &mut out as *mut _ as *mut c_void,
+                    ],
+                )?;
+                let bytes = (16 * dts.len()).min(8 * result.len());
+                // Synchronous: waits for the kernel on the legacy stream.
+                let rc = unsafe {
+                    (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes)
+                };
+                drv.check(rc, "the copy of a total (cuMemcpyDtoH)")
+            }
+        }
+    }
+}
+
+fn as_bytes<T>(v: &T) -> &[u8] {
+    // SAFETY: plain-old-data ABI structs, read as their bytes.
+    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+}
