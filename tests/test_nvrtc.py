@@ -1,0 +1,213 @@
+"""The NVRTC form of CUDA kernels (src/codegen/device.rs): the Kokkos functor
+compiled against device_shim.hpp instead of Kokkos' headers, dispatched by
+kernels of our own.
+
+On any machine: the form is built for the shapes it covers (1-D fors and sums)
+and refused for the rest, and its C++ computes what NumPy does when g++ runs it
+as one CUDA thread (the CUDA names it uses emulated, everything else exactly as
+NVRTC gets it: the shim's views, strides, math and Python arithmetic).
+On the GPU machine: new kernels go through NVRTC (a cubin lands in the cache),
+and give NumPy's results and, for sums, the same bits as the nvcc path.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+from pykokkos import _native
+
+CUDA = 2  # the Cuda space's code in a Policy
+
+
+@pk.workunit
+def mix(i: int, a: float, x: pk.View1D[pk.double], m: pk.View2D[pk.double], out: pk.View1D[pk.double]):
+    out[i] = a * x[i] + pk.sqrt(abs(m[i, 1])) + (i // 3) % 5 - x[i] // 0.25 + m[i, 0] % 1.5
+
+
+@pk.workunit
+def total(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double], m: pk.View2D[pk.double]):
+    acc += x[i] * m[i, 2] + pk.exp(-x[i])
+
+
+@pk.workunit
+def with_printf(i: int, x: pk.View1D[pk.double]):
+    pk.printf("%f\n", x[i])
+
+
+@pk.workunit
+def running_max(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
+    acc += x[i] if acc < 10.0 else 0.0
+
+
+def nvrtc_source(pattern: int, wu, n: int, **kw) -> str | None:
+    return _native.generate_source(pattern, _native.Policy([0], [n], CUDA), pk._kernels._capture(wu), kw, nvrtc=True)
+
+
+EMULATION = r"""
+#include <cmath>
+#include <cstring>
+#define __device__
+#define __global__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+struct pk_dim3 { unsigned x; };
+static pk_dim3 threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
+inline void __syncthreads() {}
+inline void __threadfence() {}
+inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }
+inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
+"""
+
+RUN_FOR = r"""
+extern "C" void run_for(const pk_args* a) { pk_for(*a); }
+"""
+RUN_SUM = r"""
+extern "C" void run_sum(const pk_args* a, char* out) {
+  static pk_vt partial[1];
+  static unsigned done = 0;
+  pk_sum(*a, partial, &done, out);
+}
+"""
+
+
+class ViewArg(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("extent", ctypes.c_int64 * 8), ("stride", ctypes.c_int64 * 8)]
+
+
+def view_arg(a: np.ndarray) -> ViewArg:
+    v = ViewArg(a.ctypes.data)
+    for d in range(a.ndim):
+        v.extent[d] = a.shape[d]
+        v.stride[d] = a.strides[d] // a.itemsize
+    return v
+
+
+def args_struct(views: list[np.ndarray], scalars: list[float], n: int):
+    class Args(ctypes.Structure):
+        _fields_ = [("views", ViewArg * max(1, len(views))), ("scalars", ctypes.c_double * (2 * max(1, len(scalars)))),
+                    ("lo", ctypes.c_int64 * 2), ("hi", ctypes.c_int64 * 2)]
+    a = Args()
+    for k, v in enumerate(views):
+        a.views[k] = view_arg(v)
+    for j, s in enumerate(scalars):
+        a.scalars[2 * j] = s
+    a.hi[0] = n
+    return a
+
+
+@pytest.fixture(scope="module")
+def emulate(tmp_path_factory):
+    """Builds an NVRTC source as host code; returns the loaded library."""
+    gxx = shutil.which("g++") or pytest.skip("needs g++ (the host toolchain)")
+    d = tmp_path_factory.mktemp("nvrtc")
+    built: dict[str, ctypes.CDLL] = {}
+
+    def build(name: str, src: str) -> ctypes.CDLL:
+        if name in built:
+            return built[name]
+        cpp = d / f"{name}.cpp"
+        cpp.write_text(EMULATION + src + (RUN_SUM if "pk_sum" in src else RUN_FOR))
+        so = d / f"{name}.so"
+        r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-3000:]
+        built[name] = ctypes.CDLL(str(so))
+        return built[name]
+    return build
+
+
+@pytest.mark.parametrize("layout", ["right", "left"])
+def test_the_nvrtc_form_of_a_for_computes_what_numpy_does(emulate, layout):
+    n = 1000
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-4, 4, n)
+    m = rng.uniform(-9, 9, (n, 3))
+    if layout == "left":
+        m = np.asfortranarray(m)
+    out = np.zeros(n)
+    lay = pk.LayoutLeft if layout == "left" else pk.LayoutRight
+    src = nvrtc_source(0, mix, n, a=1.5, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double, layout=lay),
+                       out=pk.View([n], pk.double))
+    assert src is not None and "Kokkos_Core" not in src
+    lib = emulate(f"mix_{layout}", src)
+    lib.run_for(ctypes.byref(args_struct([x, m, out], [1.5], n)))
+    i = np.arange(n)
+    want = 1.5 * x + np.sqrt(np.abs(m[:, 1])) + (i // 3) % 5 - x // 0.25 + m[:, 0] % 1.5
+    np.testing.assert_array_equal(out, want)
+
+
+def test_the_nvrtc_form_of_a_sum_computes_what_numpy_does(emulate):
+    n = 777
+    rng = np.random.default_rng(5)
+    x, m = rng.random(n), rng.random((n, 3))
+    src = nvrtc_source(1, total, n, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double))
+    assert src is not None and "pk_sum" in src
+    lib = emulate("total", src)
+    out = (ctypes.c_double * 2)()
+    lib.run_sum(ctypes.byref(args_struct([x, m], [], n)), out)
+    np.testing.assert_allclose(out[0], np.sum(x * m[:, 2] + np.exp(-x)), rtol=1e-12)
+
+
+def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
+    v = pk.View([8], pk.double)
+    assert nvrtc_source(0, with_printf, 8, x=v) is None
+    assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
+    host = _native.generate_source(0, _native.Policy([0], [8], 1), pk._kernels._capture(with_printf), {"x": v},
+                                   nvrtc=True)
+    assert host is None  # host kernels have no NVRTC form
+
+
+@pytest.mark.device_only
+def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
+    """A new for and sum leave cubins; the sum's bits equal the Kokkos path's."""
+    script = tmp_path / "probe.py"
+    script.write_text(textwrap.dedent("""
+        import sys, numpy as np, pykokkos as pk
+        pk.set_default_space(pk.Cuda)
+
+        @pk.workunit
+        def fill(i: int, a: pk.View1D[pk.double]):
+            a[i] = pk.sin(0.001 * i) + 1.0 / (i + 1)
+
+        @pk.workunit
+        def norm(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
+            acc += a[i] * a[i]
+
+        n = 3_000_001
+        a = pk.View([n], pk.double)
+        pk.parallel_for(n, fill, a=a)
+        r = pk.parallel_reduce(n, norm, a=a)
+        i = np.arange(n)
+        ref = np.sin(0.001 * i) + 1.0 / (i + 1)
+        # CUDA's sin is within 2 ulp of NumPy's, not equal to it.
+        np.testing.assert_allclose(np.asarray(a), ref, rtol=1e-14, atol=1e-15)
+        assert abs(r - np.dot(ref, ref)) <= 1e-12 * r
+        print(repr(r))
+    """))
+    base = dict(os.environ, PK_FUSE="0")
+    if os.environ.get("PK_CACHE_DIR"):  # the Kokkos build stays where it is: only kernels are new
+        base["PK_CACHE_DIR"] = os.environ["PK_CACHE_DIR"]
+    runs = {}
+    for nvrtc in ("1", "0"):
+        r = subprocess.run([sys.executable, str(script)], env=dict(base, PK_NVRTC=nvrtc), capture_output=True,
+                           text=True, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr[-3000:]
+        runs[nvrtc] = r.stdout.strip()
+    cubins = list(_kernel_dir().glob("*.cubin"))
+    assert cubins, "no kernel went through NVRTC"
+    # Different reduction orders may differ in the last bits; both match NumPy above.
+    assert abs(float(runs["1"]) - float(runs["0"])) <= 1e-12 * abs(float(runs["0"]))
+
+
+def _kernel_dir():
+    from pathlib import Path
+    return Path(pk.config()["cache"]) / "kernels"
