@@ -19,6 +19,8 @@ pub struct DeviceEntry {
     kind: DeviceKind,
     views: usize,
     scalars: usize,
+    /// The GPU whose primary context (Kokkos') the function was loaded in.
+    device: i32,
     /// A sum's device scratch: the blocks' partials, the finished-blocks
     /// counter (left at zero by the last block), the totals. Allocated at
     /// the first launch; the lock keeps two launches from sharing it.
@@ -31,12 +33,18 @@ fn partial_bytes(totals: usize) -> usize {
 }
 
 impl DeviceEntry {
-    pub fn new(func: DeviceFn, kind: DeviceKind, views: usize, scalars: usize) -> DeviceEntry {
+    pub fn new(
+        func: DeviceFn,
+        kind: DeviceKind,
+        (views, scalars): (usize, usize),
+        device: i32,
+    ) -> DeviceEntry {
         DeviceEntry {
             func,
             kind,
             views,
             scalars,
+            device,
             scratch: Mutex::new(None),
         }
     }
@@ -57,6 +65,12 @@ impl DeviceEntry {
             return Ok(()); // no work; totals stay zero
         }
         let drv = cudadrv::driver().map_err(|e| e.to_string())?;
+        // The driver API needs the context current on the launching thread;
+        // Kokkos' runtime calls make it current only in threads that made one.
+        if !CONTEXT_SET.get() {
+            drv.ensure_context(self.device)?;
+            CONTEXT_SET.set(true);
+        }
         // pk_args: views, scalars, lo[2], hi[2] (codegen/device.rs).
         let mut args = vec![0u8; args_bytes(self.views, self.scalars)];
         for (k, v) in views.iter().enumerate() {
@@ -134,6 +148,10 @@ impl DeviceEntry {
             }
         }
     }
+}
+
+thread_local! {
+    static CONTEXT_SET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn as_bytes<T>(v: &T) -> &[u8] {

@@ -146,9 +146,10 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
             DeviceKind::For => "pk_for",
             DeviceKind::Sum(_) => "pk_sum",
         };
-        match build::nvrtc::load(&nv, entry, label, crate::kokkos::device_id()?)? {
+        let device = crate::kokkos::device_id()?;
+        match build::nvrtc::load(&nv, entry, label, device)? {
             Outcome::Loaded(f) => {
-                let e = DeviceEntry::new(f, d.kind.clone(), d.views, d.scalars);
+                let e = DeviceEntry::new(f, d.kind.clone(), (d.views, d.scalars), device);
                 let key = build::cache::key(build::toolchain::get()?, &nv);
                 return Ok(Kernel::with_entry(Entry::Device(e), key, space));
             }
