@@ -237,7 +237,7 @@ pk.fence()
 t1 = time.perf_counter()
 r = pk.parallel_reduce(1 << 20, norm, a=a)
 t2 = time.perf_counter()
-want = (1 << 20) * (4.0 + SALT)
+want = (1 << 20) * ((2.0 + SALT) ** 2 + SALT)
 assert abs(r - want) <= 1e-9 * want, (r, want)
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1}))
 """
