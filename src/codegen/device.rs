@@ -152,8 +152,10 @@ fn from_params(unpack: &str) -> String {
     out
 }
 
-/// `pk_sum`: each thread adds its work items (grid-stride) into a register,
-/// each block its threads in a tree, and the last block to finish the
+/// `pk_sum`: each thread adds its work items (grid-stride) into registers,
+/// four at a time into four partial sums (four independent loads in flight
+/// per thread: one would leave the kernel waiting on memory latency), each
+/// block its threads in a tree, and the last block to finish the
 /// blocks' partials in block order. The additions fall the same way on
 /// every run of the same range, so totals are reproducible.
 fn sum_kernel(dts: &[DType], head: &str) -> String {
@@ -199,8 +201,17 @@ __device__ __forceinline__ void pk_tree(pk_vt* s) {{
 extern "C" __global__ void __launch_bounds__({b}) pk_sum(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
   __shared__ pk_vt s[{b}];
   __shared__ bool last;
-{head}  pk_vt acc = pk_vt();
+{head}  pk_vt acc = pk_vt(), acc1 = pk_vt(), acc2 = pk_vt(), acc3 = pk_vt();
+  for (; t + 3 * step < n; t += 4 * step) {{
+    f(a.lo[0] + t, acc);
+    f(a.lo[0] + t + step, acc1);
+    f(a.lo[0] + t + 2 * step, acc2);
+    f(a.lo[0] + t + 3 * step, acc3);
+  }}
   for (; t < n; t += step) f(a.lo[0] + t, acc);
+  pk_join(acc, acc1);
+  pk_join(acc2, acc3);
+  pk_join(acc, acc2);
   s[threadIdx.x] = acc;
   __syncthreads();
   pk_tree(s);
