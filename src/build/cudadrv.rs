@@ -117,12 +117,18 @@ impl Driver {
     /// use) current on this thread, if no context is.
     pub fn ensure_context(&self, device: i32) -> Result<(), String> {
         let mut cur: Handle = std::ptr::null_mut();
-        self.check(unsafe { (self.ctx_get_current)(&mut cur) }, "cuCtxGetCurrent")?;
+        self.check(
+            unsafe { (self.ctx_get_current)(&mut cur) },
+            "cuCtxGetCurrent",
+        )?;
         if !cur.is_null() {
             return Ok(());
         }
         let mut dev: c_int = 0;
-        self.check(unsafe { (self.device_get)(&mut dev, device.max(0)) }, "cuDeviceGet")?;
+        self.check(
+            unsafe { (self.device_get)(&mut dev, device.max(0)) },
+            "cuDeviceGet",
+        )?;
         let mut ctx: Handle = std::ptr::null_mut();
         self.check(
             unsafe { (self.primary_ctx_retain)(&mut ctx, dev) },

@@ -99,7 +99,9 @@ fn compile(
         )
     };
     if rc != 0 {
-        return Err(PkError::Runtime(format!("nvrtcCreateProgram failed ({rc})")));
+        return Err(PkError::Runtime(format!(
+            "nvrtcCreateProgram failed ({rc})"
+        )));
     }
     // The flags of the nvcc path that change results: no contraction of a
     // product and a sum into one rounding (see toolchain.rs).
@@ -124,7 +126,9 @@ fn compile(
         unsafe { (nv.log_size)(prog, &mut n) };
         let mut buf = vec![0u8; n.max(1)];
         unsafe { (nv.log)(prog, buf.as_mut_ptr().cast()) };
-        let log = String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string();
+        let log = String::from_utf8_lossy(&buf)
+            .trim_end_matches('\0')
+            .to_string();
         tracing::debug!(kernel = label, log = %log, "NVRTC rejected a kernel; nvcc builds it");
         Err(log)
     };

@@ -9,7 +9,10 @@
 use crate::types::DType;
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
-pub const SHIM: &str = concat!(include_str!("device_shim.hpp"), include_str!("portable.hpp"));
+pub const SHIM: &str = concat!(
+    include_str!("device_shim.hpp"),
+    include_str!("portable.hpp")
+);
 
 /// Threads per block of the generated for and sum kernels, and the most
 /// blocks a sum uses (the runtime sizes its scratch by it).
@@ -168,7 +171,11 @@ fn sum_kernel(dts: &[DType], head: &str) -> String {
     let fields: Vec<String> = (0..dts.len()).map(|r| format!("r{r}")).collect();
     let (join, load, write) = if multi {
         (
-            fields.iter().map(|f| format!("x.{f} += y.{f};")).collect::<Vec<_>>().join(" "),
+            fields
+                .iter()
+                .map(|f| format!("x.{f} += y.{f};"))
+                .collect::<Vec<_>>()
+                .join(" "),
             fields
                 .iter()
                 .map(|f| format!("v.{f} = *(const volatile decltype(v.{f})*)&p->{f};"))
@@ -270,7 +277,8 @@ mod tests {
     #[test]
     fn sums_of_several_totals_write_16_byte_slots() {
         let p = DeviceParts {
-            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n".into(),
+            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n"
+                .into(),
             fname: "F".into(),
             unpack: String::new(),
             views: 0,

@@ -4,10 +4,10 @@
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
 use super::body::{lower_workunit, unit_header, unit_methods};
+use super::device::{DeviceKind, DeviceParts};
 use super::emit::{
     bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
 };
-use super::device::{DeviceKind, DeviceParts};
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
 use crate::lower::sanitize;

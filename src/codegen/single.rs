@@ -2,13 +2,13 @@
 //! `extern "C"` entry that unpacks raw arguments, builds the policy
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
+use super::device::{DeviceKind, DeviceParts};
 use super::emit::{bounds_checked, range_reduce, scalar_from_abi};
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
 use crate::lower::sanitize;
 use crate::lower::Unit;
-use super::device::{DeviceKind, DeviceParts};
 use crate::types::{DType, Pattern, Reducer, Space};
 
 /// Generates the translation unit for one kernel.

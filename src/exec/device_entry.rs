@@ -7,9 +7,7 @@
 use super::args::PkScalarArg;
 use crate::build::cudadrv::{self, CuPtr};
 use crate::build::nvrtc::DeviceFn;
-use crate::codegen::device::{
-    args_bytes, DeviceKind, FOR_BLOCK, SUM_BLOCK, SUM_MAX_BLOCKS,
-};
+use crate::codegen::device::{args_bytes, DeviceKind, FOR_BLOCK, SUM_BLOCK, SUM_MAX_BLOCKS};
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -81,7 +79,11 @@ impl DeviceEntry {
             args[at + 16 * j..at + 16 * (j + 1)].copy_from_slice(as_bytes(s));
         }
         let at = at + self.scalars.max(1) * 16;
-        for (k, v) in (0..2).map(|k| lo.get(k)).chain((0..2).map(|k| hi.get(k))).enumerate() {
+        for (k, v) in (0..2)
+            .map(|k| lo.get(k))
+            .chain((0..2).map(|k| hi.get(k)))
+            .enumerate()
+        {
             let v = v.copied().unwrap_or(0);
             args[at + 8 * k..at + 8 * (k + 1)].copy_from_slice(&v.to_ne_bytes());
         }
@@ -141,9 +143,8 @@ impl DeviceEntry {
                 )?;
                 let bytes = (16 * dts.len()).min(8 * result.len());
                 // Synchronous: waits for the kernel on the legacy stream.
-                let rc = unsafe {
-                    (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes)
-                };
+                let rc =
+                    unsafe { (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes) };
                 drv.check(rc, "the copy of a total (cuMemcpyDtoH)")
             }
         }

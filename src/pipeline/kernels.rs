@@ -5,8 +5,8 @@ use crate::build;
 use crate::build::nvrtc::Outcome;
 use crate::codegen::device::{DeviceKind, DeviceParts};
 use crate::codegen::{self, fused, KernelSpec};
-use crate::exec::device_entry::DeviceEntry;
 use crate::errors::{LocatedError, PkError, PkResult};
+use crate::exec::device_entry::DeviceEntry;
 use crate::exec::kernel::{Entry, Kernel, BUILT, FUSED, FUSED_FAILED, KERNELS, REPEATS};
 use crate::exec::launch::{Launch, Origin};
 use crate::frontend::ast::FunctionDef;
@@ -123,10 +123,9 @@ fn build_fused(
         })
         .collect();
     let space = region[0].key.space;
-    let (source, abi, device) =
-        fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
-            // A body that does not translate alone fails here too: report it as its own.
-            .map_err(|e| located(e, region[0].workunit()))?;
+    let (source, abi, device) = fused::generate(&bodies, &lay.groups, &lay.locals, space, label)
+        // A body that does not translate alone fails here too: report it as its own.
+        .map_err(|e| located(e, region[0].workunit()))?;
     let mut kernel = load(&source, device.as_ref(), label, space)?;
     kernel.views = abi.groups;
     kernel.scalars = abi.scalars;
