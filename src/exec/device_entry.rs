@@ -57,7 +57,15 @@ impl DeviceEntry {
         hi: &[i64],
         result: &mut [u64],
     ) -> Result<(), String> {
-        assert!(views.len() == self.views && scalars.len() == self.scalars);
+        if views.len() != self.views || scalars.len() != self.scalars {
+            return Err(format!(
+                "got {} views and {} scalars for a kernel of {} and {}",
+                views.len(),
+                scalars.len(),
+                self.views,
+                self.scalars
+            ));
+        }
         let n = hi[0] - lo[0];
         if n <= 0 {
             return Ok(()); // no work; totals stay zero
