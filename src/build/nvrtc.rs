@@ -17,7 +17,8 @@ unsafe impl Sync for DeviceFn {}
 
 /// What became of one NVRTC source.
 pub enum Outcome {
-    Loaded(DeviceFn),
+    /// The function and its cache key.
+    Loaded(DeviceFn, String),
     /// NVRTC rejected it (now or in an earlier process): use nvcc.
     Rejected(String),
 }
@@ -74,7 +75,7 @@ pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Out
         "cuModuleGetFunction",
     )
     .map_err(env)?;
-    Ok(Outcome::Loaded(DeviceFn(f)))
+    Ok(Outcome::Loaded(DeviceFn(f), key))
 }
 
 /// The cubin of `source`, or NVRTC's log when it does not compile.

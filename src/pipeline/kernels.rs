@@ -147,9 +147,8 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
         };
         let device = crate::kokkos::device_id()?;
         match build::nvrtc::load(&nv, entry, label, device)? {
-            Outcome::Loaded(f) => {
+            Outcome::Loaded(f, key) => {
                 let e = DeviceEntry::new(f, d.kind.clone(), (d.views, d.scalars), device);
-                let key = build::cache::key(build::toolchain::get()?, &nv);
                 return Ok(Kernel::with_entry(Entry::Device(e), key, space));
             }
             Outcome::Rejected(log) => {
