@@ -2,8 +2,9 @@
 compiled against device_shim.hpp instead of Kokkos' headers, dispatched by
 kernels of our own.
 
-On any machine: the form is built for the shapes it covers (1-D fors and sums)
-and refused for the rest, and its C++ computes what NumPy does when g++ runs it
+On any machine: the form is built for the shapes it covers (fors over ranges
+and multi-dimensional ranges, sums, the scalar built-in reducers) and refused
+for the rest, and its C++ computes what NumPy does when g++ runs it
 as one CUDA thread (the CUDA names it uses emulated, everything else exactly as
 NVRTC gets it: the shim's views, strides, math and Python arithmetic).
 On the GPU machine: new kernels go through NVRTC (a cubin lands in the cache),
@@ -47,8 +48,53 @@ def running_max(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
     acc += x[i] if acc < 10.0 else 0.0
 
 
-def nvrtc_source(pattern: int, wu, n: int, **kw) -> str | None:
-    return _native.generate_source(pattern, _native.Policy([0], [n], CUDA), pk._kernels._capture(wu), kw, nvrtc=True)
+@pk.workunit
+def grid2(i: int, j: int, a: float, m: pk.View2D[pk.double], out: pk.View2D[pk.double]):
+    out[i, j] = a * m[i, j] + i - 2 * j
+
+
+@pk.workunit
+def cube(i: int, j: int, k: int, c: pk.View3D[pk.int64]):
+    c[i, j, k] = i * 100 + j * 10 + k
+
+
+@pk.workunit
+def lowest(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
+    if x[i] < acc:
+        acc = x[i]
+
+
+@pk.workunit
+def highest2(i: int, j: int, acc: pk.Acc[pk.double], m: pk.View2D[pk.double]):
+    acc = max(acc, m[i, j])
+
+
+@pk.workunit
+def product(i: int, acc: pk.Acc[pk.int64], k: pk.View1D[pk.int64]):
+    acc *= k[i]
+
+
+@pk.workunit
+def common_bits(i: int, acc: pk.Acc[pk.int64], k: pk.View1D[pk.int64]):
+    acc &= k[i]
+
+
+@pk.workunit
+def any_set(i: int, acc: pk.Acc[pk.bool], flags: pk.View1D[pk.uint8]):
+    acc = acc or flags[i]
+
+
+@pk.workunit
+def minloc(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
+    if x[i] < acc.val:
+        acc.val = x[i]
+        acc.loc = i
+
+
+def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
+    hi = list(n) if isinstance(n, (list, tuple)) else [n]
+    lo = lo or [0] * len(hi)
+    return _native.generate_source(pattern, _native.Policy(lo, hi, CUDA), pk._kernels._capture(wu), kw, nvrtc=True)
 
 
 EMULATION = r"""
@@ -70,11 +116,11 @@ inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 
 RUN_FOR = r"""
 extern "C" void run_for(const pk_args* a) { pk_for(*a); }
 """
-RUN_SUM = r"""
-extern "C" void run_sum(const pk_args* a, char* out) {
+RUN_REDUCE = r"""
+extern "C" void run_reduce(const pk_args* a, char* out) {
   static pk_vt partial[1];
   static unsigned done = 0;
-  pk_sum(*a, partial, &done, out);
+  pk_reduce(*a, partial, &done, out);
 }
 """
 
@@ -91,16 +137,18 @@ def view_arg(a: np.ndarray) -> ViewArg:
     return v
 
 
-def args_struct(views: list[np.ndarray], scalars: list[float], n: int):
+def args_struct(views: list[np.ndarray], scalars: list[float], n, lo=None):
     class Args(ctypes.Structure):
         _fields_ = [("views", ViewArg * max(1, len(views))), ("scalars", ctypes.c_double * (2 * max(1, len(scalars)))),
-                    ("lo", ctypes.c_int64 * 2), ("hi", ctypes.c_int64 * 2)]
+                    ("lo", ctypes.c_int64 * 8), ("hi", ctypes.c_int64 * 8)]
     a = Args()
     for k, v in enumerate(views):
         a.views[k] = view_arg(v)
     for j, s in enumerate(scalars):
         a.scalars[2 * j] = s
-    a.hi[0] = n
+    for d, h in enumerate(n if isinstance(n, (list, tuple)) else [n]):
+        a.hi[d] = h
+        a.lo[d] = lo[d] if lo else 0
     return a
 
 
@@ -115,7 +163,7 @@ def emulate(tmp_path_factory):
         if name in built:
             return built[name]
         cpp = d / f"{name}.cpp"
-        cpp.write_text(EMULATION + src + (RUN_SUM if "pk_sum" in src else RUN_FOR))
+        cpp.write_text(EMULATION + src + (RUN_REDUCE if "pk_reduce" in src else RUN_FOR))
         so = d / f"{name}.so"
         r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)],
                            capture_output=True, text=True)
@@ -150,17 +198,92 @@ def test_the_nvrtc_form_of_a_sum_computes_what_numpy_does(emulate):
     rng = np.random.default_rng(5)
     x, m = rng.random(n), rng.random((n, 3))
     src = nvrtc_source(1, total, n, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double))
-    assert src is not None and "pk_sum" in src
+    assert src is not None and "pk_reduce" in src
     lib = emulate("total", src)
     out = (ctypes.c_double * 2)()
-    lib.run_sum(ctypes.byref(args_struct([x, m], [], n)), out)
+    lib.run_reduce(ctypes.byref(args_struct([x, m], [], n)), out)
     np.testing.assert_allclose(out[0], np.sum(x * m[:, 2] + np.exp(-x)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("layout", ["right", "left"])
+def test_the_nvrtc_form_of_an_mdrange_for_computes_what_numpy_does(emulate, layout):
+    rows, cols = 37, 11
+    lo = [2, 3]  # a range that starts inside the views
+    m = np.random.default_rng(7).uniform(-1, 1, (rows, cols))
+    out = np.zeros((rows, cols))
+    lay = pk.LayoutLeft if layout == "left" else pk.LayoutRight
+    if layout == "left":
+        m, out = np.asfortranarray(m), np.asfortranarray(out)
+    src = nvrtc_source(0, grid2, [rows, cols], lo=lo, a=0.5, m=pk.View([rows, cols], pk.double, layout=lay),
+                       out=pk.View([rows, cols], pk.double, layout=lay))
+    assert src is not None
+    lib = emulate(f"grid2_{layout}", src)
+    lib.run_for(ctypes.byref(args_struct([m, out], [0.5], [rows, cols], lo=lo)))
+    i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    want = np.where((i >= 2) & (j >= 3), 0.5 * m + i - 2 * j, 0.0)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_every_item_of_a_rank_3_range_runs_once(emulate):
+    shape = (4, 5, 6)
+    c = np.full(shape, -1, dtype=np.int64)
+    src = nvrtc_source(0, cube, list(shape), c=pk.View(list(shape), pk.int64))
+    lib = emulate("cube", src)
+    lib.run_for(ctypes.byref(args_struct([c], [], list(shape))))
+    i, j, k = np.indices(shape)
+    np.testing.assert_array_equal(c, i * 100 + j * 10 + k)
+
+
+# Pattern codes of the built-in reducers (python/pykokkos/_reducers.py).
+PROD, MIN, MAX, LOR, BAND, MINLOC = 3, 4, 5, 7, 8, 10
+
+
+def run_reducer(emulate, name, pattern, wu, arr, out_type, n=None, **kw):
+    n = arr.shape[0] if n is None else n
+    src = nvrtc_source(pattern, wu, list(arr.shape) if arr.ndim > 1 else n, **kw)
+    assert src is not None and "pk_reduce" in src
+    out = (out_type * 4)()
+    emulate(name, src).run_reduce(ctypes.byref(args_struct([arr], [], list(arr.shape) if arr.ndim > 1 else n)), out)
+    return out[0]
+
+
+def test_the_nvrtc_form_of_the_built_in_reducers_computes_what_numpy_does(emulate):
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=1001)
+    m = rng.normal(size=(13, 17))
+    ints = rng.integers(1, 4, size=40).astype(np.int64)
+    bits = rng.integers(0, 1 << 20, size=500).astype(np.int64) | 0b1001
+    flags = np.zeros(300, dtype=np.uint8)
+    flags[217] = 1
+    v = lambda a, d: pk.View(list(a.shape), d)  # noqa: E731
+    assert run_reducer(emulate, "lowest", MIN, lowest, x, ctypes.c_double, x=v(x, pk.double)) == x.min()
+    assert run_reducer(emulate, "highest2", MAX, highest2, m, ctypes.c_double, m=v(m, pk.double)) == m.max()
+    assert run_reducer(emulate, "product", PROD, product, ints, ctypes.c_int64, k=v(ints, pk.int64)) == np.prod(ints)
+    got = run_reducer(emulate, "common_bits", BAND, common_bits, bits, ctypes.c_int64, k=v(bits, pk.int64))
+    assert got == np.bitwise_and.reduce(bits)
+    got = run_reducer(emulate, "any_set", LOR, any_set, flags, ctypes.c_uint8, flags=v(flags, pk.uint8))
+    assert got == 1
+    flags[217] = 0
+    assert run_reducer(emulate, "any_set", LOR, any_set, flags, ctypes.c_uint8, flags=v(flags, pk.uint8)) == 0
+
+
+def test_an_empty_range_gives_the_reducers_identity_as_the_kokkos_path_does(emulate):
+    x = np.zeros(4)
+    host = {
+        MIN: pk.parallel_reduce(pk.RangePolicy(0, 0), lowest, reducer=pk.Min, x=pk.array(x)),
+        PROD: pk.parallel_reduce(pk.RangePolicy(0, 0), product, reducer=pk.Prod, k=pk.array(x.astype(np.int64))),
+    }
+    assert run_reducer(emulate, "lowest", MIN, lowest, x, ctypes.c_double, n=0, x=pk.View([4], pk.double)) == host[MIN]
+    got = run_reducer(emulate, "product", PROD, product, x.astype(np.int64), ctypes.c_int64, n=0,
+                      k=pk.View([4], pk.int64))
+    assert got == host[PROD] == 1
 
 
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
     assert nvrtc_source(0, with_printf, 8, x=v) is None
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
+    assert nvrtc_source(MINLOC, minloc, 8, x=v) is None  # a record accumulator
     host = _native.generate_source(0, _native.Policy([0], [8], 1), pk._kernels._capture(with_printf), {"x": v},
                                    nvrtc=True)
     assert host is None  # host kernels have no NVRTC form

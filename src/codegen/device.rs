@@ -3,10 +3,13 @@
 //! for the names it uses) and dispatched by kernels of our own. nvcc spends
 //! about 6 s per kernel parsing Kokkos; NVRTC compiles this form in a
 //! fraction of a second. Only shapes the runtime can dispatch itself take
-//! it: a 1-D for, and a 1-D reduction whose bodies only add to their
-//! accumulators (sums), with no bounds checks, atomics, printf or complex
-//! numbers. Anything else keeps the Kokkos path.
-use crate::types::DType;
+//! it (device_kernels.rs): fors over ranges and multi-dimensional ranges, and
+//! reductions whose bodies only add to their accumulators (sums) or that go
+//! through a scalar built-in reducer (Prod, Min, Max, logical and bitwise),
+//! with no bounds checks, atomics, printf or complex numbers. Anything else
+//! keeps the Kokkos path.
+use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
+use crate::types::{DType, Reducer};
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
 pub const SHIM: &str = concat!(
@@ -14,11 +17,14 @@ pub const SHIM: &str = concat!(
     include_str!("portable.hpp")
 );
 
-/// Threads per block of the generated for and sum kernels, and the most
-/// blocks a sum uses (the runtime sizes its scratch by it).
+/// Threads per block of the generated for and reduce kernels, and the most
+/// blocks a reduction uses (the runtime sizes its scratch by it).
 pub const FOR_BLOCK: u32 = 128;
-pub const SUM_BLOCK: u32 = 256;
-pub const SUM_MAX_BLOCKS: u32 = 1024;
+pub const REDUCE_BLOCK: u32 = 256;
+pub const REDUCE_MAX_BLOCKS: u32 = 1024;
+/// Bounds slots of `pk_args` (Kokkos' MDRange goes up to rank 6; a 1-D
+/// run of repeated launches passes its count in `hi[1]`).
+pub const MAX_RANK: usize = 8;
 /// Kernel parameters beyond this many bytes are not portable to every
 /// driver: such kernels keep the Kokkos path.
 const MAX_PARAM_BYTES: usize = 4000;
@@ -28,8 +34,25 @@ const MAX_PARAM_BYTES: usize = 4000;
 pub enum DeviceKind {
     /// `pk_for`: one work item per thread, grid-stride.
     For,
-    /// `pk_sum`: the totals of these dtypes, each in a 16-byte result slot.
-    Sum(Vec<DType>),
+    /// `pk_reduce`: these totals, each in a 16-byte result slot.
+    Reduce(Vec<Total>),
+}
+
+/// One total of a reduction: its type, and the built-in reducer that joins
+/// it (None: a sum).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Total {
+    pub dtype: DType,
+    pub reducer: Option<Reducer>,
+}
+
+impl Total {
+    pub fn sum(dtype: DType) -> Total {
+        Total {
+            dtype,
+            reducer: None,
+        }
+    }
 }
 
 /// The pieces of a generated Kokkos translation unit the NVRTC form reuses.
@@ -43,11 +66,16 @@ pub struct DeviceParts {
     pub views: usize,
     pub scalars: usize,
     pub kind: DeviceKind,
+    /// Dimensions of the range (1: a RangePolicy; more: an MDRange).
+    pub rank: usize,
+    /// Whether the first index moves fastest between neighbouring threads
+    /// (the first view is LayoutLeft); otherwise the last one does.
+    pub left_fastest: bool,
 }
 
-/// Bytes of the `pk_args` kernel parameter: views, scalars, lo[2], hi[2].
+/// Bytes of the `pk_args` kernel parameter: views, scalars, lo[8], hi[8].
 pub fn args_bytes(views: usize, scalars: usize) -> usize {
-    views.max(1) * 136 + scalars.max(1) * 16 + 32
+    views.max(1) * 136 + scalars.max(1) * 16 + 16 * MAX_RANK
 }
 
 /// Names the shim and the portable prelude define, after `Kokkos::` and `pk::`.
@@ -59,6 +87,13 @@ const KOKKOS_NAMES: &[&str] = &[
     "CudaSpace",
     "MemoryTraits",
     "Unmanaged",
+    "Prod",
+    "Min",
+    "Max",
+    "LAnd",
+    "LOr",
+    "BAnd",
+    "BOr",
 ];
 const PK_NAMES: &[&str] = &[
     "km",
@@ -102,28 +137,29 @@ fn shim_covers(text: &str) -> bool {
 /// The NVRTC translation unit of `p`, or None when the functor uses
 /// something the shim lacks (it then keeps the Kokkos path).
 pub fn source(p: &DeviceParts) -> Option<String> {
-    if !shim_covers(&p.functor) || args_bytes(p.views, p.scalars) > MAX_PARAM_BYTES {
+    if !shim_covers(&p.functor)
+        || args_bytes(p.views, p.scalars) > MAX_PARAM_BYTES
+        || !(1..=MAX_RANK).contains(&p.rank)
+    {
         return None;
     }
-    if let DeviceKind::Sum(d) = &p.kind {
-        if d.is_empty() || d.len() > 8 || d.iter().any(|t| t.is_complex()) {
+    if let DeviceKind::Reduce(t) = &p.kind {
+        if t.is_empty() || t.len() > 8 || !t.iter().all(covers) {
             return None;
         }
     }
     let mut s = String::from(SHIM);
     s.push_str(&p.functor);
     s.push_str(&format!(
-        "\nstruct pk_args {{\n  pk_view_arg views[{}];\n  pk_scalar_arg scalars[{}];\n  int64_t lo[2], hi[2];\n}};\n",
+        "\nstruct pk_args {{\n  pk_view_arg views[{}];\n  pk_scalar_arg scalars[{}];\n  int64_t lo[{MAX_RANK}], hi[{MAX_RANK}];\n}};\n",
         p.views.max(1),
         p.scalars.max(1)
     ));
-    let unpack = from_params(&p.unpack);
-    let head = format!("  {} f;\n{unpack}  const int64_t n = a.hi[0] - a.lo[0];\n  const int64_t step = (int64_t)gridDim.x * blockDim.x;\n  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n", p.fname);
+    let head = head(&p.fname, &from_params(&p.unpack), p.rank);
+    let item = |t: &str, acc: &str| item(p.rank, p.left_fastest, t, acc);
     match &p.kind {
-        DeviceKind::For => s.push_str(&format!(
-            "extern \"C\" __global__ void __launch_bounds__({FOR_BLOCK}) pk_for(const pk_args a) {{\n{head}  for (; t < n; t += step) f(a.lo[0] + t);\n}}\n"
-        )),
-        DeviceKind::Sum(dts) => s.push_str(&sum_kernel(dts, &head)),
+        DeviceKind::For => s.push_str(&for_kernel(&head, &item)),
+        DeviceKind::Reduce(totals) => s.push_str(&reduce_kernel(totals, &head, &item)),
     }
     Some(s)
 }
@@ -153,95 +189,6 @@ fn from_params(unpack: &str) -> String {
         rest = &rest[c.len_utf8()..];
     }
     out
-}
-
-/// `pk_sum`: each thread adds its work items (grid-stride) into registers,
-/// four at a time into four partial sums (four independent loads in flight
-/// per thread: one would leave the kernel waiting on memory latency), each
-/// block its threads in a tree, and the last block to finish the
-/// blocks' partials in block order. The additions fall the same way on
-/// every run of the same range, so totals are reproducible.
-fn sum_kernel(dts: &[DType], head: &str) -> String {
-    let multi = dts.len() > 1;
-    let vt = if multi {
-        "pk_vals".to_string()
-    } else {
-        dts[0].cpp().to_string()
-    };
-    let fields: Vec<String> = (0..dts.len()).map(|r| format!("r{r}")).collect();
-    let (join, load, write) = if multi {
-        (
-            fields
-                .iter()
-                .map(|f| format!("x.{f} += y.{f};"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            fields
-                .iter()
-                .map(|f| format!("v.{f} = *(const volatile decltype(v.{f})*)&p->{f};"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            dts.iter()
-                .enumerate()
-                .map(|(r, d)| format!("*({}*)(out + {}) = s[0].r{r};", d.cpp(), 16 * r))
-                .collect::<Vec<_>>()
-                .join(" "),
-        )
-    } else {
-        (
-            "x += y;".to_string(),
-            "v = *(const volatile pk_vt*)p;".to_string(),
-            "*(pk_vt*)out = s[0];".to_string(),
-        )
-    };
-    let b = SUM_BLOCK;
-    format!(
-        r#"typedef {vt} pk_vt;
-__device__ __forceinline__ void pk_join(pk_vt& x, const pk_vt& y) {{ {join} }}
-__device__ __forceinline__ pk_vt pk_load(const pk_vt* p) {{ pk_vt v; {load} return v; }}
-__device__ __forceinline__ void pk_tree(pk_vt* s) {{
-  for (unsigned w = {b} / 2; w > 0; w >>= 1) {{
-    if (threadIdx.x < w) pk_join(s[threadIdx.x], s[threadIdx.x + w]);
-    __syncthreads();
-  }}
-}}
-extern "C" __global__ void __launch_bounds__({b}) pk_sum(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
-  __shared__ pk_vt s[{b}];
-  __shared__ bool last;
-{head}  pk_vt acc = pk_vt(), acc1 = pk_vt(), acc2 = pk_vt(), acc3 = pk_vt();
-  for (; t + 3 * step < n; t += 4 * step) {{
-    f(a.lo[0] + t, acc);
-    f(a.lo[0] + t + step, acc1);
-    f(a.lo[0] + t + 2 * step, acc2);
-    f(a.lo[0] + t + 3 * step, acc3);
-  }}
-  for (; t < n; t += step) f(a.lo[0] + t, acc);
-  pk_join(acc, acc1);
-  pk_join(acc2, acc3);
-  pk_join(acc, acc2);
-  s[threadIdx.x] = acc;
-  __syncthreads();
-  pk_tree(s);
-  if (threadIdx.x == 0) {{
-    partial[blockIdx.x] = s[0];
-    __threadfence();
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  }}
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  pk_vt mine = pk_vt();
-  for (unsigned k = threadIdx.x; k < gridDim.x; k += {b}) pk_join(mine, pk_load(partial + k));
-  s[threadIdx.x] = mine;
-  __syncthreads();
-  pk_tree(s);
-  if (threadIdx.x == 0) {{
-    {write}
-    *done = 0;
-  }}
-}}
-"#
-    )
 }
 
 #[cfg(test)]
@@ -274,24 +221,69 @@ mod tests {
         }
     }
 
-    #[test]
-    fn sums_of_several_totals_write_16_byte_slots() {
-        let p = DeviceParts {
-            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n"
-                .into(),
+    fn parts(kind: DeviceKind, rank: usize, left_fastest: bool) -> DeviceParts {
+        DeviceParts {
+            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n".into(),
             fname: "F".into(),
             unpack: String::new(),
             views: 0,
             scalars: 0,
-            kind: DeviceKind::Sum(vec![DType::F64, DType::F32]),
-        };
+            kind,
+            rank,
+            left_fastest,
+        }
+    }
+
+    #[test]
+    fn sums_of_several_totals_write_16_byte_slots() {
+        let p = parts(
+            DeviceKind::Reduce(vec![Total::sum(DType::F64), Total::sum(DType::F32)]),
+            1,
+            false,
+        );
         let s = source(&p).unwrap();
         assert!(s.contains("typedef pk_vals pk_vt;"));
-        assert!(s.contains("*(double*)(out + 0) = s[0].r0; *(float*)(out + 16) = s[0].r1;"));
-        let complex = DeviceParts {
-            kind: DeviceKind::Sum(vec![DType::C128]),
-            ..p
+        assert!(s.contains(
+            "*(double*)(out + 0) = (double)s[0].r0; *(float*)(out + 16) = (float)s[0].r1;"
+        ));
+        let complex = DeviceKind::Reduce(vec![Total::sum(DType::C128)]);
+        assert!(source(&parts(complex, 1, false)).is_none());
+    }
+
+    #[test]
+    fn reducers_start_from_kokkos_identities_and_join_as_kokkos_does() {
+        let one = |reducer, dtype| {
+            let k = DeviceKind::Reduce(vec![Total {
+                dtype,
+                reducer: Some(reducer),
+            }]);
+            source(&parts(k, 1, false))
         };
-        assert!(source(&complex).is_none());
+        let min = one(Reducer::Min, DType::F64).unwrap();
+        assert!(min.contains("v = (double)(1.7976931348623157e+308);"));
+        assert!(min.contains("if (y < x) x = y;"));
+        let max = one(Reducer::Max, DType::I32).unwrap();
+        assert!(max.contains("v = (int32_t)((-2147483647 - 1));"));
+        let band = one(Reducer::BAnd, DType::U8).unwrap();
+        assert!(band.contains("v = (uint8_t)(~(uint8_t)0);"));
+        // Kokkos 3.4 reduces bools as int32 and the entry writes a bool.
+        let land = one(Reducer::LAnd, DType::Bool).unwrap();
+        assert!(land.contains("typedef int32_t pk_vt;") && land.contains("*(bool*)(out + 0) = (bool)s[0];"));
+        // Kokkos has no float identity for bitwise/logical joins, nor a
+        // scalar form of the location reducers.
+        assert!(one(Reducer::BOr, DType::F64).is_none());
+        assert!(one(Reducer::MinLoc, DType::F64).is_none());
+    }
+
+    #[test]
+    fn multidimensional_items_split_their_index_by_the_layout() {
+        let right = source(&parts(DeviceKind::For, 3, false)).unwrap();
+        assert!(right.contains("const int64_t n = pk_e0 * pk_e1 * pk_e2;"));
+        assert!(right.contains("const int64_t pk_i2 = pk_r % pk_e2;"));
+        assert!(right.contains("f(a.lo[0] + pk_i0, a.lo[1] + pk_i1, a.lo[2] + pk_i2);"));
+        let left = source(&parts(DeviceKind::For, 2, true)).unwrap();
+        assert!(left.contains("const int64_t pk_i0 = pk_r % pk_e0;"));
+        assert!(left.contains("const int64_t pk_i1 = pk_r;"));
+        assert!(source(&parts(DeviceKind::For, 9, false)).is_none());
     }
 }

@@ -1,6 +1,6 @@
 // pykokkos-fuse device shim: what NVRTC kernels (codegen/device.rs) use in
 // place of Kokkos' headers. Parsing Kokkos costs nvcc seconds per kernel; a
-// 1-D for or sum over views needs only these few names. They mean what
+// for or reduction over views needs only these few names. They mean what
 // Kokkos' do: unmanaged views indexed by extents and strides, and the
 // Experimental math functions on float and double. NVRTC has no standard
 // headers, so the fixed-width types are spelled here (LP64, as on the host).
@@ -108,6 +108,17 @@ struct View {
   }
   __device__ value_type* data() const { return ptr; }
 };
+
+// The built-in reducers as kernel signatures name them (`Kokkos::Min<double>::
+// value_type&`); their joins and identities come with the kernel (device.rs).
+#define PK_REDUCER(R)                   \
+  template <class T, class S = void> \
+  struct R {                            \
+    typedef T value_type;               \
+  };
+PK_REDUCER(Prod) PK_REDUCER(Min) PK_REDUCER(Max) PK_REDUCER(LAnd) PK_REDUCER(LOr)
+PK_REDUCER(BAnd) PK_REDUCER(BOr)
+#undef PK_REDUCER
 
 // Kokkos::Experimental math on float and double, as CUDA's math library
 // spells them (the float forms end in f).

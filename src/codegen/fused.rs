@@ -4,7 +4,7 @@
 //! item, buffers passed under several names become one member, dead
 //! temporaries become locals, and several reductions one multi-value reduction.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::device::{DeviceKind, DeviceParts};
+use super::device::{DeviceKind, DeviceParts, Total};
 use super::emit::{
     bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
 };
@@ -188,13 +188,13 @@ pub fn generate(
         ));
     }
     s.push_str(&unpack);
-    let sums: Vec<DType> = reduces
+    let sums: Vec<Total> = reduces
         .iter()
-        .map(|&b| lowered[b].acc.as_ref().unwrap().1)
+        .map(|&b| Total::sum(lowered[b].acc.as_ref().unwrap().1))
         .collect();
     let kind = match reduces.len() {
         0 => Some(DeviceKind::For),
-        _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Sum(sums)),
+        _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Reduce(sums)),
         _ => None,
     };
     let device = kind
@@ -206,6 +206,8 @@ pub fn generate(
             views: groups.len(),
             scalars: abi.scalars.len(),
             kind,
+            rank: 1,
+            left_fastest: false,
         });
     let policy = format!(
         "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",

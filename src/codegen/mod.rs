@@ -5,6 +5,7 @@
 //! cache key and snapshots never flicker.
 pub mod body;
 pub mod device;
+mod device_kernels;
 pub mod emit;
 pub mod fused;
 pub mod single;

@@ -2,7 +2,7 @@
 //! `extern "C"` entry that unpacks raw arguments, builds the policy
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
-use super::device::{DeviceKind, DeviceParts};
+use super::device::{DeviceKind, DeviceParts, Total};
 use super::emit::{bounds_checked, range_reduce, scalar_from_abi};
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
@@ -100,11 +100,22 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     s.push_str(&unpack);
     let kind = match (spec.pattern, acc_dt) {
         (Pattern::For, _) => Some(DeviceKind::For),
-        (Pattern::Reduce, Some(d)) if lw.acc_only_added => Some(DeviceKind::Sum(vec![d])),
+        (Pattern::Reduce, Some(d)) if lw.acc_only_added => {
+            Some(DeviceKind::Reduce(vec![Total::sum(d)]))
+        }
+        (Pattern::Reducer(r), Some(dtype)) => Some(DeviceKind::Reduce(vec![Total {
+            dtype,
+            reducer: Some(r),
+        }])),
         _ => None,
     };
+    // Neighbouring threads take neighbouring elements of the first view.
+    let left_fastest = members
+        .iter()
+        .find_map(|(_, _, slot)| slot.as_ref())
+        .is_some_and(|(_, v)| v.layout == crate::types::Layout::Left);
     let device = kind
-        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check && nidx == 1 && !team)
+        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check && !team)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -112,6 +123,8 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             views: abi.view_slots.len(),
             scalars: abi.scalar_slots.len(),
             kind,
+            rank: nidx,
+            left_fastest,
         });
     let policy = if team {
         // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,

@@ -1,13 +1,14 @@
 //! Launching an NVRTC kernel (codegen/device.rs) with the entry-point
 //! arguments a Kokkos library would get: the views, scalars and bounds go
-//! into the one `pk_args` parameter, a sum's partials into device scratch
+//! into the one `pk_args` parameter, a reduction's partials into device scratch
 //! of its own. Launches go to the legacy default stream, as Kokkos 3.4's
 //! default instance's do, so they stay ordered with Kokkos' kernels and
 //! copies, and its fences cover them.
 use super::args::PkScalarArg;
 use crate::build::cudadrv::{self, CuPtr};
 use crate::build::nvrtc::DeviceFn;
-use crate::codegen::device::{args_bytes, DeviceKind, FOR_BLOCK, SUM_BLOCK, SUM_MAX_BLOCKS};
+use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, FOR_BLOCK, MAX_RANK};
+use crate::codegen::device::{REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -17,9 +18,10 @@ pub struct DeviceEntry {
     kind: DeviceKind,
     views: usize,
     scalars: usize,
+    rank: usize,
     /// The GPU whose primary context (Kokkos') the function was loaded in.
     device: i32,
-    /// A sum's device scratch: the blocks' partials, the finished-blocks
+    /// A reduction's device scratch: the blocks' partials, the finished-blocks
     /// counter (left at zero by the last block), the totals. Allocated at
     /// the first launch; the lock keeps two launches from sharing it.
     scratch: Mutex<Option<CuPtr>>,
@@ -27,28 +29,25 @@ pub struct DeviceEntry {
 
 /// 16 bytes per total and block bound every accumulator type (up to 8).
 fn partial_bytes(totals: usize) -> usize {
-    SUM_MAX_BLOCKS as usize * 16 * totals
+    REDUCE_MAX_BLOCKS as usize * 16 * totals
 }
 
 impl DeviceEntry {
-    pub fn new(
-        func: DeviceFn,
-        kind: DeviceKind,
-        (views, scalars): (usize, usize),
-        device: i32,
-    ) -> DeviceEntry {
+    pub fn new(func: DeviceFn, parts: &DeviceParts, device: i32) -> DeviceEntry {
         DeviceEntry {
             func,
-            kind,
-            views,
-            scalars,
+            kind: parts.kind.clone(),
+            views: parts.views,
+            scalars: parts.scalars,
+            rank: parts.rank,
             device,
             scratch: Mutex::new(None),
         }
     }
 
-    /// Runs the kernel over `lo[0]..hi[0]`; a sum writes its totals into
-    /// `result` (16 bytes each), as the Kokkos entry point does.
+    /// Runs the kernel over the range `lo..hi` (one pair per dimension); a
+    /// reduction writes its totals into `result` (16 bytes each), as the
+    /// Kokkos entry point does.
     pub fn call(
         &self,
         views: &[PkViewArg],
@@ -66,9 +65,17 @@ impl DeviceEntry {
                 self.scalars
             ));
         }
-        let n = hi[0] - lo[0];
-        if n <= 0 {
-            return Ok(()); // no work; totals stay zero
+        if lo.len() < self.rank || hi.len() < self.rank {
+            return Err(format!("a rank-{} range got {} bounds", self.rank, lo.len().min(hi.len())));
+        }
+        // The work items; none: a for has nothing to do, a reduction still
+        // runs (on one block) to write its identities, as Kokkos' does.
+        let n = (0..self.rank).try_fold(1i64, |n, d| n.checked_mul((hi[d] - lo[d]).max(0)));
+        let Some(n) = n else {
+            return Err("the range has more than 2^63 work items".into());
+        };
+        if n == 0 && self.kind == DeviceKind::For {
+            return Ok(());
         }
         let drv = cudadrv::driver().map_err(|e| e.to_string())?;
         // The driver API needs the context current on the launching thread;
@@ -77,7 +84,7 @@ impl DeviceEntry {
             drv.ensure_context(self.device)?;
             CONTEXT_SET.set(true);
         }
-        // pk_args: views, scalars, lo[2], hi[2] (codegen/device.rs).
+        // pk_args: views, scalars, lo[8], hi[8] (codegen/device.rs).
         let mut args = vec![0u8; args_bytes(self.views, self.scalars)];
         for (k, v) in views.iter().enumerate() {
             args[136 * k..136 * (k + 1)].copy_from_slice(as_bytes(v));
@@ -87,9 +94,9 @@ impl DeviceEntry {
             args[at + 16 * j..at + 16 * (j + 1)].copy_from_slice(as_bytes(s));
         }
         let at = at + self.scalars.max(1) * 16;
-        for (k, v) in (0..2)
+        for (k, v) in (0..MAX_RANK)
             .map(|k| lo.get(k))
-            .chain((0..2).map(|k| hi.get(k)))
+            .chain((0..MAX_RANK).map(|k| hi.get(k)))
             .enumerate()
         {
             let v = v.copied().unwrap_or(0);
@@ -120,10 +127,10 @@ impl DeviceEntry {
                 let grid = (n as u64).div_ceil(FOR_BLOCK as u64).min(i32::MAX as u64);
                 launch(grid, FOR_BLOCK, &mut [a])
             }
-            DeviceKind::Sum(dts) => {
+            DeviceKind::Reduce(dts) => {
                 let grid = (n as u64)
-                    .div_ceil(SUM_BLOCK as u64)
-                    .min(SUM_MAX_BLOCKS as u64);
+                    .div_ceil(REDUCE_BLOCK as u64)
+                    .clamp(1, REDUCE_MAX_BLOCKS as u64);
                 let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
                 let base = match *scratch {
                     Some(p) => p,
@@ -141,7 +148,7 @@ impl DeviceEntry {
                 let mut out = done + 16;
                 launch(
                     grid,
-                    SUM_BLOCK,
+                    REDUCE_BLOCK,
                     &mut [
                         a,
                         &mut partial as *mut _ as *mut c_void,

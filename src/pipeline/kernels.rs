@@ -143,12 +143,12 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
     if let Some((d, nv)) = nvrtc_source {
         let entry = match d.kind {
             DeviceKind::For => "pk_for",
-            DeviceKind::Sum(_) => "pk_sum",
+            DeviceKind::Reduce(_) => "pk_reduce",
         };
         let device = crate::kokkos::device_id()?;
         match build::nvrtc::load(&nv, entry, label, device)? {
             Outcome::Loaded(f, key) => {
-                let e = DeviceEntry::new(f, d.kind.clone(), (d.views, d.scalars), device);
+                let e = DeviceEntry::new(f, d, device);
                 return Ok(Kernel::with_entry(Entry::Device(e), key, space));
             }
             Outcome::Rejected(log) => {

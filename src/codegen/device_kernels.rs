@@ -1,0 +1,222 @@
+//! The dispatching kernels of the NVRTC form (device.rs): `pk_for` and
+//! `pk_reduce`, grid-stride over the flattened index space, each work item
+//! handed to the functor with its multi-dimensional index.
+use super::device::{Total, FOR_BLOCK, REDUCE_BLOCK};
+use crate::types::{DType, Reducer};
+
+/// `pk_for`: one work item per thread, grid-stride.
+pub fn for_kernel(head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
+    format!(
+        "extern \"C\" __global__ void __launch_bounds__({FOR_BLOCK}) pk_for(const pk_args a) {{\n{head}  for (; t < n; t += step) {}\n}}\n",
+        item("t", "")
+    )
+}
+
+/// The head of both kernels: the functor, the work-item count `n` (the
+/// product of the extents), this thread's first item `t` and the stride.
+pub fn head(fname: &str, unpack: &str, rank: usize) -> String {
+    let mut s = format!("  {fname} f;\n{unpack}");
+    for d in 0..rank {
+        s.push_str(&format!("  const int64_t pk_e{d} = a.hi[{d}] - a.lo[{d}];\n"));
+    }
+    let n: Vec<String> = (0..rank).map(|d| format!("pk_e{d}")).collect();
+    s.push_str(&format!(
+        "  const int64_t n = {};\n  const int64_t step = (int64_t)gridDim.x * blockDim.x;\n  int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;\n",
+        n.join(" * ")
+    ));
+    s
+}
+
+/// The statement running flat item `t` (an expression): its index split
+/// into one per dimension, the fastest-moving one first when `left_fastest`
+/// (consecutive threads then touch consecutive elements of LayoutLeft views)
+/// and last otherwise; `acc` (empty for a for) is the accumulator argument.
+pub fn item(rank: usize, left_fastest: bool, t: &str, acc: &str) -> String {
+    let acc = if acc.is_empty() {
+        String::new()
+    } else {
+        format!(", {acc}")
+    };
+    if rank == 1 {
+        return format!("f(a.lo[0] + {t}{acc});");
+    }
+    let order: Vec<usize> = if left_fastest {
+        (0..rank).collect()
+    } else {
+        (0..rank).rev().collect()
+    };
+    let mut s = format!("{{\n    int64_t pk_r = {t};\n");
+    for &d in &order[..rank - 1] {
+        s.push_str(&format!(
+            "    const int64_t pk_i{d} = pk_r % pk_e{d};\n    pk_r /= pk_e{d};\n"
+        ));
+    }
+    s.push_str(&format!("    const int64_t pk_i{} = pk_r;\n", order[rank - 1]));
+    let idx: Vec<String> = (0..rank).map(|d| format!("a.lo[{d}] + pk_i{d}")).collect();
+    s.push_str(&format!("    f({}{acc});\n  }}", idx.join(", ")));
+    s
+}
+
+/// The type a total is accumulated in: Kokkos 3.4's reducers take bools as
+/// int32 (Reducer::kokkos), plain sums keep the accumulator's type.
+fn acc_type(t: &Total) -> &'static str {
+    match t.reducer {
+        Some(_) if t.dtype == DType::Bool => "int32_t",
+        _ => t.dtype.cpp(),
+    }
+}
+
+/// The starting value of a total: Kokkos' `reduction_identity`.
+fn identity(t: &Total) -> String {
+    let ty = acc_type(t);
+    let d = if t.reducer.is_some() && t.dtype == DType::Bool {
+        DType::I32
+    } else {
+        t.dtype
+    };
+    let (lowest, highest) = limits(d);
+    let v = match t.reducer {
+        None => "0".to_string(),
+        Some(Reducer::Prod | Reducer::LAnd) => "1".to_string(),
+        Some(Reducer::Min) => highest.to_string(),
+        Some(Reducer::Max) => lowest.to_string(),
+        Some(Reducer::BAnd) => format!("~({ty})0"),
+        _ => "0".to_string(), // LOr, BOr
+    };
+    format!("({ty})({v})")
+}
+
+/// The lowest and highest finite values of `d` as C++ literals.
+fn limits(d: DType) -> (&'static str, &'static str) {
+    match d {
+        DType::I8 => ("-128", "127"),
+        DType::I16 => ("-32768", "32767"),
+        DType::I32 => ("(-2147483647 - 1)", "2147483647"),
+        DType::I64 => ("(-9223372036854775807L - 1)", "9223372036854775807L"),
+        DType::U8 => ("0", "255"),
+        DType::U16 => ("0", "65535"),
+        DType::U32 => ("0", "4294967295u"),
+        DType::U64 => ("0", "18446744073709551615ul"),
+        DType::F32 => ("-3.40282347e+38f", "3.40282347e+38f"),
+        _ => ("-1.7976931348623157e+308", "1.7976931348623157e+308"),
+    }
+}
+
+/// `dst` joined with `src`, as the Kokkos reducer's `join` does it.
+fn join(t: &Total, dst: &str, src: &str) -> String {
+    match t.reducer {
+        None => format!("{dst} += {src};"),
+        Some(Reducer::Prod) => format!("{dst} *= {src};"),
+        Some(Reducer::Min) => format!("if ({src} < {dst}) {dst} = {src};"),
+        Some(Reducer::Max) => format!("if ({src} > {dst}) {dst} = {src};"),
+        Some(Reducer::LAnd) => format!("{dst} = {dst} && {src};"),
+        Some(Reducer::LOr) => format!("{dst} = {dst} || {src};"),
+        Some(Reducer::BAnd) => format!("{dst} = {dst} & {src};"),
+        _ => format!("{dst} = {dst} | {src};"), // BOr
+    }
+}
+
+/// Whether the NVRTC form can hold `t`: real numbers, the scalar reducers,
+/// and the logical and bitwise ones on integers only (Kokkos has no
+/// identity for them on floats).
+pub fn covers(t: &Total) -> bool {
+    let bitwise = matches!(
+        t.reducer,
+        Some(Reducer::LAnd | Reducer::LOr | Reducer::BAnd | Reducer::BOr)
+    );
+    !t.dtype.is_complex()
+        && t.reducer.is_none_or(|r| r.fields().is_empty())
+        && !(bitwise && matches!(t.dtype, DType::F32 | DType::F64))
+}
+
+/// `pk_reduce`: each thread folds its work items (grid-stride) into
+/// registers, four at a time into four partials (four independent loads in
+/// flight per thread: one would leave the kernel waiting on memory latency),
+/// each block its threads in a tree (blockDim.x, a power of two: always
+/// REDUCE_BLOCK on the GPU, 1 in the host emulation of the tests), and the last block to finish the
+/// blocks' partials in block order. The joins fall the same way on every run
+/// of the same range, so totals are reproducible.
+pub fn reduce_kernel(totals: &[Total], head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
+    let multi = totals.len() > 1;
+    let vt = if multi { "pk_vals" } else { acc_type(&totals[0]) };
+    let field = |r: usize, v: &str| {
+        if multi {
+            format!("{v}.r{r}")
+        } else {
+            v.to_string()
+        }
+    };
+    let each = |f: &dyn Fn(usize, &Total) -> String| {
+        totals
+            .iter()
+            .enumerate()
+            .map(|(r, t)| f(r, t))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let init = each(&|r, t| format!("{} = {};", field(r, "v"), identity(t)));
+    let joins = each(&|r, t| join(t, &field(r, "x"), &field(r, "y")));
+    let load = each(&|r, _| {
+        let f = field(r, "v");
+        let p = if multi { format!("p->r{r}") } else { "*p".into() };
+        format!("{f} = *(const volatile decltype({f})*)&{p};")
+    });
+    let write = each(&|r, t| {
+        let d = t.dtype.cpp();
+        format!("*({d}*)(out + {}) = ({d}){};", 16 * r, field(r, "s[0]"))
+    });
+    let b = REDUCE_BLOCK;
+    let items = [
+        item("t", "acc"),
+        item("t + step", "acc1"),
+        item("t + 2 * step", "acc2"),
+        item("t + 3 * step", "acc3"),
+    ]
+    .join("\n    ");
+    let tail = item("t", "acc");
+    format!(
+        r#"typedef {vt} pk_vt;
+__device__ __forceinline__ pk_vt pk_init() {{ pk_vt v; {init} return v; }}
+__device__ __forceinline__ void pk_join(pk_vt& x, const pk_vt& y) {{ {joins} }}
+__device__ __forceinline__ pk_vt pk_load(const pk_vt* p) {{ pk_vt v; {load} return v; }}
+__device__ __forceinline__ void pk_tree(pk_vt* s) {{
+  for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {{
+    if (threadIdx.x < w) pk_join(s[threadIdx.x], s[threadIdx.x + w]);
+    __syncthreads();
+  }}
+}}
+extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
+  __shared__ pk_vt s[{b}];
+  __shared__ bool last;
+{head}  pk_vt acc = pk_init(), acc1 = pk_init(), acc2 = pk_init(), acc3 = pk_init();
+  for (; t + 3 * step < n; t += 4 * step) {{
+    {items}
+  }}
+  for (; t < n; t += step) {tail}
+  pk_join(acc, acc1);
+  pk_join(acc2, acc3);
+  pk_join(acc, acc2);
+  s[threadIdx.x] = acc;
+  __syncthreads();
+  pk_tree(s);
+  if (threadIdx.x == 0) {{
+    partial[blockIdx.x] = s[0];
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }}
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  pk_vt mine = pk_init();
+  for (unsigned k = threadIdx.x; k < gridDim.x; k += {b}) pk_join(mine, pk_load(partial + k));
+  s[threadIdx.x] = mine;
+  __syncthreads();
+  pk_tree(s);
+  if (threadIdx.x == 0) {{
+    {write}
+    *done = 0;
+  }}
+}}
+"#
+    )
+}
