@@ -304,3 +304,30 @@ def test_launches_whose_outputs_all_died_are_not_left_pending(lazy):
     for _ in range(3):
         assert step() == pytest.approx(((2.0 * ref + 1.0) ** 2).sum(), rel=1e-12)
         assert pk.pending() == 0  # nothing is left to wait for a View that is gone
+
+
+@pk.functor
+class Squares:
+    def __init__(self, n: int):
+        self.x = pk.View([n], pk.double)
+        self.scale = 0.5
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.x[i] = self.scale * i
+
+    @pk.workunit
+    def square_sum(self, i: int, acc: pk.Acc[pk.double]):
+        acc += self.x[i] * self.x[i]
+
+
+def test_a_member_view_of_a_functor_is_held_in_registers_too(lazy):
+    """`self.x[i]` of a method workunit becomes the fused kernel's local as
+    `x[i]` does (it once failed to compile, and the launches ran one by one)."""
+    s = Squares(N)
+    pk.parallel_for(N, s.fill)
+    got = float(pk.parallel_reduce(N, s.square_sum))
+    ref = 0.5 * np.arange(N)
+    assert got == pytest.approx(np.sum(ref * ref), rel=1e-12)
+    assert not s.x._is_allocated and pk.pending() == 1  # fill deferred, its values recomputed
+    np.testing.assert_array_equal(np.asarray(s.x), ref)  # read: fill runs now

@@ -35,7 +35,15 @@ impl FnCx<'_> {
             }
         }
         if let ExprKind::Index(base, idx) = &e.kind {
-            if let (ExprKind::Name(n), [Index::At(_)]) = (&base.kind, idx.as_slice()) {
+            // `x[i]`, or `self.x[i]` in a workunit method (its member's key).
+            let key = match &base.kind {
+                ExprKind::Name(n) => Some(n.clone()),
+                ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(s) if s == "self") => {
+                    Some(format!("self.{a}"))
+                }
+                _ => None,
+            };
+            if let (Some(n), [Index::At(_)]) = (key, idx.as_slice()) {
                 if let Some((cpp, dt)) = self.elem_locals.get(n.as_str()) {
                     // A dead temporary of a fused kernel: only ever indexed by the
                     // work index (checked by fusion legality), so it is a local.
