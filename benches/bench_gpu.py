@@ -265,7 +265,7 @@ for _ in range(reps):
     pk.parallel_for(md, grid, m=m, s=1.0)
 pk.fence()
 t6 = time.perf_counter()
-assert np.asarray(m)[-1, -1] == SALT * (reps + 1)
+assert abs(np.asarray(m)[-1, -1] - SALT * (reps + 1)) <= 1e-12, np.asarray(m)[-1, -1]
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3,
                   "md_ms": (t6 - t5) / reps * 1e3}))
 """
