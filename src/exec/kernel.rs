@@ -65,8 +65,12 @@ impl Kernel {
 }
 
 /// Identity of one compiled single-launch kernel in this process.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct KernelKey {
+    /// A digest of the fields below, taken once (`new`): each launch looks
+    /// its key up in several tables, which hash this instead of the fields.
+    /// First, so that unequal keys usually differ at the first comparison.
+    fp: u64,
     pub workunit: usize,
     pub pattern: Pattern,
     pub space: Space,
@@ -157,7 +161,33 @@ pub fn read_total(r: &u64, d: DType) -> Total {
     }
 }
 
+impl std::hash::Hash for KernelKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.fp);
+    }
+}
+
 impl KernelKey {
+    pub fn new(
+        workunit: usize,
+        (pattern, space, rank): (Pattern, Space, u8),
+        args: Vec<ArgTy>,
+        consts: Option<Box<[u64]>>,
+    ) -> KernelKey {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        (workunit, pattern, space, rank, &args, &consts).hash(&mut h);
+        KernelKey {
+            fp: h.finish(),
+            workunit,
+            pattern,
+            space,
+            rank,
+            args,
+            consts,
+        }
+    }
+
     /// The constants' values as a list (empty when there are none).
     pub fn consts(&self) -> &[u64] {
         self.consts.as_deref().unwrap_or(&[])

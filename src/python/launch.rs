@@ -226,14 +226,12 @@ pub fn launch<'py>(
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
     let l = Launch {
         wu: wu.core.clone(),
-        key: KernelKey {
-            workunit: wu.core.id,
-            pattern,
-            space,
-            rank: rank as u8,
-            args: g.tys,
-            consts: wu.constants(py, methods)?,
-        },
+        key: KernelKey::new(
+            wu.core.id,
+            (pattern, space, rank as u8),
+            g.tys,
+            wu.constants(py, methods)?,
+        ),
         names: g.names,
         vals: g.vals,
         lo,
