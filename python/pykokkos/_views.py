@@ -31,6 +31,11 @@ class View(_native.View):
     """`pk.View(shape, dtype=pk.double, space=..., layout=..., trait=...)`: zero-filled."""
 
     def __new__(cls, shape=None, dtype=None, space=None, layout=None, trait=None, **internal):
+        # The common `pk.View([n, ...], pk.double)` in one native call (temporaries
+        # made in loops pay for every step of the general path below).
+        if (cls is View and type(shape) is list and type(dtype) is DataType and space is None and layout is None
+                and trait is None and not internal):
+            return _native.View.__new__(cls, [int(n) for n in shape], dtype._value_)
         if internal and cls.__init__ is View.__init__:
             return super().__new__(cls, **internal)
         if cls.__init__ is not View.__init__:
