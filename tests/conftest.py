@@ -20,6 +20,9 @@ import pytest
 # Every flush plan is verified in tests (each launch in one region, regions in
 # dependency order): read once when the extension loads, so set it first.
 os.environ.setdefault("PK_VERIFY", "1")
+# Fusion checks must not depend on this machine's timing: the adaptive bypass
+# decides by launch counts only here (tests/test_fusion.py tests the cost side).
+os.environ.setdefault("PK_FUSION_DISABLE", "adaptive_cost")
 
 import pykokkos as pk  # noqa: E402
 

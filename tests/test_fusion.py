@@ -407,7 +407,7 @@ print(pk.explain(show=False))
 
 
 def test_disabling_a_rule_by_name():
-    r = _run(PROGRAM, {"PK_FUSION_DISABLE": "vertical"})
+    r = _run(PROGRAM, {"PK_FUSION_DISABLE": "vertical,adaptive_cost"})
     assert r.returncode == 0, r.stderr
     assert "[vertical]" not in r.stdout and "rule 'none'" in r.stdout or "not fused" in r.stdout
 
@@ -609,6 +609,51 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
         pk.flush()
         pk._native.set_lazy(False)
 
+
+
+COST_PROGRAM = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import numpy as np, pykokkos as pk
+from test_fusion import N, fresh, scale_by, total
+pk._native.set_lazy(True)
+(v,) = fresh(1.0)
+ref = np.ones(N)
+
+def chain8():  # 8 different launches (no run of repeats), exact in binary
+    for a in (2.0, 0.5) * 4:
+        pk.parallel_for(N, scale_by, v=v, a=a)
+    return pk.pending()
+
+def checked():
+    assert float(pk.parallel_reduce(N, total, v=v)) == ref.sum()
+    np.testing.assert_array_equal(np.asarray(v), ref)
+
+seen = [chain8()]
+checked()  # the first flush measures what a recorded launch costs ...
+seen.append(chain8())  # ... and the 16 launches after it run at once, measured too
+lazy, eager = pk._native.adaptive_costs()
+assert lazy > 0 and eager > 0, (lazy, eager)
+seen.append(chain8())  # the trial's last launches
+checked()
+pk._native.adaptive_costs((1e9, 1e6))  # recording costs 1000x: run at once
+seen.append(chain8())
+checked()
+pk._native.adaptive_costs((1e6, 1e9))  # recording is cheaper: record again
+seen.append(chain8())
+checked()
+print(seen)
+"""
+
+
+def test_small_host_launches_run_at_once_while_recording_costs_more():
+    """The bypass's cost signal: the first flush measures a recorded launch,
+    a trial of 16 launches the same launches run at once; while recording
+    costs more (here set, not timed), launches run at once, and they are
+    recorded again once it does not. Values equal NumPy throughout."""
+    r = _run(COST_PROGRAM, {"PK_FUSION_DISABLE": ""})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.split("\n")[-2] == "[8, 0, 0, 0, 8]", r.stdout
 
 
 def test_identical_reductions_each_deliver_their_total():

@@ -4,12 +4,22 @@
 //! kernel. Such launches run at once instead, as in eager mode (their
 //! pending inputs are flushed first, so results are the same).
 //!
-//! The signal is the number of launches per flush, averaged over recent
-//! flushes. While launches run at once no flush sees them, so every
-//! `PROBE`-th small launch starts a trial: launches are recorded again until
-//! the next flush, whose size updates the average. `PK_FUSION_DISABLE=adaptive`
-//! switches it off. GPU launches are always recorded: a kernel launch there
-//! costs several recordings.
+//! Two signals, both over small host launches only:
+//! - the number of launches per flush, averaged over recent flushes (below
+//!   `FEW`, nothing is fused);
+//! - measured cost: what a launch costs recorded (recording, planning and
+//!   its share of the fused kernel) against what it costs run at once. Tiny
+//!   kernels fused still run about as long as apart, so on the host the
+//!   bookkeeping can cost more than fusion saves.
+//!
+//! While launches run at once no flush sees them, so every `PROBE`-th small
+//! launch starts a trial: launches are recorded again until the next flush,
+//! which updates both averages. While they are recorded, every `PROBE`-th
+//! flush runs the next `EAGER_TRIAL` launches at once to measure that side.
+//! `PK_FUSION_DISABLE=adaptive` switches both off, `=adaptive_cost` the
+//! second (the test suite does: its fusion checks must not depend on
+//! timing). GPU launches are always recorded: a kernel launch there costs
+//! several recordings.
 use crate::exec::launch::Launch;
 use crate::types::Space;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,13 +28,28 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 const SMALL: i64 = 1 << 14;
 /// Average launches per flush below which recording does not pay.
 const FEW: f64 = 2.5;
-/// A trial of recording every this many launches run at once.
+/// A trial of recording every this many launches run at once (and of
+/// running at once every this many flushes).
 const PROBE: u64 = 256;
+/// Launches a trial of running at once takes.
+const EAGER_TRIAL: u64 = 16;
+/// Recording must cost this much more than running at once to be given up
+/// (a margin, so that noise does not flip the choice back and forth).
+const MARGIN: f64 = 1.25;
 
 /// Average launches per flush (f64 bits); starts high: record by default.
 static AVERAGE: AtomicU64 = AtomicU64::new(0x4020_0000_0000_0000); // 8.0
 static BYPASSED: AtomicU64 = AtomicU64::new(0);
 static TRIAL: AtomicBool = AtomicBool::new(false);
+/// Nanoseconds per small host launch, recorded and run at once (f64 bits,
+/// moving averages; 0: not measured yet).
+static LAZY_NS: AtomicU64 = AtomicU64::new(0);
+static EAGER_NS: AtomicU64 = AtomicU64::new(0);
+/// Recording time of the small host launches since the last flush (ns).
+static RECORDING_NS: AtomicU64 = AtomicU64::new(0);
+/// Launches left in a trial of running at once; flushes seen.
+static EAGER_LEFT: AtomicU64 = AtomicU64::new(0);
+static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
 fn work(l: &Launch) -> i64 {
     if l.key.rank == 0 {
@@ -37,16 +62,40 @@ fn work(l: &Launch) -> i64 {
         .product()
 }
 
+/// Whether `l` is a launch this module decides about: a small host launch.
+pub fn small(l: &Launch) -> bool {
+    l.key.space != Space::Cuda && work(l) <= SMALL && !crate::config::get().is_disabled("adaptive")
+}
+
+fn cost_aware() -> bool {
+    !crate::config::get().is_disabled("adaptive_cost")
+}
+
+fn load(a: &AtomicU64) -> f64 {
+    f64::from_bits(a.load(Ordering::Relaxed))
+}
+
+/// A moving average that starts at its first sample.
+fn mix(a: &AtomicU64, sample: f64) {
+    let old = load(a);
+    let next = if old == 0.0 { sample } else { 0.75 * old + 0.25 * sample };
+    a.store(next.to_bits(), Ordering::Relaxed);
+}
+
 /// Whether `l` should run at once rather than be recorded; `folds` says
 /// whether it would fold into the newest pending launch (that pays: kept).
 pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
-    if l.key.space == Space::Cuda
-        || work(l) > SMALL
-        || TRIAL.load(Ordering::Relaxed)
-        || f64::from_bits(AVERAGE.load(Ordering::Relaxed)) > FEW
-        || crate::config::get().is_disabled("adaptive")
-        || folds()
-    {
+    if !small(l) || TRIAL.load(Ordering::Relaxed) || folds() {
+        return false;
+    }
+    if EAGER_LEFT.load(Ordering::Relaxed) > 0 {
+        EAGER_LEFT.fetch_sub(1, Ordering::Relaxed);
+        return true;
+    }
+    let few = load(&AVERAGE) <= FEW;
+    let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
+    let costly = cost_aware() && eager > 0.0 && lazy > MARGIN * eager;
+    if !few && !costly {
         return false;
     }
     if BYPASSED.fetch_add(1, Ordering::Relaxed) % PROBE == PROBE - 1 {
@@ -56,12 +105,51 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     true
 }
 
+/// A small host launch was recorded in `ns`.
+pub fn recorded(ns: u64) {
+    RECORDING_NS.fetch_add(ns, Ordering::Relaxed);
+}
+
+/// A small host launch ran at once in `ns`.
+pub fn ran_at_once(ns: u64) {
+    mix(&EAGER_NS, ns as f64);
+}
+
+/// A flush of `launches` small host launches took `ns` (planning and
+/// kernels): with their recording, the cost of a recorded launch.
+pub fn flushed_small(launches: usize, ns: u64) {
+    let recording = RECORDING_NS.swap(0, Ordering::Relaxed);
+    if launches == 0 || !cost_aware() {
+        return;
+    }
+    mix(&LAZY_NS, (ns + recording) as f64 / launches as f64);
+    let n = FLUSHES.fetch_add(1, Ordering::Relaxed);
+    // Measure the other side now and then (first: once recording was measured).
+    if n % PROBE == 0 {
+        EAGER_LEFT.store(EAGER_TRIAL, Ordering::Relaxed);
+    }
+}
+
+/// The measured costs (recorded, run at once; ns per launch), after
+/// replacing them with `set` when given.
+pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
+    if let Some((lazy, eager)) = set {
+        LAZY_NS.store(lazy.to_bits(), Ordering::Relaxed);
+        EAGER_NS.store(eager.to_bits(), Ordering::Relaxed);
+    }
+    (load(&LAZY_NS), load(&EAGER_NS))
+}
+
 /// Lazy mode was switched: record until flushes say otherwise.
 pub fn reset() {
     AVERAGE.store(8.0f64.to_bits(), Ordering::Relaxed);
     TRIAL.store(false, Ordering::Relaxed);
-    // The probe period counts from here too (not from earlier phases).
+    // The probe period counts from here too (not from earlier phases), and
+    // costs are measured again.
     BYPASSED.store(0, Ordering::Relaxed);
+    for a in [&LAZY_NS, &EAGER_NS, &RECORDING_NS, &EAGER_LEFT, &FLUSHES] {
+        a.store(0, Ordering::Relaxed);
+    }
 }
 
 /// A flush ran `launches` launches: the average moves towards it.

@@ -10,7 +10,7 @@
 //!
 //! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
-mod adaptive;
+pub mod adaptive;
 mod kernels;
 mod planning;
 
@@ -27,6 +27,7 @@ use kernels::{fused_kernel, repeat_kernel, single_kernel};
 use planning::{no_fuse, plan, Region};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A launch the program submitted: recorded (lazy mode), or to run now.
 pub enum Submitted {
@@ -53,7 +54,11 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     if graph::enabled() && !foreign {
         // Folding exact repeats into one node is a fusion decision: not when unfused.
         let fold = !no_fuse().load(Ordering::Relaxed);
+        let t0 = adaptive::small(&l).then(Instant::now);
         let (seq, slot) = graph::record(l, origin(), fold)?;
+        if let Some(t0) = t0 {
+            adaptive::recorded(t0.elapsed().as_nanos() as u64);
+        }
         return Ok(Submitted::Recorded(seq, slot));
     }
     Ok(Submitted::Now(l))
@@ -61,10 +66,16 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
 
 /// Runs a launch now, after the pending work it depends on.
 pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
-    if graph::enabled() {
-        let _ran = flush(Demand::Allocs(&l.allocs()))?;
+    if !graph::enabled() {
+        return eager(l, origin);
     }
-    eager(l, origin)
+    let _ran = flush(Demand::Allocs(&l.allocs()))?;
+    let t0 = adaptive::small(l).then(Instant::now);
+    let total = eager(l, origin)?;
+    if let Some(t0) = t0 {
+        adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
+    }
+    Ok(total)
 }
 
 /// Runs one launch now.
@@ -95,15 +106,20 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         return Ok(Ran(nodes));
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
-    adaptive::observe(nodes.iter().map(|n| n.count()).sum());
-    let t0 = crate::trace::on().then(std::time::Instant::now);
+    let launches = nodes.iter().map(|n| n.count()).sum();
+    adaptive::observe(launches);
+    let small = nodes.iter().all(|n| adaptive::small(&n.launch));
+    let t0 = (small || crate::trace::on()).then(Instant::now);
     let planned = plan(&nodes, &demand)?;
-    if let Some(t0) = t0 {
+    if let (Some(t0), true) = (t0, crate::trace::on()) {
         let us = t0.elapsed().as_secs_f64() * 1e6;
         trace_flush(&demand, &nodes, &planned, us);
     }
     for region in &planned.regions {
         run_region(region)?;
+    }
+    if let (Some(t0), true) = (t0, small) {
+        adaptive::flushed_small(launches, t0.elapsed().as_nanos() as u64);
     }
     Ok(Ran(nodes))
 }

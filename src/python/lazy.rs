@@ -185,6 +185,15 @@ pub fn pending_count() -> usize {
     graph::pending_count()
 }
 
+/// The adaptive bypass's measured costs per small host launch in ns,
+/// (recorded, run at once) (0: not measured); `set` replaces them, for
+/// tests of the decision that must not depend on this machine's timing.
+#[pyfunction]
+#[pyo3(signature = (set=None))]
+pub fn adaptive_costs(set: Option<(f64, f64)>) -> (f64, f64) {
+    crate::pipeline::adaptive::costs(set)
+}
+
 /// The last flush's fusion report and its DOT graph.
 #[pyfunction]
 pub fn explain_last() -> Option<(String, String)> {

@@ -63,6 +63,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::set_fusing, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::flush_all, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::adaptive_costs, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_last, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_history, m)?)?;
