@@ -144,7 +144,9 @@ def _is_view(v) -> bool:
 
 
 def _unary(name: str):
-    def fn(x, out=None):
+    # Upstream's parameter names (`pk.sqrt(view=v)`); its profiler labels are accepted and unused.
+    def fn(view, out=None, profiler_name=None):
+        x = view
         if not _is_view(x):
             x = array(np.asarray(x))
         dt = _result_dtype(name, x)
@@ -160,7 +162,8 @@ def _unary(name: str):
 
 
 def _binary(name: str):
-    def fn(x, y, out=None):
+    def fn(viewA, viewB, out=None, profiler_name=None):
+        x, y = viewA, viewB
         xv, yv = _is_view(x), _is_view(y)
         if not xv and not yv:
             return getattr(np, name)(x, y)
@@ -188,22 +191,25 @@ FUNCTIONS = {name: _unary(name) for name in UNARY}
 FUNCTIONS.update({name: _binary(name) for name in BINARY})
 
 
-def sum(x, axis=None):  # noqa: A001  (PyKokkos' name)
+def sum(view, axis=None, profiler_name=None):  # noqa: A001  (PyKokkos' name)
     """`pk.sum(x)`: a reduction kernel (with `axis`, NumPy's sum as a View)."""
+    x = view
     if axis is not None or not _is_view(x) or x.ndim not in (1, 2) or _np_dtype(x) == np.bool_:
         r = np.sum(_host(x), axis=axis)
         return array(r) if isinstance(r, np.ndarray) else r
     return parallel_reduce(_policy(x.shape), _K[f"_r_sum_{x.ndim}"], x=x)
 
 
-def mean(x, axis=None):
+def mean(view, axis=None, profiler_name=None):
+    x = view
     if axis is not None or not _is_view(x) or x.ndim not in (1, 2):
         r = np.mean(_host(x), axis=axis)
         return array(r) if isinstance(r, np.ndarray) else r
     return float(sum(x)) / x.size
 
 
-def var(x, axis=None):
+def var(view, axis=None, profiler_name=None):
+    x = view
     if axis is not None or not _is_view(x) or x.ndim not in (1, 2):
         r = np.var(_host(x), axis=axis)
         return array(r) if isinstance(r, np.ndarray) else r
@@ -211,8 +217,9 @@ def var(x, axis=None):
     return float(parallel_reduce(_policy(x.shape), _K[f"_r_sq_{x.ndim}"], m=m, x=x)) / x.size
 
 
-def dot(x, y):
+def dot(viewA, viewB):
     """`pk.dot(x, y)` of two 1-D Views: one fused multiply-and-sum kernel."""
+    x, y = viewA, viewB
     if _is_view(x) and _is_view(y) and x.ndim == y.ndim == 1 and x.shape == y.shape:
         return sum(FUNCTIONS["multiply"](x, y))
     r = np.dot(_host(x), _host(y))
@@ -237,7 +244,34 @@ for _name in ("matmul", "transpose", "hstack", "reshape", "ravel", "expand_dims"
               "searchsorted", "argmax", "linspace", "logspace", "zeros_like", "ones_like", "full_like",
               "round", "isclose", "all", "any"):
     FUNCTIONS[_name] = _via_numpy(_name, "isin" if _name == "in1d" else None)
-FUNCTIONS["np_matmul"] = _via_numpy("np_matmul", "matmul")
+
+
+def _inner(a, b) -> tuple[int, int]:
+    """The lengths matrix multiplication pairs: a's last, b's first of its last two."""
+    return a.shape[-1], b.shape[0] if len(b.shape) == 1 else b.shape[-2]
+
+
+def matmul(viewA, viewB, profiler_name=None):
+    """`pk.matmul(a, b)`: NumPy's matmul; mismatched lengths raise upstream's RuntimeError."""
+    a, b = (v if _is_view(v) else np.asarray(v) for v in (viewA, viewB))
+    if a.shape and b.shape and _inner(a, b)[0] != _inner(a, b)[1]:
+        raise RuntimeError("Input operand 1 has a mismatch in its core dimension "
+                           f"(Size {a.shape[0]} is different from {b.shape[0]})")
+    return _matmul(a, b)
+
+
+def np_matmul(viewA, viewB, profiler_name=None):
+    """`pk.np_matmul(a, b)`: NumPy's matmul up to 2-D; mismatched lengths raise upstream's RuntimeError."""
+    a, b = (v if _is_view(v) else np.asarray(v) for v in (viewA, viewB))
+    if len(a.shape) > 2 or len(b.shape) > 2:
+        raise NotImplementedError("Matmul only supports upto 2D views")
+    if a.shape and b.shape and _inner(a, b)[0] != _inner(a, b)[1]:
+        raise RuntimeError(f"Matrix dimensions are not compatible for multiplication: {viewA.shape} and {viewB.shape}")
+    return _matmul(a, b)
+
+
+_matmul = FUNCTIONS["matmul"]
+FUNCTIONS.update(matmul=matmul, np_matmul=np_matmul)
 FUNCTIONS["find_max"] = _via_numpy("find_max", "max")
 FUNCTIONS.update(sum=sum, mean=mean, var=var, dot=dot)
 

@@ -83,14 +83,17 @@ def _global_names(code) -> set:
 
 def _with_field_names(fn, instance):
     """`main` with the instance's fields also readable by their bare names
-    (`n` for `self.n`), as PyKokkos' C++ translation of main allows. The names
+    (`n` for `self.n`), and a bare `printf`, as PyKokkos' C++ translation of main allows. The names
     are bound when main starts: main that rebinds `self.n` reads `self.n`."""
     fields = vars(instance)
-    names = {n for n in _global_names(fn.__code__) if n in fields}
-    if not names:
+    used = _global_names(fn.__code__)
+    extra = {n: fields[n] for n in used if n in fields}
+    if "printf" in used and "printf" not in fn.__globals__ and "printf" not in extra:
+        extra["printf"] = printf  # main translated by upstream is C++: printf is C's
+    if not extra:
         return fn
     g = dict(fn.__globals__)
-    g.update({n: fields[n] for n in names})
+    g.update(extra)
     return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 

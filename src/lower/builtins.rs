@@ -93,6 +93,8 @@ impl FnCx<'_> {
                 }
                 "range" => unsupported(e.span, "range(...) is only allowed as the iterable of a 'for' loop"),
                 "print" => unsupported(e.span, "print() is not available in kernels; use pk.printf(\"%f\\n\", x)"),
+                // Upstream's translator takes a bare printf(...) as pk.printf.
+                "printf" if !self.globals.contains_key("printf") => self.printf(args, e),
                 _ => match self.globals.get(n.as_str()).cloned() {
                     // PyKokkos also accepts bare Kokkos math names: sqrt(x), floor(x).
                     None if is_math_name(n) => self.math_call(n, args, e, false),

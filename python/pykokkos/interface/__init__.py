@@ -1,0 +1,1 @@
+"""Upstream PyKokkos' `pykokkos.interface` module paths, for programs that import from them."""

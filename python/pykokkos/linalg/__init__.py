@@ -1,0 +1,1 @@
+"""Upstream PyKokkos' `pykokkos.linalg` (BLAS-like routines as kernels)."""

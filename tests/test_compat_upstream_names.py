@@ -1,0 +1,80 @@
+"""Call forms upstream PyKokkos' own tests and examples use (checked against its
+test suite, fetched outside our tree): the array functions' keyword names,
+matmul's errors, `pykokkos.linalg.l3_blas.dgemm`, the upstream module path of
+the dtypes, and a bare `printf` in kernels and in a workload's main. Values
+are checked against NumPy."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+
+def test_array_functions_take_upstreams_keyword_names():
+    x = np.arange(1.0, 11.0)
+    v = pk.array(x)
+    np.testing.assert_allclose(pk.sqrt(view=v), np.sqrt(x))
+    np.testing.assert_allclose(pk.log(view=v, profiler_name="log"), np.log(x))
+    np.testing.assert_allclose(pk.add(viewA=v, viewB=v), x + x)
+    assert pk.mean(view=v) == pytest.approx(x.mean())
+    assert pk.var(view=v) == pytest.approx(x.var())
+    assert float(pk.dot(viewA=v, viewB=v)) == pytest.approx(x @ x)
+
+
+def test_matmul_mismatches_raise_upstreams_runtime_errors():
+    b = pk.array(np.full((10, 1), 2.0))
+    with pytest.raises(RuntimeError) as e:
+        pk.matmul(pk.array(np.arange(11.0)), b)
+    assert e.value.args[0] == "Input operand 1 has a mismatch in its core dimension (Size 11 is different from 10)"
+    np.testing.assert_allclose(pk.matmul(pk.array(np.arange(10.0)), b), np.arange(10.0) @ np.full((10, 1), 2.0))
+    a1, a2 = pk.array(np.ones(4)), pk.array(np.ones((3, 3)))
+    for p, q in ((a1, a2), (a2, a1)):
+        with pytest.raises(RuntimeError) as e:
+            pk.np_matmul(p, q)
+        assert e.value.args[0] == f"Matrix dimensions are not compatible for multiplication: {p.shape} and {q.shape}"
+    m, n = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(pk.np_matmul(pk.array(m), pk.array(n)), m @ n)
+
+
+def test_dgemm_from_upstreams_linalg_module():
+    from pykokkos.linalg.l3_blas import dgemm
+
+    rng = np.random.default_rng(4)
+    a, b, c = rng.random((11, 7)), rng.random((7, 5)), rng.random((11, 5))
+    got = dgemm(alpha=1.5, view_a=pk.array(a), view_b=pk.array(b), beta=0.5, view_c=pk.array(c))
+    assert got.shape == (11, 5)
+    np.testing.assert_allclose(np.asarray(got), 1.5 * a @ b + 0.5 * c, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(dgemm(2.0, pk.array(a), pk.array(b))), 2.0 * a @ b, rtol=1e-13)
+    with pytest.raises(ValueError, match="does not match"):
+        dgemm(1.0, pk.array(a), pk.array(c))
+
+
+def test_dtypes_under_upstreams_module_path():
+    from pykokkos.interface.data_types import float64, int32
+
+    assert int32 is pk.int32 and float64 is pk.float64
+    assert pk.View([3], int32).dtype is pk.int32
+
+
+@pk.workunit
+def bare_printf(i: int, x: pk.View1D[pk.double]):
+    printf("x[%d] = %.1f\n", i, x[i])  # noqa: F821  (upstream's translator provides it)
+
+
+@pk.workload
+class PrintsInMain:
+    def __init__(self):
+        self.n = 3
+
+    @pk.main
+    def run(self):
+        printf("n = %d\n", self.n)  # noqa: F821
+
+
+def test_a_bare_printf_prints_from_kernels_and_from_main(capfd):
+    pk.parallel_for(pk.RangePolicy(pk.Serial, 0, 2), bare_printf, x=pk.array(np.array([1.5, 2.5])))
+    pk.fence()
+    pk.execute(pk.ExecutionSpace.Default, PrintsInMain())
+    out = capfd.readouterr().out
+    assert "x[0] = 1.5\nx[1] = 2.5\n" in out and "n = 3\n" in out
