@@ -20,6 +20,9 @@ def test_array_functions_take_upstreams_keyword_names():
     assert pk.mean(view=v) == pytest.approx(x.mean())
     assert pk.var(view=v) == pytest.approx(x.var())
     assert float(pk.dot(viewA=v, viewB=v)) == pytest.approx(x @ x)
+    for dt in (np.float64, np.float32):  # sign(NaN) is NaN, as in NumPy
+        s = np.array([-5.0, 4.5, np.nan, 0.0], dtype=dt)
+        np.testing.assert_array_equal(pk.sign(view=pk.array(s)), np.sign(s))
 
 
 def test_matmul_mismatches_raise_upstreams_runtime_errors():
@@ -55,6 +58,8 @@ def test_dtypes_under_upstreams_module_path():
 
     assert int32 is pk.int32 and float64 is pk.float64
     assert pk.View([3], int32).dtype is pk.int32
+    # Upstream's dtypes are classes, and its tests parse str(dtype) as one.
+    assert str(pk.asarray(pk.pi).dtype).split(".")[-1][:-2] == str(np.asarray(np.pi).dtype)
 
 
 @pk.workunit

@@ -32,7 +32,7 @@ UNARY = {
     "cos": "math.cos(x)", "tan": "math.tan(x)", "tanh": "math.tanh(x)", "negative": "-x",
     "positive": "x", "square": "x * x", "reciprocal": "1 / x", "floor": "math.floor(x)",
     "ceil": "math.ceil(x)", "trunc": "math.trunc(x)", "isnan": "math.isnan(x)", "isinf": "math.isinf(x)",
-    "isfinite": "math.isfinite(x)", "logical_not": "not x", "sign": "(x > 0) - (x < 0)",
+    "isfinite": "math.isfinite(x)", "logical_not": "not x", "sign": "x if x != x else float((x > 0) - (x < 0))",  # sign(NaN) is NaN
 }
 BINARY = {
     "add": "x + y", "subtract": "x - y", "multiply": "x * y", "divide": "x / y", "true_divide": "x / y",

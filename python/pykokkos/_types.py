@@ -14,6 +14,8 @@ _NUMPY = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, 
 # Repeated values make aliases: pk.float is float32 and pk.double/pk.real float64, as in PyKokkos.
 DataType = enum.Enum("DataType", [(n, i) for i, n in enumerate(_NAMES)] + [("float", 9), ("double", 10), ("real", 10)])
 DataType.__doc__ = "Element types of Views (pk.double, pk.int32, pk.complex128, ...)."
+# Upstream's dtypes are classes; programs (and its tests) parse str(view.dtype) as one.
+DataType.__str__ = lambda self: f"<class 'pykokkos.interface.data_types.{self.name}'>"
 
 
 def _make_value(self, *args):
