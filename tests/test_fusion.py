@@ -646,6 +646,7 @@ print(seen)
 """
 
 
+@pytest.mark.host_only("the adaptive bypass is for host launches; GPU launches are always recorded")
 def test_small_host_launches_run_at_once_while_recording_costs_more():
     """The bypass's cost signal: the first flush measures a recorded launch,
     a trial of 16 launches the same launches run at once; while recording
