@@ -142,7 +142,7 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
             return float(pk.parallel_reduce(N, total, t=live))
 
         ours()
-        times[fused] = best(ours, 5)
+        times[fused] = best(ours, 20)
         vals[fused] = ours()
     lazy(False)
     xc = cp.ones(N)
@@ -160,7 +160,7 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
 
     for name, f in (("cupy", plain), ("cupy_fuse", fused_cp)):
         vals[name] = float(f(xc))
-        times[name] = best(lambda f=f: float(f(xc)), 5)
+        times[name] = best(lambda f=f: float(f(xc)), 20)
     ref = vals[False]
     ok = all(abs(v - ref) <= 1e-9 * abs(ref) for v in vals.values())
     return {"live_eager_ms": times[False] * 1e3, "live_fused_ms": times[True] * 1e3,

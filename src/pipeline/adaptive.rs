@@ -12,9 +12,10 @@
 //!   kernels fused still run about as long as apart, so on the host the
 //!   bookkeeping can cost more than fusion saves.
 //!
-//! While launches run at once no flush sees them, so every `PROBE`-th small
+//! While launches run at once no flush sees them, so every `PERIOD`-th small
 //! launch starts a trial: launches are recorded again until the next flush,
-//! which updates both averages. While they are recorded, every `PROBE`-th
+//! which updates both averages (the period doubles while trials keep finding
+//! that recording does not pay). While they are recorded, every `PROBE`-th
 //! flush runs the next `EAGER_TRIAL` launches at once to measure that side.
 //! `PK_FUSION_DISABLE=adaptive` switches both off, `=adaptive_cost` the
 //! second (the test suite does: its fusion checks must not depend on
@@ -40,6 +41,11 @@ const MARGIN: f64 = 1.25;
 /// Average launches per flush (f64 bits); starts high: record by default.
 static AVERAGE: AtomicU64 = AtomicU64::new(0x4020_0000_0000_0000); // 8.0
 static BYPASSED: AtomicU64 = AtomicU64::new(0);
+/// Launches run at once between trials: `PROBE`, doubled (up to
+/// `MAX_PERIOD`) by each trial that finds recording still does not pay,
+/// back to `PROBE` when it does.
+static PERIOD: AtomicU64 = AtomicU64::new(PROBE);
+const MAX_PERIOD: u64 = 16 * PROBE;
 static TRIAL: AtomicBool = AtomicBool::new(false);
 /// Nanoseconds per small host launch, recorded and run at once (f64 bits,
 /// moving averages; 0: not measured yet).
@@ -98,7 +104,8 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     if !few && !costly {
         return false;
     }
-    if BYPASSED.fetch_add(1, Ordering::Relaxed) % PROBE == PROBE - 1 {
+    if BYPASSED.fetch_add(1, Ordering::Relaxed) + 1 >= PERIOD.load(Ordering::Relaxed) {
+        BYPASSED.store(0, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
         return false;
     }
@@ -147,6 +154,7 @@ pub fn reset() {
     // The probe period counts from here too (not from earlier phases), and
     // costs are measured again.
     BYPASSED.store(0, Ordering::Relaxed);
+    PERIOD.store(PROBE, Ordering::Relaxed);
     for a in [&LAZY_NS, &EAGER_NS, &RECORDING_NS, &EAGER_LEFT, &FLUSHES] {
         a.store(0, Ordering::Relaxed);
     }
@@ -157,5 +165,12 @@ pub fn observe(launches: usize) {
     let avg = f64::from_bits(AVERAGE.load(Ordering::Relaxed));
     let next = 0.75 * avg + 0.25 * launches as f64;
     AVERAGE.store(next.to_bits(), Ordering::Relaxed);
-    TRIAL.store(false, Ordering::Relaxed);
+    if TRIAL.swap(false, Ordering::Relaxed) {
+        // A trial ended: probe less often while trials find nothing to gain.
+        let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
+        let bypass = next <= FEW || (cost_aware() && eager > 0.0 && lazy > MARGIN * eager);
+        let p = PERIOD.load(Ordering::Relaxed);
+        let p = if bypass { (2 * p).min(MAX_PERIOD) } else { PROBE };
+        PERIOD.store(p, Ordering::Relaxed);
+    }
 }

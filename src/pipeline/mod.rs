@@ -69,7 +69,10 @@ pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if !graph::enabled() {
         return eager(l, origin);
     }
-    let _ran = flush(Demand::Allocs(&l.allocs()))?;
+    // Nothing pending (the common case once launches run at once): no flush.
+    if graph::pending_count() > 0 {
+        let _ran = flush(Demand::Allocs(&l.allocs()))?;
+    }
     let t0 = adaptive::small(l).then(Instant::now);
     let total = eager(l, origin)?;
     if let Some(t0) = t0 {
