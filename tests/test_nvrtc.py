@@ -291,7 +291,8 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 
 @pytest.mark.device_only
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
-    """A new for and sum leave cubins; the sum's bits equal the Kokkos path's."""
+    """New fors (1-D and 2-D, both layouts) and reductions (a sum, Min, Max, BAnd,
+    an empty range) through NVRTC and through nvcc give NumPy's values; cubins land."""
     script = tmp_path / "probe.py"
     script.write_text(textwrap.dedent("""
         import sys, numpy as np, pykokkos as pk
@@ -305,6 +306,23 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         def norm(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
             acc += a[i] * a[i]
 
+        @pk.workunit
+        def grid(i: int, j: int, m: pk.View2D[pk.double], s: pk.View2D[pk.double]):
+            m[i, j] = 3.0 * i - j + s[i, j]
+
+        @pk.workunit
+        def low(i: int, j: int, acc: pk.Acc[pk.double], m: pk.View2D[pk.double]):
+            if m[i, j] < acc:
+                acc = m[i, j]
+
+        @pk.workunit
+        def high(i: int, acc: pk.Acc[pk.float], a: pk.View1D[pk.double]):
+            acc = max(acc, float(a[i]))
+
+        @pk.workunit
+        def bits(i: int, acc: pk.Acc[pk.int64], k: pk.View1D[pk.int64]):
+            acc &= k[i]
+
         n = 3_000_001
         a = pk.View([n], pk.double)
         pk.parallel_for(n, fill, a=a)
@@ -314,7 +332,27 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         # CUDA's sin is within 2 ulp of NumPy's, not equal to it.
         np.testing.assert_allclose(np.asarray(a), ref, rtol=1e-14, atol=1e-15)
         assert abs(r - np.dot(ref, ref)) <= 1e-12 * r
-        print(repr(r))
+        # A 2-D for over a range inside the views, in both layouts; Min over it.
+        shape, lo, hi = (1000, 777), [3, 5], [1000, 770]
+        s = np.random.default_rng(1).normal(size=shape)
+        mins = []
+        for lay in (pk.LayoutRight, pk.LayoutLeft):
+            m, sv = pk.View(list(shape), pk.double, layout=lay), pk.View(list(shape), pk.double, layout=lay)
+            sv[:] = s
+            pk.parallel_for(pk.MDRangePolicy(lo, hi), grid, m=m, s=sv)
+            ii, jj = np.indices(shape)
+            inside = (ii >= lo[0]) & (jj >= lo[1]) & (jj < hi[1])
+            np.testing.assert_array_equal(np.asarray(m), np.where(inside, 3.0 * ii - jj + s, 0.0))
+            mins.append(pk.parallel_reduce(pk.MDRangePolicy(lo, hi), low, reducer=pk.Min, m=m))
+            assert mins[-1] == (3.0 * ii - jj + s)[inside].min()
+        top = pk.parallel_reduce(n, high, reducer=pk.Max, a=a)
+        assert top == np.float32(ref.max())
+        k = pk.array(np.random.default_rng(2).integers(0, 1 << 40, size=5000) | 0b101)
+        assert pk.parallel_reduce(5000, bits, reducer=pk.BAnd, k=k) == np.bitwise_and.reduce(np.asarray(k))
+        # Empty ranges give Kokkos' identities.
+        empty = pk.parallel_reduce(pk.RangePolicy(0, 0), high, reducer=pk.Max, a=a)
+        assert empty == -np.finfo(np.float32).max
+        print(repr(r), repr(mins), repr(top), repr(empty))
     """))
     base = dict(os.environ, PK_FUSE="0")
     if os.environ.get("PK_CACHE_DIR"):  # the Kokkos build stays where it is: only kernels are new
@@ -327,8 +365,11 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         runs[nvrtc] = r.stdout.strip()
     cubins = list(_kernel_dir().glob("*.cubin"))
     assert cubins, "no kernel went through NVRTC"
-    # Different reduction orders may differ in the last bits; both match NumPy above.
-    assert abs(float(runs["1"]) - float(runs["0"])) <= 1e-12 * abs(float(runs["0"]))
+    # Different reduction orders may differ in the last bits of a sum; both match
+    # NumPy above. Min and Max are exact, and equal.
+    (r1, rest1), (r0, rest0) = (runs[k].split(" ", 1) for k in ("1", "0"))
+    assert abs(float(r1) - float(r0)) <= 1e-12 * abs(float(r0))
+    assert rest1 == rest0
 
 
 def _kernel_dir():
