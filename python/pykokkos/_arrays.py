@@ -261,10 +261,9 @@ def matmul(viewA, viewB, profiler_name=None):
 
 
 def np_matmul(viewA, viewB, profiler_name=None):
-    """`pk.np_matmul(a, b)`: NumPy's matmul up to 2-D; mismatched lengths raise upstream's RuntimeError."""
+    """`pk.np_matmul(a, b)`: NumPy's matmul (upstream's stops at 2-D); mismatched lengths
+    raise upstream's RuntimeError."""
     a, b = (v if _is_view(v) else np.asarray(v) for v in (viewA, viewB))
-    if len(a.shape) > 2 or len(b.shape) > 2:
-        raise NotImplementedError("Matmul only supports upto 2D views")
     if a.shape and b.shape and _inner(a, b)[0] != _inner(a, b)[1]:
         raise RuntimeError(f"Matrix dimensions are not compatible for multiplication: {viewA.shape} and {viewB.shape}")
     return _matmul(a, b)

@@ -223,7 +223,8 @@ mod tests {
 
     fn parts(kind: DeviceKind, rank: usize, left_fastest: bool) -> DeviceParts {
         DeviceParts {
-            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n".into(),
+            functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n"
+                .into(),
             fname: "F".into(),
             unpack: String::new(),
             views: 0,
@@ -268,7 +269,10 @@ mod tests {
         assert!(band.contains("v = (uint8_t)(~(uint8_t)0);"));
         // Kokkos 3.4 reduces bools as int32 and the entry writes a bool.
         let land = one(Reducer::LAnd, DType::Bool).unwrap();
-        assert!(land.contains("typedef int32_t pk_vt;") && land.contains("*(bool*)(out + 0) = (bool)s[0];"));
+        assert!(
+            land.contains("typedef int32_t pk_vt;")
+                && land.contains("*(bool*)(out + 0) = (bool)s[0];")
+        );
         // Kokkos has no float identity for bitwise/logical joins, nor a
         // scalar form of the location reducers.
         assert!(one(Reducer::BOr, DType::F64).is_none());

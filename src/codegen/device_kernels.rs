@@ -17,7 +17,9 @@ pub fn for_kernel(head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
 pub fn head(fname: &str, unpack: &str, rank: usize) -> String {
     let mut s = format!("  {fname} f;\n{unpack}");
     for d in 0..rank {
-        s.push_str(&format!("  const int64_t pk_e{d} = a.hi[{d}] - a.lo[{d}];\n"));
+        s.push_str(&format!(
+            "  const int64_t pk_e{d} = a.hi[{d}] - a.lo[{d}];\n"
+        ));
     }
     let n: Vec<String> = (0..rank).map(|d| format!("pk_e{d}")).collect();
     s.push_str(&format!(
@@ -51,7 +53,10 @@ pub fn item(rank: usize, left_fastest: bool, t: &str, acc: &str) -> String {
             "    const int64_t pk_i{d} = pk_r % pk_e{d};\n    pk_r /= pk_e{d};\n"
         ));
     }
-    s.push_str(&format!("    const int64_t pk_i{} = pk_r;\n", order[rank - 1]));
+    s.push_str(&format!(
+        "    const int64_t pk_i{} = pk_r;\n",
+        order[rank - 1]
+    ));
     let idx: Vec<String> = (0..rank).map(|d| format!("a.lo[{d}] + pk_i{d}")).collect();
     s.push_str(&format!("    f({}{acc});\n  }}", idx.join(", ")));
     s
@@ -138,7 +143,11 @@ pub fn covers(t: &Total) -> bool {
 /// of the same range, so totals are reproducible.
 pub fn reduce_kernel(totals: &[Total], head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
     let multi = totals.len() > 1;
-    let vt = if multi { "pk_vals" } else { acc_type(&totals[0]) };
+    let vt = if multi {
+        "pk_vals"
+    } else {
+        acc_type(&totals[0])
+    };
     let field = |r: usize, v: &str| {
         if multi {
             format!("{v}.r{r}")
@@ -158,7 +167,11 @@ pub fn reduce_kernel(totals: &[Total], head: &str, item: &dyn Fn(&str, &str) -> 
     let joins = each(&|r, t| join(t, &field(r, "x"), &field(r, "y")));
     let load = each(&|r, _| {
         let f = field(r, "v");
-        let p = if multi { format!("p->r{r}") } else { "*p".into() };
+        let p = if multi {
+            format!("p->r{r}")
+        } else {
+            "*p".into()
+        };
         format!("{f} = *(const volatile decltype({f})*)&{p};")
     });
     let write = each(&|r, t| {

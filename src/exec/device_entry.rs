@@ -66,7 +66,11 @@ impl DeviceEntry {
             ));
         }
         if lo.len() < self.rank || hi.len() < self.rank {
-            return Err(format!("a rank-{} range got {} bounds", self.rank, lo.len().min(hi.len())));
+            return Err(format!(
+                "a rank-{} range got {} bounds",
+                self.rank,
+                lo.len().min(hi.len())
+            ));
         }
         // The work items; none: a for has nothing to do, a reduction still
         // runs (on one block) to write its identities, as Kokkos' does.

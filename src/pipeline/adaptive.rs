@@ -84,7 +84,11 @@ fn load(a: &AtomicU64) -> f64 {
 /// A moving average that starts at its first sample.
 fn mix(a: &AtomicU64, sample: f64) {
     let old = load(a);
-    let next = if old == 0.0 { sample } else { 0.75 * old + 0.25 * sample };
+    let next = if old == 0.0 {
+        sample
+    } else {
+        0.75 * old + 0.25 * sample
+    };
     a.store(next.to_bits(), Ordering::Relaxed);
 }
 
@@ -170,7 +174,11 @@ pub fn observe(launches: usize) {
         let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
         let bypass = next <= FEW || (cost_aware() && eager > 0.0 && lazy > MARGIN * eager);
         let p = PERIOD.load(Ordering::Relaxed);
-        let p = if bypass { (2 * p).min(MAX_PERIOD) } else { PROBE };
+        let p = if bypass {
+            (2 * p).min(MAX_PERIOD)
+        } else {
+            PROBE
+        };
         PERIOD.store(p, Ordering::Relaxed);
     }
 }
