@@ -81,8 +81,15 @@ fn load(a: &AtomicU64) -> f64 {
     f64::from_bits(a.load(Ordering::Relaxed))
 }
 
+/// Per-launch samples above this (ns) are no launch's cost but a compile's
+/// (a kernel's first use) or a pause of the machine: not averaged in.
+const OUTLIER_NS: f64 = 1e6;
+
 /// A moving average that starts at its first sample.
 fn mix(a: &AtomicU64, sample: f64) {
+    if sample > OUTLIER_NS {
+        return;
+    }
     let old = load(a);
     let next = if old == 0.0 {
         sample
@@ -102,10 +109,7 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
         EAGER_LEFT.fetch_sub(1, Ordering::Relaxed);
         return true;
     }
-    let few = load(&AVERAGE) <= FEW;
-    let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
-    let costly = cost_aware() && eager > 0.0 && lazy > MARGIN * eager;
-    if !few && !costly {
+    if !does_not_pay(load(&AVERAGE)) {
         return false;
     }
     if BYPASSED.fetch_add(1, Ordering::Relaxed) + 1 >= PERIOD.load(Ordering::Relaxed) {
@@ -114,6 +118,13 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
         return false;
     }
     true
+}
+
+/// Whether recording small host launches does not pay: flushes of `average`
+/// launches fuse nothing, or recording measurably costs more.
+fn does_not_pay(average: f64) -> bool {
+    let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
+    average <= FEW || (cost_aware() && eager > 0.0 && lazy > MARGIN * eager)
 }
 
 /// A small host launch was recorded in `ns`.
@@ -171,10 +182,8 @@ pub fn observe(launches: usize) {
     AVERAGE.store(next.to_bits(), Ordering::Relaxed);
     if TRIAL.swap(false, Ordering::Relaxed) {
         // A trial ended: probe less often while trials find nothing to gain.
-        let (lazy, eager) = (load(&LAZY_NS), load(&EAGER_NS));
-        let bypass = next <= FEW || (cost_aware() && eager > 0.0 && lazy > MARGIN * eager);
         let p = PERIOD.load(Ordering::Relaxed);
-        let p = if bypass {
+        let p = if does_not_pay(next) {
             (2 * p).min(MAX_PERIOD)
         } else {
             PROBE
