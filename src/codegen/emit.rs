@@ -5,11 +5,15 @@ use crate::types::{DType, Layout, Space, ViewTy};
 /// The dispatch of a 1-D parallel_for of functor `f` over `lo[0]..hi[0]` (single
 /// and fused kernels). On the GPU it goes through `pk::cuda_for` (prelude.hpp):
 /// Kokkos 3.4's RangePolicy block sizing costs a fifth of the bandwidth there.
-pub fn range_for(space: Space, label: &str, policy: &str) -> String {
+/// On the host through `pk::host_for`: short ranges run in place.
+pub fn range_for(space: Space, label: &str) -> String {
     if space == Space::Cuda {
         format!("    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n")
     } else {
-        format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")
+        format!(
+            "    pk::host_for<{}>(\"{label}\", f, lo[0], hi[0]);\n",
+            space.cpp()
+        )
     }
 }
 

@@ -215,7 +215,7 @@ pub fn generate(
     );
     let clabel = label.replace('"', "'");
     match reduces.len() {
-        0 => s.push_str(&range_for(space, &clabel, &policy)),
+        0 => s.push_str(&range_for(space, &clabel)),
         1 => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             if lowered[reduces[0]].acc_only_added {

@@ -169,9 +169,28 @@ struct Chunked {
 // short range of costly items, or items of uneven cost (a triangular pair
 // loop), spreads over every thread. Either way the static schedule keeps the
 // order of the additions, and so the total, the same from run to run.
+// Host launches of at most this many items run in place, on the launching
+// thread: handing them to the OpenMP threads (a fork and a barrier) costs
+// more than their work. Kokkos' parallel_for promises no order, so running
+// them in order is one of its schedules.
+constexpr int64_t SERIAL_ITEMS = 128;
+template <class Space, class F>
+void host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
+  if (hi - lo <= SERIAL_ITEMS) {
+    for (int64_t i = lo; i < hi; ++i) f(i);
+    return;
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(lo, hi), f);
+}
 template <class Space, class F, class T>
 void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
   const int64_t items   = hi > lo ? hi - lo : 0;
+  if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
+    T acc = T();
+    if (items > 0) Chunked<F, T>{f, lo, hi, items, 1, 1, 1}(0, acc);
+    r = acc;
+    return;
+  }
   const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
   const bool deal       = items <= (int64_t(1) << 20) && threads > 1;
   int64_t chunk         = 4096;

@@ -158,7 +158,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let label = sanitize(&spec.label);
     match (spec.pattern, acc_dt) {
         (Pattern::For, _) if nidx == 1 && !team => {
-            s.push_str(&range_for(spec.space, &label, &policy))
+            s.push_str(&range_for(spec.space, &label))
         }
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
         (Pattern::Reduce, Some(d)) if nidx == 1 && !team && lw.acc_only_added => {

@@ -70,6 +70,9 @@ pub(super) static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Gr
 /// Returns its sequence number and, for reductions and scans, its result slot.
 /// Whether `l` repeats the newest pending launch (it may fold into it).
 pub fn folds_into_newest(l: &Launch) -> bool {
+    if pending_count() == 0 {
+        return false;
+    }
     let g = GRAPH.lock().unwrap();
     g.by_seq
         .last_key_value()

@@ -102,15 +102,16 @@ fn mix(a: &AtomicU64, sample: f64) {
 /// Whether `l` should run at once rather than be recorded; `folds` says
 /// whether it would fold into the newest pending launch (that pays: kept).
 pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
-    if !small(l) || TRIAL.load(Ordering::Relaxed) || folds() {
+    if !small(l) || TRIAL.load(Ordering::Relaxed) {
         return false;
     }
-    if EAGER_LEFT.load(Ordering::Relaxed) > 0 {
+    let trial = EAGER_LEFT.load(Ordering::Relaxed) > 0;
+    if (!trial && !does_not_pay(load(&AVERAGE))) || folds() {
+        return false;
+    }
+    if trial {
         EAGER_LEFT.fetch_sub(1, Ordering::Relaxed);
         return true;
-    }
-    if !does_not_pay(load(&AVERAGE)) {
-        return false;
     }
     if BYPASSED.fetch_add(1, Ordering::Relaxed) + 1 >= PERIOD.load(Ordering::Relaxed) {
         BYPASSED.store(0, Ordering::Relaxed);
@@ -130,6 +131,13 @@ fn does_not_pay(average: f64) -> bool {
 /// A small host launch was recorded in `ns`.
 pub fn recorded(ns: u64) {
     RECORDING_NS.fetch_add(ns, Ordering::Relaxed);
+}
+
+/// Whether to time this small launch run at once: each one of a trial, and
+/// one in eight otherwise (reading the clock is a fair part of a tiny launch).
+pub fn time_at_once() -> bool {
+    static RUNS: AtomicU64 = AtomicU64::new(0);
+    EAGER_LEFT.load(Ordering::Relaxed) > 0 || RUNS.fetch_add(1, Ordering::Relaxed) % 8 == 0
 }
 
 /// A small host launch ran at once in `ns`.
@@ -166,13 +174,13 @@ pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
 pub fn reset() {
     AVERAGE.store(8.0f64.to_bits(), Ordering::Relaxed);
     TRIAL.store(false, Ordering::Relaxed);
-    // The probe period counts from here too (not from earlier phases), and
-    // costs are measured again.
+    // The probe period counts from here too (not from earlier phases). The
+    // measured costs stay: what a launch costs recorded or run at once is
+    // the machine's, not the phase's (the next flush measures again).
     BYPASSED.store(0, Ordering::Relaxed);
     PERIOD.store(PROBE, Ordering::Relaxed);
-    for a in [&LAZY_NS, &EAGER_NS, &RECORDING_NS, &EAGER_LEFT, &FLUSHES] {
-        a.store(0, Ordering::Relaxed);
-    }
+    RECORDING_NS.store(0, Ordering::Relaxed);
+    FLUSHES.store(0, Ordering::Relaxed);
 }
 
 /// A flush ran `launches` launches: the average moves towards it.
