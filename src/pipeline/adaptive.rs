@@ -13,8 +13,9 @@
 //!   bookkeeping can cost more than fusion saves.
 //!
 //! While launches run at once no flush sees them, so every `PERIOD`-th small
-//! launch starts a trial: launches are recorded again until the next flush,
-//! which updates both averages (the period doubles while trials keep finding
+//! launch starts a trial: launches are recorded again until the next flush
+//! (or for `TRIAL_LAUNCHES`, which count as a flush that size), which updates
+//! both averages (the period doubles while trials keep finding
 //! that recording does not pay). While they are recorded, every `PROBE`-th
 //! flush runs the next `EAGER_TRIAL` launches at once to measure that side.
 //! `PK_FUSION_DISABLE=adaptive` switches both off, `=adaptive_cost` the
@@ -47,6 +48,9 @@ static BYPASSED: AtomicU64 = AtomicU64::new(0);
 static PERIOD: AtomicU64 = AtomicU64::new(PROBE);
 const MAX_PERIOD: u64 = 16 * PROBE;
 static TRIAL: AtomicBool = AtomicBool::new(false);
+/// Most launches a trial of recording records before it counts as a flush.
+const TRIAL_LAUNCHES: u64 = 64;
+static TRIAL_LEFT: AtomicU64 = AtomicU64::new(0);
 /// Nanoseconds per small host launch, recorded and run at once (f64 bits,
 /// moving averages; 0: not measured yet).
 static LAZY_NS: AtomicU64 = AtomicU64::new(0);
@@ -85,10 +89,10 @@ fn load(a: &AtomicU64) -> f64 {
 /// (a kernel's first use) or a pause of the machine: not averaged in.
 const OUTLIER_NS: f64 = 1e6;
 
-/// A moving average that starts at its first sample.
-fn mix(a: &AtomicU64, sample: f64) {
+/// A moving average that starts at its first sample; whether it took it.
+fn mix(a: &AtomicU64, sample: f64) -> bool {
     if sample > OUTLIER_NS {
-        return;
+        return false;
     }
     let old = load(a);
     let next = if old == 0.0 {
@@ -97,6 +101,7 @@ fn mix(a: &AtomicU64, sample: f64) {
         0.75 * old + 0.25 * sample
     };
     a.store(next.to_bits(), Ordering::Relaxed);
+    true
 }
 
 /// Whether `l` should run at once rather than be recorded; `folds` says
@@ -115,6 +120,7 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     }
     if BYPASSED.fetch_add(1, Ordering::Relaxed) + 1 >= PERIOD.load(Ordering::Relaxed) {
         BYPASSED.store(0, Ordering::Relaxed);
+        TRIAL_LEFT.store(TRIAL_LAUNCHES, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
         return false;
     }
@@ -131,6 +137,11 @@ fn does_not_pay(average: f64) -> bool {
 /// A small host launch was recorded in `ns`.
 pub fn recorded(ns: u64) {
     RECORDING_NS.fetch_add(ns, Ordering::Relaxed);
+    // A trial of a program that reads nothing for long ends before its flush:
+    // that many launches between reads is a flush of that size.
+    if TRIAL.load(Ordering::Relaxed) && TRIAL_LEFT.fetch_sub(1, Ordering::Relaxed) == 1 {
+        observe(TRIAL_LAUNCHES as usize);
+    }
 }
 
 /// Whether to time this small launch run at once: each one of a trial, and
@@ -152,7 +163,9 @@ pub fn flushed_small(launches: usize, ns: u64) {
     if launches == 0 || !cost_aware() {
         return;
     }
-    mix(&LAZY_NS, (ns + recording) as f64 / launches as f64);
+    if !mix(&LAZY_NS, (ns + recording) as f64 / launches as f64) {
+        return;
+    }
     let n = FLUSHES.fetch_add(1, Ordering::Relaxed);
     // Measure the other side now and then (first: once recording was measured).
     if n % PROBE == 0 {
@@ -161,11 +174,13 @@ pub fn flushed_small(launches: usize, ns: u64) {
 }
 
 /// The measured costs (recorded, run at once; ns per launch), after
-/// replacing them with `set` when given.
+/// replacing them with `set` when given (which also ends a trial of running
+/// at once: tests start from a known state).
 pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
     if let Some((lazy, eager)) = set {
         LAZY_NS.store(lazy.to_bits(), Ordering::Relaxed);
         EAGER_NS.store(eager.to_bits(), Ordering::Relaxed);
+        EAGER_LEFT.store(0, Ordering::Relaxed);
     }
     (load(&LAZY_NS), load(&EAGER_NS))
 }
