@@ -9,7 +9,7 @@
 //! with no bounds checks, atomics, printf or complex numbers. Anything else
 //! keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
-use crate::types::{DType, Reducer};
+pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
 pub const SHIM: &str = concat!(
@@ -17,11 +17,6 @@ pub const SHIM: &str = concat!(
     include_str!("portable.hpp")
 );
 
-/// Threads per block of the generated for and reduce kernels, and the most
-/// blocks a reduction uses (the runtime sizes its scratch by it).
-pub const FOR_BLOCK: u32 = 128;
-pub const REDUCE_BLOCK: u32 = 256;
-pub const REDUCE_MAX_BLOCKS: u32 = 1024;
 /// Bounds slots of `pk_args` (Kokkos' MDRange goes up to rank 6; a 1-D
 /// run of repeated launches passes its count in `hi[1]`).
 pub const MAX_RANK: usize = 8;
@@ -36,23 +31,6 @@ pub enum DeviceKind {
     For,
     /// `pk_reduce`: these totals, each in a 16-byte result slot.
     Reduce(Vec<Total>),
-}
-
-/// One total of a reduction: its type, and the built-in reducer that joins
-/// it (None: a sum).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Total {
-    pub dtype: DType,
-    pub reducer: Option<Reducer>,
-}
-
-impl Total {
-    pub fn sum(dtype: DType) -> Total {
-        Total {
-            dtype,
-            reducer: None,
-        }
-    }
 }
 
 /// The pieces of a generated Kokkos translation unit the NVRTC form reuses.
@@ -194,6 +172,7 @@ fn from_params(unpack: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::{DType, Reducer};
 
     #[test]
     fn unpacking_reads_the_kernel_parameter() {

@@ -1,8 +1,30 @@
 //! The dispatching kernels of the NVRTC form (device.rs): `pk_for` and
 //! `pk_reduce`, grid-stride over the flattened index space, each work item
 //! handed to the functor with its multi-dimensional index.
-use super::device::{Total, FOR_BLOCK, REDUCE_BLOCK};
 use crate::types::{DType, Reducer};
+
+/// Threads per block of the generated for and reduce kernels, and the most
+/// blocks a reduction uses (the runtime sizes its scratch by it).
+pub const FOR_BLOCK: u32 = 128;
+pub const REDUCE_BLOCK: u32 = 256;
+pub const REDUCE_MAX_BLOCKS: u32 = 1024;
+
+/// One total of a reduction: its type, and the built-in reducer that joins
+/// it (None: a sum).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Total {
+    pub dtype: DType,
+    pub reducer: Option<Reducer>,
+}
+
+impl Total {
+    pub fn sum(dtype: DType) -> Total {
+        Total {
+            dtype,
+            reducer: None,
+        }
+    }
+}
 
 /// `pk_for`: one work item per thread, grid-stride.
 pub fn for_kernel(head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
