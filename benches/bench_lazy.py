@@ -1,7 +1,10 @@
 """Lazy runtime (PK_FUSE=1) costs: recording one launch, and flushing 1,000
 pending launches beside running the same 1,000 launches eagerly (the
 difference is the lazy machinery's own cost; kernel time is the same in both);
-and an iterative loop that reads a reduction every iteration (a flush each time).
+an iterative loop that reads a reduction every iteration (a flush each time);
+and a tiny chain (7 maps through fresh temporaries and a sum over 64 doubles)
+read every iteration, where recording can cost more than it saves (the
+adaptive bypass's cost signal decides).
 """
 from __future__ import annotations
 
@@ -40,6 +43,27 @@ def _read_each_iteration(lazy: bool, iters: int = 5000) -> float:
         pk.parallel_for(100, scale, v=v, a=1.0)
         float(pk.parallel_reduce(100, total, v=v))
     dt = time.perf_counter() - t0
+    pk._native.set_lazy(False)
+    return dt / iters * 1e6
+
+
+def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
+    """Microseconds per iteration of bench_fusion's 7-map chain and sum over
+    64 doubles, its total read."""
+    from bench_fusion import chain
+    from bench_fusion import total as chain_total
+
+    x, live = pk.View([64], pk.double), pk.View([64], pk.double)
+    pk._native.set_lazy(lazy)
+    for _ in range(300):
+        chain(7, x, live)
+        float(pk.parallel_reduce(64, chain_total, t=live))
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        chain(7, x, live)
+        float(pk.parallel_reduce(64, chain_total, t=live))
+    dt = time.perf_counter() - t0
+    pk.flush()
     pk._native.set_lazy(False)
     return dt / iters * 1e6
 
@@ -84,7 +108,12 @@ def main(calls: int = 5000) -> dict:
     chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
     loop_lazy, loop_eager = _read_each_iteration(True), _read_each_iteration(False)
+    tiny_lazy, tiny_eager = _tiny_chain(True), _tiny_chain(False)
     return {
+        "loop_read_lazy_over_eager": loop_lazy / loop_eager,
+        "tiny_chain_lazy_us": tiny_lazy,
+        "tiny_chain_eager_us": tiny_eager,
+        "tiny_chain_lazy_over_eager": tiny_lazy / tiny_eager,
         "loop_read_lazy_us": loop_lazy,
         "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
