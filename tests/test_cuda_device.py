@@ -169,6 +169,24 @@ def test_cuda_array_interface_export_reads_and_writes(pk_mode, rng, cp):
     np.testing.assert_array_equal(np.asarray(y), 4.0 * xr)
 
 
+@pk.workunit
+def first_column_plus_one(i, m):
+    m[i][0] = m[i][0] + 1
+
+
+def test_pk_array_of_a_cupy_array_is_a_view_of_its_device_memory(pk_mode, cp):
+    """Upstream's `pk.array(cupy_array)`: kernels on the Cuda space write the
+    CuPy array's own memory."""
+    ca = cp.zeros((N, 2), dtype=cp.int32)
+    v = pk.array(ca)
+    assert v.shape == (N, 2) and v.dtype is pk.int32
+    pk.parallel_for(pk.RangePolicy(pk.Cuda, 0, N), first_column_plus_one, m=v)
+    pk.fence()
+    want = np.zeros((N, 2), dtype=np.int32)
+    want[:, 0] = 1
+    np.testing.assert_array_equal(cp.asnumpy(ca), want)
+
+
 def test_cupy_arrays_are_used_in_place(pk_mode, cp):
     ca = cp.arange(N, dtype=cp.float64)
     cb = cp.ones(N, dtype=cp.float64)

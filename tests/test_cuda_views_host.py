@@ -45,3 +45,15 @@ def _touch(i, v):
 def test_cuda_array_on_a_host_kernel_is_a_clear_error():
     with pytest.raises(TypeError, match="CUDA array .* host"):
         pk.parallel_for(4, _touch, v=_FakeDeviceArray())
+
+
+def test_pk_array_of_a_cuda_array_wraps_it_in_place_and_the_host_cannot_read_it():
+    """`pk.array(cupy_array)` (upstream's form) is a View of the device memory
+    itself: its geometry is the array's, and host access is a clear error."""
+    fake = _FakeDeviceArray()
+    v = pk.array(fake)
+    assert v.shape == (4,) and v.dtype is pk.double
+    with pytest.raises(ValueError, match="can only be used by kernels in the Cuda space"):
+        v[0]
+    with pytest.raises(Exception, match="CUDA array|Cuda"):
+        pk.parallel_for(4, _touch, v=v)

@@ -210,7 +210,12 @@ def _as_view(array) -> View:
 
 
 def array(array, dtype=None, space=None, layout=None, trait=None) -> View:
-    """Wraps an ndarray without copying (a copy only if dtype asks for another type)."""
+    """Wraps an ndarray without copying (a copy only if dtype asks for another type);
+    a CuPy array (anything with `__cuda_array_interface__`) in place, for Cuda kernels."""
+    if not isinstance(array, View) and hasattr(array, "__cuda_array_interface__"):
+        if dtype is not None:
+            array = array.astype(numpy_dtype(dtype_code(dtype)), copy=False)
+        return _with_trait(View(wrap=array), trait)
     a = np.asarray(array)
     if dtype is not None and a.dtype != numpy_dtype(dtype_code(dtype)):
         a = a.astype(numpy_dtype(dtype_code(dtype)))

@@ -166,6 +166,21 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
 
 /// A view over device memory described by `__cuda_array_interface__` (v3).
 fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy, ArgVal)> {
+    let g = cuda_array_geometry(cai)?;
+    let (t, v) = device_view(obj, g.addr as *mut u8, g.dtype, g.rank, g.extent, g.stride);
+    Ok((ArgTy::View(t), ArgVal::View(v)))
+}
+
+/// What `__cuda_array_interface__` (v3) says of device memory; strides in elements.
+pub(super) struct CudaArray {
+    pub addr: usize,
+    pub dtype: DType,
+    pub rank: usize,
+    pub extent: [i64; 8],
+    pub stride: [i64; 8],
+}
+
+pub(super) fn cuda_array_geometry(cai: &Bound<'_, PyAny>) -> PyResult<CudaArray> {
     let get = |k: &str| cai.get_item(k);
     let shape: Vec<i64> = get("shape")?.extract()?;
     let typestr: String = get("typestr")?.extract()?;
@@ -222,6 +237,11 @@ fn cuda_array(obj: &Bound<'_, PyAny>, cai: &Bound<'_, PyAny>) -> PyResult<(ArgTy
     stride[rank..].fill(0);
     let mut extent = [0i64; 8];
     extent[..rank].copy_from_slice(&shape);
-    let (t, v) = device_view(obj, addr as *mut u8, dtype, rank, extent, stride);
-    Ok((ArgTy::View(t), ArgVal::View(v)))
+    Ok(CudaArray {
+        addr,
+        dtype,
+        rank,
+        extent,
+        stride,
+    })
 }

@@ -59,16 +59,22 @@ impl View {
     /// A view over a borrowed buffer; the caller keeps the buffer alive.
     pub fn wrap_raw(b: &ffi::Py_buffer, dtype: DType) -> PyResult<View> {
         let (rank, extents, strides) = buffer::geometry(b, dtype)?;
-        let ptr = b.buf as *mut u8;
+        let mut v = View::wrap_geometry(dtype, rank, extents, strides);
+        v.alloc = Alloc::borrowed(b.buf as *mut u8, None);
+        Ok(v)
+    }
+
+    /// A view of this geometry (strides in elements) over memory the caller
+    /// sets as its `alloc`.
+    pub fn wrap_geometry(dtype: DType, rank: usize, extents: [i64; 8], strides: [i64; 8]) -> View {
         let kernel_layout = classify(&extents[..rank], &strides, Layout::Right);
         let declared = if kernel_layout == Layout::Left && rank > 1 {
             Layout::Left
         } else {
             Layout::Right
         };
-        let alloc = Alloc::borrowed(ptr, None);
-        Ok(View {
-            alloc,
+        View {
+            alloc: Alloc::borrowed(std::ptr::null_mut(), None),
             offset: 0,
             dtype,
             rank,
@@ -80,7 +86,7 @@ impl View {
             ranged_exports: Default::default(),
             atomic: Default::default(),
             last_row: Default::default(),
-        })
+        }
     }
 
     /// First byte and one past the last byte this view can touch, relative to

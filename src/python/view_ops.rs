@@ -5,6 +5,7 @@ use super::buffer;
 use super::view::View;
 use crate::memory::alloc::{Alloc, ForeignBuf};
 use crate::memory::geometry::{classify, subview};
+use crate::memory::view::device_view;
 use pyo3::prelude::*;
 use std::sync::atomic::Ordering;
 
@@ -47,8 +48,19 @@ impl View {
         self.subview(start, length, vec![1; n], keep)
     }
 
-    /// Wraps any writable buffer (a NumPy array) without copying.
+    /// Wraps any writable buffer (a NumPy array) without copying, or device
+    /// memory (a CuPy array, through `__cuda_array_interface__`) in place:
+    /// Cuda kernels use it where it is; the host cannot read it.
     pub(super) fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
+        if let Ok(cai) = obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
+            let g = super::args::cuda_array_geometry(&cai)?;
+            let (ty, val) =
+                device_view(obj, g.addr as *mut u8, g.dtype, g.rank, g.extent, g.stride);
+            let mut v = View::wrap_geometry(g.dtype, g.rank, g.extent, g.stride);
+            v.alloc = val.alloc;
+            v.kernel_layout = ty.layout;
+            return Ok(v);
+        }
         let (buf, dtype) = buffer::get_buffer(obj)?;
         let mut v = View::wrap_raw(&buf, dtype)?;
         // The view now owns the borrowed buffer; releasing it frees the array's export.
