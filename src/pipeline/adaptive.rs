@@ -77,6 +77,11 @@ pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && !crate::config::get().is_disabled("adaptive")
 }
 
+/// Whether recording `l` is timed: a small host launch, with the cost signal on.
+pub fn time_recording(l: &Launch) -> bool {
+    small(l) && cost_aware()
+}
+
 fn cost_aware() -> bool {
     !crate::config::get().is_disabled("adaptive_cost")
 }
@@ -148,7 +153,8 @@ pub fn recorded(ns: u64) {
 /// one in eight otherwise (reading the clock is a fair part of a tiny launch).
 pub fn time_at_once() -> bool {
     static RUNS: AtomicU64 = AtomicU64::new(0);
-    EAGER_LEFT.load(Ordering::Relaxed) > 0 || RUNS.fetch_add(1, Ordering::Relaxed) % 8 == 0
+    cost_aware()
+        && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || RUNS.fetch_add(1, Ordering::Relaxed) % 8 == 0)
 }
 
 /// A small host launch ran at once in `ns`.

@@ -54,7 +54,7 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     if graph::enabled() && !foreign {
         // Folding exact repeats into one node is a fusion decision: not when unfused.
         let fold = !no_fuse().load(Ordering::Relaxed);
-        let t0 = adaptive::small(&l).then(Instant::now);
+        let t0 = adaptive::time_recording(&l).then(Instant::now);
         let (seq, slot) = graph::record(l, origin(), fold)?;
         if let Some(t0) = t0 {
             adaptive::recorded(t0.elapsed().as_nanos() as u64);
