@@ -25,6 +25,14 @@ pub mod types;
 
 use pyo3::prelude::*;
 
+/// The core's own small allocations (launch records, DAG nodes, plans) come
+/// from mimalloc: glibc's malloc, fragmented by a flush freeing thousands of
+/// nodes, made each recorded launch pay for free-list walks. View memory
+/// stays on the system allocator (memory/alloc.rs), whose calloc hands big
+/// views fresh zero pages.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     python::register(m)

@@ -399,3 +399,20 @@ def test_random_programs_with_demanded_results(program):
 def test_every_step_once_in_one_program():
     """Each kind of step at least once, in an order that makes them interact."""
     check([(op, k % 4, (k + 1) % 4, (k + 2) % 4, SCALES[k % 3]) for k, op in enumerate(OPS)])
+
+
+def repeated(program, times=3):
+    """The program run `times` times over the same Views, its scalars changed
+    on each pass: flushes of one shape recur, so the plan cache replays
+    (and PK_VERIFY plans each replay afresh too)."""
+    out = []
+    for t in range(times):
+        out += [(op, a, b, c, SCALES[(SCALES.index(s) + t) % len(SCALES)]) for op, a, b, c, s in program]
+    return out
+
+
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=FIXED)
+@given(demand_steps)
+def test_random_programs_repeated_replay_their_plans(program):
+    check(repeated(program))

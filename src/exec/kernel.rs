@@ -168,6 +168,11 @@ impl std::hash::Hash for KernelKey {
 }
 
 impl KernelKey {
+    /// The digest of its fields (equal keys have equal digests).
+    pub fn digest(&self) -> u64 {
+        self.fp
+    }
+
     pub fn new(
         workunit: usize,
         (pattern, space, rank): (Pattern, Space, u8),

@@ -7,6 +7,7 @@
 use super::cand::Cand;
 use super::defer::{Deferred, Why};
 use super::plan::{Plan, Refusal};
+use super::renumber::renumber;
 use crate::exec::launch::Origin;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
@@ -24,22 +25,19 @@ const SNAPSHOT_LAUNCHES: usize = 256;
 /// Reports kept for `take_history`.
 const HISTORY_LEN: usize = 256;
 
-/// What a report says of one launch.
-struct Shown {
-    label: Arc<str>,
-    joined_by: Option<String>,
-    origin: Arc<dyn Origin>,
-}
-
-/// One flush, as its report needs it.
-pub struct Flush {
+/// One flush's plan as its report needs it, without the launches' call
+/// sites: the same for every flush of the same shape, so a cached plan
+/// keeps it (see pipeline/plan_cache.rs).
+#[derive(Debug, PartialEq)]
+pub struct Summary {
     launches: usize,
     /// The first MAX_DOT_REGIONS regions, each its first SHOWN positions (all
     /// of them when `whole`), and every region's size.
     regions: Vec<Vec<usize>>,
     sizes: Vec<usize>,
     whole: bool,
-    shown: BTreeMap<usize, Shown>,
+    /// The launches the report shows, with the rule that joined each one.
+    joined: BTreeMap<usize, Option<String>>,
     /// Dead temporaries per kept region, numbered by first use in the flush.
     dead: Vec<Vec<usize>>,
     /// The first SHOWN_REFUSALS refusals (reasons renumbered), their count,
@@ -48,29 +46,60 @@ pub struct Flush {
     refusal_count: usize,
     drawn_refusals: Vec<(usize, usize, String)>,
     /// Dependencies among drawn launches.
-    edges: Vec<(usize, usize)>,
+    pub edges: Vec<(usize, usize)>,
     /// Per kept region, the deferral pass's facts (launch, why), buffers
     /// already numbered as the report numbers them.
     deferred: Vec<Vec<(usize, Why)>>,
+}
+
+impl Summary {
+    /// The launches (positions) whose labels and call sites the report shows.
+    pub fn shown(&self) -> impl Iterator<Item = usize> + '_ {
+        self.joined.keys().copied()
+    }
+
+    /// The same report but, perhaps, for the edges drawn: those come from
+    /// the DAG, whose redundant edges depend on what was pending before.
+    pub fn agrees(&self, o: &Summary) -> bool {
+        self.launches == o.launches
+            && self.regions == o.regions
+            && self.sizes == o.sizes
+            && self.whole == o.whole
+            && self.joined == o.joined
+            && self.dead == o.dead
+            && self.refusals == o.refusals
+            && self.refusal_count == o.refusal_count
+            && self.drawn_refusals == o.drawn_refusals
+            && self.deferred == o.deferred
+    }
+}
+
+/// One flush: its summary, and the label and call site of each launch shown.
+pub struct Flush {
+    summary: Arc<Summary>,
+    sites: BTreeMap<usize, (Arc<str>, Arc<dyn Origin>)>,
     /// Launches dropped unrun as overwritten: label and origin (call site).
     overwritten: Vec<(Arc<str>, Arc<dyn Origin>)>,
+}
+
+impl std::ops::Deref for Flush {
+    type Target = Summary;
+    fn deref(&self) -> &Summary {
+        &self.summary
+    }
 }
 
 static LAST: Mutex<Option<Arc<Flush>>> = Mutex::new(None);
 static HISTORY: Mutex<Vec<Arc<Flush>>> = Mutex::new(Vec::new());
 
-/// Keeps the report of one flush (printing it under PK_FUSE_EXPLAIN=1).
-/// `info(k)` gives launch k's label and origin (its call site), asked only
-/// for launches the report can show.
-pub fn record(
+/// What the report of one flush says, but for call sites.
+pub fn summarize(
     cands: &[Cand<'_>],
     plan: Plan,
     dead: &[Vec<usize>],
     deferred: &[Deferred],
-    overwritten: &[(Arc<str>, Arc<dyn Origin>)],
     edges: &[(usize, usize)],
-    info: &dyn Fn(usize) -> (Arc<str>, Arc<dyn Origin>),
-) {
+) -> Arc<Summary> {
     // Allocation addresses differ run to run: number them by first use.
     let mut ids: HashMap<usize, usize> = HashMap::new();
     for c in cands {
@@ -120,31 +149,22 @@ pub fn record(
     let mut wanted: BTreeSet<usize> = regions.iter().flatten().copied().collect();
     wanted.extend(refusals.iter().flat_map(|f| [f.launch, f.with]));
     wanted.extend(deferred.iter().flatten().map(|(k, _)| *k));
-    let shown = wanted
+    let joined = wanted
         .into_iter()
-        .map(|k| {
-            let (label, origin) = info(k);
-            let joined_by = plan.joined_by[k].clone();
-            let s = Shown {
-                label,
-                joined_by,
-                origin,
-            };
-            (k, s)
-        })
+        .map(|k| (k, plan.joined_by[k].clone()))
         .collect();
     let number = |d: &Vec<usize>| {
         let mut n: Vec<usize> = d.iter().filter_map(|a| ids.get(a).copied()).collect();
         n.sort_unstable();
         n
     };
-    let flush = Arc::new(Flush {
+    Arc::new(Summary {
         launches: cands.len(),
         sizes: plan.regions.iter().map(Vec::len).collect(),
         dead: dead.iter().take(regions.len()).map(number).collect(),
         regions,
         whole,
-        shown,
+        joined,
         refusal_count: plan.refusals.len(),
         drawn_refusals: plan
             .refusals
@@ -159,6 +179,21 @@ pub fn record(
             .copied()
             .collect(),
         deferred,
+    })
+}
+
+/// Keeps the report of one flush (printing it under PK_FUSE_EXPLAIN=1).
+/// `info(k)` gives launch k's label and origin (its call site), asked only
+/// for launches the report shows.
+pub fn keep(
+    summary: Arc<Summary>,
+    overwritten: &[(Arc<str>, Arc<dyn Origin>)],
+    info: &dyn Fn(usize) -> (Arc<str>, Arc<dyn Origin>),
+) {
+    let sites = summary.shown().map(|k| (k, info(k))).collect();
+    let flush = Arc::new(Flush {
+        summary,
+        sites,
         overwritten: overwritten.iter().take(SHOWN).cloned().collect(),
     });
     if crate::config::get().explain {
@@ -174,37 +209,15 @@ pub fn record(
     *LAST.lock().unwrap() = Some(flush);
 }
 
-/// Buffer numbers in reasons are allocation addresses until here.
-fn renumber(reason: &str, ids: &HashMap<usize, usize>) -> String {
-    let mut out = String::with_capacity(reason.len());
-    let mut rest = reason;
-    while let Some(at) = rest.find('#') {
-        out.push_str(&rest[..=at]);
-        rest = &rest[at + 1..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        match rest[..digits]
-            .parse::<usize>()
-            .ok()
-            .and_then(|a| ids.get(&a))
-        {
-            Some(n) => out.push_str(&n.to_string()),
-            None => out.push_str(&rest[..digits]),
-        }
-        rest = &rest[digits..];
-    }
-    out.push_str(rest);
-    out
-}
-
 impl Flush {
     fn label(&self, k: usize) -> &str {
-        self.shown.get(&k).map_or("?", |s| &s.label)
+        self.sites.get(&k).map_or("?", |s| &s.0)
     }
 
     fn site(&self, k: usize) -> String {
-        self.shown
+        self.sites
             .get(&k)
-            .map_or_else(|| "<unknown>".into(), |s| s.origin.site())
+            .map_or_else(|| "<unknown>".into(), |s| s.1.site())
     }
 
     /// The text report.
@@ -237,8 +250,7 @@ impl Flush {
                 let _ = writeln!(t, "    ({len} launches; the first {SHOWN} follow)");
             }
             for &k in region.iter().take(SHOWN) {
-                let how = self.shown[&k]
-                    .joined_by
+                let how = self.joined[&k]
                     .as_deref()
                     .map(|x| format!("  [{x}]"))
                     .unwrap_or_default();
@@ -339,7 +351,7 @@ impl Flush {
                 serde_json::json!({
                     "launches": region.iter().map(|k| serde_json::json!({
                         "workunit": self.label(*k),
-                        "joined_by": self.shown[k].joined_by,
+                        "joined_by": self.joined[k],
                     })).collect::<Vec<_>>(),
                     "dead_temporaries": dead,
                 })
@@ -359,16 +371,4 @@ pub fn last() -> Option<(String, String)> {
 pub fn take_history() -> Vec<(String, String)> {
     let h = std::mem::take(&mut *HISTORY.lock().unwrap());
     h.iter().map(|f| (f.text(), f.plan_json())).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn buffer_addresses_become_numbers() {
-        let ids = [(140001, 0), (140777, 3)].into_iter().collect();
-        assert_eq!(
-            super::renumber("buffers #140777 and #140001, not #9", &ids),
-            "buffers #3 and #0, not #9"
-        );
-    }
 }

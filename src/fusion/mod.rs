@@ -12,5 +12,6 @@ pub mod layout;
 pub mod legality;
 pub mod overwritten;
 pub mod plan;
+pub mod renumber;
 pub mod rules;
 pub mod verify;

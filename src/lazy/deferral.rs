@@ -7,6 +7,7 @@
 //! program that stops reading the output gets the benefit back.
 use crate::exec::kernel::KernelKey;
 use dashmap::DashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
 const HIGHEST: i32 = 3;
@@ -19,25 +20,63 @@ const RETRY: u32 = 32;
 #[derive(Clone, Copy, Default)]
 struct Fate {
     score: i32,
-    paid: u32,
-    wasted: u32,
     refused: u32,
 }
 
 static FATES: LazyLock<DashMap<KernelKey, Fate>> = LazyLock::new(DashMap::new);
 
+/// Kernels whose score is at or below `FLOOR` (their `worth` may refuse):
+/// while there are none, every verdict is `Defer` without a lookup.
+static LOW: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets a score, keeping `LOW` in step.
+fn rescore(f: &mut Fate, score: i32) {
+    match (f.score <= FLOOR, score <= FLOOR) {
+        (false, true) => drop(LOW.fetch_add(1, Ordering::AcqRel)),
+        (true, false) => drop(LOW.fetch_sub(1, Ordering::AcqRel)),
+        _ => {}
+    }
+    f.score = score;
+}
+
+/// What `worth` would answer for `key` now, without asking it (asking
+/// counts a refusal): the plan cache keeps the verdicts a plan was made
+/// under, and replays it only under the same ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Defer,
+    Refuse,
+    /// Refused so often that the next question grants one more try.
+    Retry,
+}
+
+pub fn verdict(key: &KernelKey) -> Verdict {
+    if LOW.load(Ordering::Acquire) == 0 {
+        return Verdict::Defer;
+    }
+    match FATES.get(key) {
+        Some(f) if f.score <= FLOOR && (f.refused + 1) % RETRY == 0 => Verdict::Retry,
+        Some(f) if f.score <= FLOOR => Verdict::Refuse,
+        _ => Verdict::Defer,
+    }
+}
+
+/// The reason `worth` gives when it refuses.
+pub const REFUSED: &str =
+    "not deferred: its recent deferrals ran later (the cost model tries again every 32nd time)";
+
 /// A deferred launch of `key` never had to run.
 pub fn paid(key: &KernelKey) {
     let mut f = FATES.entry(key.clone()).or_default();
-    f.paid += 1;
-    f.score = (f.score + 1).min(HIGHEST);
+    let score = (f.score + 1).min(HIGHEST);
+    rescore(&mut f, score);
 }
 
 /// A deferred launch of `key` ran (or was computed again) after all.
 pub fn wasted(key: &KernelKey) {
     let mut f = FATES.entry(key.clone()).or_default();
-    f.wasted += 1;
-    f.score = (f.score - 2).max(LOWEST);
+    let score = (f.score - 2).max(LOWEST);
+    rescore(&mut f, score);
 }
 
 /// Whether deferring launches of `key` is worth it now.
@@ -50,16 +89,14 @@ pub fn worth(key: &KernelKey) -> Result<(), String> {
     }
     f.refused += 1;
     if f.refused % RETRY == 0 {
-        f.score = FLOOR + 1; // one more try
+        rescore(&mut f, FLOOR + 1); // one more try
         return Ok(());
     }
-    Err(format!(
-        "not deferred: its recent deferrals ran later (in all, {} ran later and {} paid)",
-        f.wasted, f.paid
-    ))
+    Err(REFUSED.to_string())
 }
 
 /// Starts over (lazy mode switched): a new phase of the program.
 pub fn forget() {
     FATES.clear();
+    LOW.store(0, Ordering::Release);
 }

@@ -114,6 +114,7 @@ pub fn record(
     let seq = g.next_seq;
     g.next_seq += 1;
     count_pending(&launch, true);
+    count_uses(&launch, &accesses, true);
     let n = g.dag.add_node(Arc::new(Node {
         seq,
         launch,
@@ -217,19 +218,25 @@ pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
     out
 }
 
-/// For each allocation, how many pending launches touch it (one pass over
-/// the DAG: a flush asks once, not once per region and buffer).
-pub fn use_counts() -> HashMap<usize, usize> {
-    let g = GRAPH.lock().unwrap();
-    let mut out: HashMap<usize, usize> = HashMap::new();
-    for n in g.dag.node_weights() {
-        for (k, a) in n.accesses.iter().enumerate() {
-            if n.accesses[..k].iter().all(|b| b.alloc != a.alloc) {
-                *out.entry(a.alloc).or_default() += 1;
+/// Each allocation a launch accesses counts it once while it waits (see
+/// `Alloc::uses`).
+fn count_uses(l: &Launch, accesses: &[BufAccess], add: bool) {
+    for (k, v) in l.vals.iter().enumerate() {
+        let crate::exec::args::ArgVal::View(vv) = v else {
+            continue;
+        };
+        let id = vv.alloc.id();
+        let first = !l.vals[..k]
+            .iter()
+            .any(|w| matches!(w, crate::exec::args::ArgVal::View(x) if x.alloc.id() == id));
+        if first && accesses.iter().any(|a| a.alloc == id) {
+            if add {
+                vv.alloc.uses.fetch_add(1, Ordering::AcqRel);
+            } else {
+                vv.alloc.uses.fetch_sub(1, Ordering::AcqRel);
             }
         }
     }
-    out
 }
 
 /// Each allocation a launch touches counts it while it waits (see `Alloc::pending`).
@@ -248,6 +255,7 @@ fn count_pending(l: &Launch, add: bool) {
 pub(super) fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
     let node = g.dag.remove_node(n)?;
     count_pending(&node.launch, false);
+    count_uses(&node.launch, &node.accesses, false);
     for a in &node.accesses {
         if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
             list.retain(|(x, _)| *x != n);

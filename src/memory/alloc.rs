@@ -4,7 +4,7 @@
 use crate::errors::{PkError, PkResult};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use std::alloc;
+use std::alloc::{self, GlobalAlloc};
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicIsize, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -41,6 +41,10 @@ pub struct Alloc {
     /// Launches waiting in the lazy DAG that touch it: host access with
     /// none (and no flush under way) has nothing to wait for.
     pub pending: AtomicUsize,
+    /// Pending launches that access it (each counted once, however many of
+    /// its arguments do): with those a flush holds, whether any other
+    /// pending launch touches it (fusion's dead temporaries).
+    pub uses: AtomicUsize,
     /// Host accesses that may have written the memory so far (traces with
     /// data store a buffer again when it changed behind the kernels' back).
     pub host_writes: std::sync::atomic::AtomicU64,
@@ -66,7 +70,8 @@ pub struct ForeignBuf(pub Box<ffi::Py_buffer>);
 unsafe impl Send for Alloc {}
 unsafe impl Sync for Alloc {}
 
-// 16 bytes lets the system allocator use calloc: big views then come from fresh
+// View memory comes from the system allocator (not the global one, see
+// lib.rs). 16 bytes lets it use calloc: big views then come from fresh
 // zero pages that the first (parallel) kernel touches, instead of a serial memset.
 const ALIGN: usize = 16;
 
@@ -93,6 +98,7 @@ impl Alloc {
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
             pending: AtomicUsize::new(0),
+            uses: AtomicUsize::new(0),
             host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
@@ -114,6 +120,7 @@ impl Alloc {
             live: AtomicUsize::new(0),
             exports: AtomicIsize::new(0),
             pending: AtomicUsize::new(0),
+            uses: AtomicUsize::new(0),
             host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
@@ -138,7 +145,7 @@ impl Alloc {
         }
         let layout = alloc::Layout::from_size_align(self.bytes + self.color, ALIGN)
             .expect("view size checked at creation");
-        let base = unsafe { alloc::alloc_zeroed(layout) };
+        let base = unsafe { alloc::System.alloc_zeroed(layout) };
         if base.is_null() {
             return Err(PkError::Memory(format!(
                 "cannot allocate {} bytes for a View",
@@ -154,7 +161,7 @@ impl Alloc {
         ) {
             Ok(_) => Ok(fresh),
             Err(winner) => {
-                unsafe { alloc::dealloc(base, layout) };
+                unsafe { alloc::System.dealloc(base, layout) };
                 Ok(winner)
             }
         }
@@ -281,7 +288,7 @@ impl Drop for Alloc {
             let p = self.ptr.load(Ordering::Acquire);
             if !p.is_null() {
                 unsafe {
-                    alloc::dealloc(
+                    alloc::System.dealloc(
                         p.sub(self.color),
                         alloc::Layout::from_size_align_unchecked(self.bytes + self.color, ALIGN),
                     )

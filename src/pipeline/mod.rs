@@ -12,7 +12,9 @@
 //! The bindings call in with the GIL released.
 pub mod adaptive;
 mod kernels;
+mod plan_cache;
 mod planning;
+mod settle;
 
 use crate::errors::{PkError, PkResult};
 use crate::exec::args::ArgVal;
@@ -24,6 +26,7 @@ use crate::lazy::graph::{self, Demand, Node};
 use crate::lazy::{deferral, failure, turn};
 pub use kernels::translate;
 use kernels::{fused_kernel, repeat_kernel, single_kernel};
+pub use plan_cache::replays as plan_replays;
 use planning::{no_fuse, plan, Region};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -1,10 +1,12 @@
-//! The flush's planning stage: overwritten launches dropped -> candidates ->
-//! partition -> verify -> dead temporaries -> deferral -> explain.
+//! The flush's planning stage: a cached plan of the flush's shape, else
+//! candidates -> overwritten launches dropped -> the rest settled into
+//! regions (settle.rs) -> explain.
+use super::plan_cache::{self, Cached, Shape};
+use super::settle::{repeats, settle, verdicts};
 use crate::errors::{PkError, PkResult};
-use crate::fusion::defer::{self, Deferred};
-use crate::fusion::{cand, dead, explain, overwritten, plan, rules, verify};
-use crate::lazy::deferral;
-use crate::lazy::graph::{self, Demand, Node};
+use crate::fusion::{cand, explain, overwritten};
+use crate::lazy::deferral::{self, Verdict};
+use crate::lazy::graph::{Demand, Node};
 use crate::lazy::unobserved;
 use crate::types::Pattern;
 use std::collections::BTreeSet;
@@ -34,7 +36,9 @@ pub struct Planned {
     pub overwritten: Vec<Arc<Node>>,
 }
 
-/// Partitions a flush into regions (one per launch when fusion is off).
+/// Partitions a flush into regions (one per launch when fusion is off): a
+/// cached plan of the same shape when there is one (plan_cache.rs), else
+/// overwritten launches dropped -> the rest settled into regions.
 pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     if no_fuse().load(Ordering::Relaxed) {
         let regions = nodes.iter().map(|n| single(n.seq)).collect();
@@ -44,68 +48,211 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
         });
     }
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
-    let cfg = crate::config::get();
-    let mut cands: Vec<cand::Cand> = nodes
-        .iter()
-        .map(|n| cand::of_launch(&n.launch, &n.access_map))
-        .collect();
-    // Launches whose every output a later one writes again, unread: they
-    // leave the DAG now, before anything counts their uses.
-    let gone = if cfg.is_disabled(overwritten::PASS) {
-        BTreeSet::new()
-    } else {
-        overwritten::overwritten(&cands, &|k| may_drop(&nodes[k]))
-    };
-    let (nodes, overwritten) = if gone.is_empty() {
-        (nodes.to_vec(), Vec::new())
-    } else {
-        let seqs: Vec<u64> = gone.iter().map(|&k| nodes[k].seq).collect();
-        let taken = unobserved::take_overwritten(&seqs);
-        for n in taken.iter().filter(|n| n.deferred.load(Ordering::Acquire)) {
-            deferral::paid(&n.launch.key);
-        }
-        // Those launches, and the ones that only fed them, are gone.
-        let gone: BTreeSet<u64> = taken.iter().map(|n| n.seq).collect();
+    let shape = plan_cache::shape(nodes, demand);
+    if let Some(hit) = shape.as_ref().and_then(|s| plan_cache::get(s, nodes)) {
+        return replay(&hit, shape.as_ref().expect("hit"), nodes, demand);
+    }
+    let mut cands = candidates(nodes);
+    let gone = overwritten_pass(&cands, nodes);
+    let (kept, taken) = drop_overwritten(nodes, &gone);
+    if !taken.is_empty() {
         let mut k = 0;
         cands.retain(|_| {
             k += 1;
-            !gone.contains(&nodes[k - 1].seq)
+            kept.iter().any(|n| n.seq == nodes[k - 1].seq)
         });
-        let kept = nodes.iter().filter(|n| !gone.contains(&n.seq));
-        (kept.cloned().collect(), taken)
-    };
-    for k in 1..nodes.len() {
-        cands[k].repeats_prev = nodes[k].launch.repeats(&nodes[k - 1].launch);
     }
-    for (c, n) in cands.iter_mut().zip(&nodes) {
-        c.folded = n.count() > 1;
+    let s = settle(cands, &kept, demand, false)?;
+    let retry = s.verdicts.contains(&Verdict::Retry);
+    if let (Some(shape), false) = (shape, retry) {
+        let cached = Cached {
+            taken: positions(nodes, &taken),
+            gone,
+            repeats: s.repeats.clone(),
+            verdicts: s.verdicts.clone(),
+            asked: s.asked.clone(),
+            regions: s.regions.clone(),
+            registers: numbered(&shape, &s.registers),
+            deferred: s.deferred.clone(),
+            summary: s.summary.clone(),
+        };
+        // Only a shape whose every register allocation has a number replays.
+        if cached
+            .registers
+            .iter()
+            .zip(&s.registers)
+            .all(|(a, b)| a.len() == b.len())
+        {
+            plan_cache::put(shape, nodes, cached);
+        }
     }
-    let edges = graph::edges(&nodes);
-    let plan = plan::partition(rules::active()?, &cands);
-    check(&plan, &edges)?;
-    let dead = dead_temporaries(&cands, &plan);
-    let deferred = deferred(&cands, &plan, &dead, &nodes, demand);
-    let regions = plan
-        .regions
+    Ok(finish(
+        &kept,
+        taken,
+        &s.regions,
+        s.registers,
+        &s.deferred,
+        s.summary,
+    ))
+}
+
+/// A cached plan replayed on a flush of its shape. Under `PK_VERIFY=1` the
+/// flush is planned afresh as well, and the two must agree.
+fn replay(
+    hit: &Cached,
+    shape: &Shape<'_>,
+    nodes: &[Arc<Node>],
+    demand: &Demand<'_>,
+) -> PkResult<Planned> {
+    let verify = crate::config::get().verify;
+    if verify && overwritten_pass(&candidates(nodes), nodes) != hit.gone {
+        return Err(stale("the launches it drops as overwritten"));
+    }
+    let (kept, taken) = drop_overwritten(nodes, &hit.gone);
+    if positions(nodes, &taken) != hit.taken
+        || repeats(&kept) != hit.repeats
+        || verdicts(&kept) != hit.verdicts
+    {
+        // The overwritten pass took other feeders (the DAG beyond the flush
+        // differs), or the cost model changed its mind: what is left is
+        // planned afresh.
+        let s = settle(candidates(&kept), &kept, demand, false)?;
+        return Ok(finish(
+            &kept,
+            taken,
+            &s.regions,
+            s.registers,
+            &s.deferred,
+            s.summary,
+        ));
+    }
+    if verify {
+        let s = settle(candidates(&kept), &kept, demand, true)?;
+        let numbered = numbered(shape, &s.registers);
+        if s.regions != hit.regions
+            || numbered != hit.registers
+            || s.deferred != hit.deferred
+            || s.asked != hit.asked
+        {
+            return Err(stale("its regions"));
+        }
+        if !s.summary.agrees(&hit.summary) {
+            return Err(stale("its report"));
+        }
+    }
+    // What planning afresh would have asked (it counts refusals).
+    for &k in &hit.asked {
+        let _ = deferral::worth(&kept[k].launch.key);
+    }
+    plan_cache::replayed();
+    let registers = hit
+        .registers
         .iter()
-        .zip(&dead)
-        .zip(&deferred)
-        .map(|((r, d), f)| Region {
-            seqs: r.iter().map(|&k| nodes[k].seq).collect(),
-            registers: d.iter().chain(&f.registers).copied().collect(),
-            deferred: f.launches.iter().map(|&k| nodes[k].seq).collect(),
-        })
+        .map(|r| r.iter().map(|&n| shape.alloc_id(n)).collect())
         .collect();
-    let info = |k: usize| (nodes[k].launch.label.clone(), nodes[k].origin.clone());
-    let dropped: Vec<_> = overwritten
+    Ok(finish(
+        &kept,
+        taken,
+        &hit.regions,
+        registers,
+        &hit.deferred,
+        hit.summary.clone(),
+    ))
+}
+
+/// Register allocations by their numbers in the shape, sorted.
+fn numbered(shape: &Shape<'_>, registers: &[BTreeSet<usize>]) -> Vec<Vec<usize>> {
+    registers
+        .iter()
+        .map(|r| {
+            let mut v: Vec<usize> = r.iter().filter_map(|&a| shape.number(a)).collect();
+            v.sort_unstable();
+            v
+        })
+        .collect()
+}
+
+fn stale(what: &str) -> PkError {
+    PkError::Runtime(format!(
+        "internal error: a cached fusion plan differs from planning afresh in {what}"
+    ))
+}
+
+/// The planner's view of each launch.
+fn candidates(nodes: &[Arc<Node>]) -> Vec<cand::Cand<'_>> {
+    nodes
+        .iter()
+        .map(|n| cand::of_launch(&n.launch, &n.access_map))
+        .collect()
+}
+
+/// Positions of launches whose every output a later one writes again, unread.
+fn overwritten_pass(cands: &[cand::Cand<'_>], nodes: &[Arc<Node>]) -> Vec<usize> {
+    if crate::config::get().is_disabled(overwritten::PASS) {
+        return Vec::new();
+    }
+    overwritten::overwritten(cands, &|k| may_drop(&nodes[k]))
+        .into_iter()
+        .collect()
+}
+
+/// Takes the launches at `gone` out of the DAG unrun, with the launches
+/// that only fed them: (the launches left, those taken).
+fn drop_overwritten(nodes: &[Arc<Node>], gone: &[usize]) -> (Vec<Arc<Node>>, Vec<Arc<Node>>) {
+    if gone.is_empty() {
+        return (nodes.to_vec(), Vec::new());
+    }
+    let seqs: Vec<u64> = gone.iter().map(|&k| nodes[k].seq).collect();
+    let taken = unobserved::take_overwritten(&seqs);
+    for n in taken.iter().filter(|n| n.deferred.load(Ordering::Acquire)) {
+        deferral::paid(&n.launch.key);
+    }
+    let out: BTreeSet<u64> = taken.iter().map(|n| n.seq).collect();
+    let kept = nodes
+        .iter()
+        .filter(|n| !out.contains(&n.seq))
+        .cloned()
+        .collect();
+    (kept, taken)
+}
+
+/// Where `taken` (in program order) sat in the flush.
+fn positions(nodes: &[Arc<Node>], taken: &[Arc<Node>]) -> Vec<usize> {
+    taken
+        .iter()
+        .filter_map(|t| nodes.binary_search_by_key(&t.seq, |n| n.seq).ok())
+        .collect()
+}
+
+/// The plan in sequence numbers, its report kept.
+fn finish(
+    kept: &[Arc<Node>],
+    taken: Vec<Arc<Node>>,
+    regions: &[Vec<usize>],
+    registers: Vec<BTreeSet<usize>>,
+    deferred: &[Vec<usize>],
+    summary: Arc<explain::Summary>,
+) -> Planned {
+    let info = |k: usize| (kept[k].launch.label.clone(), kept[k].origin.clone());
+    let dropped: Vec<_> = taken
         .iter()
         .map(|n| (n.launch.label.clone(), n.origin.clone()))
         .collect();
-    explain::record(&cands, plan, &dead, &deferred, &dropped, &edges, &info);
-    Ok(Planned {
+    explain::keep(summary, &dropped, &info);
+    let regions = regions
+        .iter()
+        .zip(registers)
+        .zip(deferred)
+        .map(|((r, registers), f)| Region {
+            seqs: r.iter().map(|&k| kept[k].seq).collect(),
+            registers,
+            deferred: f.iter().map(|&k| kept[k].seq).collect(),
+        })
+        .collect();
+    Planned {
         regions,
-        overwritten,
-    })
+        overwritten: taken,
+    }
 }
 
 fn single(seq: u64) -> Region {
@@ -123,86 +270,4 @@ fn may_drop(n: &Node) -> bool {
         && n.result.is_none()
         && !n.effects
         && crate::exec::kernel::BUILT.contains(&n.launch.key)
-}
-
-/// The verify stage: on in debug builds and under `PK_VERIFY=1` (tests).
-fn check(p: &plan::Plan, edges: &[(usize, usize)]) -> PkResult<()> {
-    if !crate::config::get().verify {
-        return Ok(());
-    }
-    verify::verify(p, p.joined_by.len(), edges)
-        .map_err(|e| PkError::Runtime(format!("internal error: the fusion plan is invalid: {e}")))
-}
-
-/// The dead-temporary pass per region (empty when switched off). A buffer
-/// is touched elsewhere when more pending launches use it than the region has.
-fn dead_temporaries(cands: &[cand::Cand], p: &plan::Plan) -> Vec<Vec<usize>> {
-    if crate::config::get().is_disabled(dead::PASS) {
-        return vec![Vec::new(); p.regions.len()];
-    }
-    // Counted once per flush, and only if some buffer gets this far.
-    let total = std::cell::OnceCell::new();
-    p.regions
-        .iter()
-        .map(|region| {
-            if region.len() < 2 {
-                return Vec::new();
-            }
-            let rc: Vec<&cand::Cand> = region.iter().map(|&k| &cands[k]).collect();
-            let inside = |alloc: usize| {
-                rc.iter()
-                    .filter(|c| c.views.iter().any(|v| v.alloc == alloc))
-                    .count()
-            };
-            let elsewhere = |alloc: usize| {
-                let total = total.get_or_init(graph::use_counts);
-                total.get(&alloc).copied().unwrap_or(0) > inside(alloc)
-            };
-            dead::dead_temporaries(&rc, &elsewhere)
-                .into_iter()
-                .collect()
-        })
-        .collect()
-}
-
-/// What the deferral pass learns of the flush.
-struct Facts<'a> {
-    nodes: &'a [Arc<Node>],
-    demand: &'a Demand<'a>,
-}
-
-impl defer::Facts for Facts<'_> {
-    fn may_defer(&self, k: usize) -> bool {
-        let n = &self.nodes[k];
-        let plain = n.launch.key.pattern == Pattern::For && n.result.is_none() && !n.effects;
-        // Folded repeats and team launches always run as they are.
-        plain && n.count() == 1 && n.launch.key.rank != 0
-    }
-
-    fn worth(&self, k: usize) -> Result<(), String> {
-        deferral::worth(&self.nodes[k].launch.key)
-    }
-
-    fn demanded(&self, alloc: usize) -> bool {
-        match self.demand {
-            Demand::All => true,
-            Demand::Allocs(a) => a.contains(&alloc),
-            Demand::Result(_) | Demand::Fence => false,
-        }
-    }
-}
-
-/// The deferral pass per region (nothing when switched off, or when the
-/// flush must run everything).
-fn deferred(
-    cands: &[cand::Cand],
-    p: &plan::Plan,
-    dead: &[Vec<usize>],
-    nodes: &[Arc<Node>],
-    demand: &Demand<'_>,
-) -> Vec<Deferred> {
-    if matches!(demand, Demand::All) || crate::config::get().is_disabled(defer::PASS) {
-        return vec![Deferred::default(); p.regions.len()];
-    }
-    defer::defer(cands, &p.regions, dead, &Facts { nodes, demand })
 }

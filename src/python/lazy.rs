@@ -194,6 +194,13 @@ pub fn adaptive_costs(set: Option<(f64, f64)>) -> (f64, f64) {
     crate::pipeline::adaptive::costs(set)
 }
 
+/// How many flushes so far replayed a cached plan of their shape instead of
+/// planning (tests see that the plan cache is exercised).
+#[pyfunction]
+pub fn plan_replays() -> u64 {
+    crate::pipeline::plan_replays()
+}
+
 /// The last flush's fusion report and its DOT graph.
 #[pyfunction]
 pub fn explain_last() -> Option<(String, String)> {

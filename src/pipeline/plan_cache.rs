@@ -1,0 +1,228 @@
+//! The plan cache. A program's loop flushes work of one shape again and
+//! again: the same kernels over the same views, the same demand. Planning
+//! that shape once and replaying its plan makes such a flush cost a lookup
+//! (planning took most of a small flush's time; on a GPU it kept a fused
+//! chain behind cupy.fuse).
+//!
+//! The key is every fact planning reads, written out as words and compared
+//! exactly (a hash only finds the bucket):
+//! - per launch: its kernel (key and, for functor methods, argument names),
+//!   range, folded repeats, result, effects, whether its code built before,
+//!   whether it repeats the launch before it;
+//! - per view argument: its allocation (numbered by first use in the flush),
+//!   byte range, offset, extents, strides, and whether Python still holds a
+//!   view of it, can reach it behind the runtime's back, or allocated it;
+//! - per allocation: whether a pending launch outside the flush uses it, and
+//!   whether the demand names it; and the kind of demand.
+//!
+//! Scalar values are no planning fact, so a loop passing a new time step each
+//! iteration still hits. The overwritten pass can take launches outside what
+//! the key covers (feeders of dropped launches): a replay checks that it took
+//! the same ones, that the launches left repeat each other as before and that
+//! the deferral cost model's verdicts on them are those the plan was made
+//! under, and plans afresh otherwise. Under `PK_VERIFY=1` (the test suite)
+//! every replay is planned afresh too and must agree.
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::{KernelKey, BUILT};
+use crate::fusion::explain::Summary;
+use crate::lazy::deferral::Verdict;
+use crate::lazy::graph::{Demand, Node};
+use crate::memory::alloc::Alloc;
+use crate::types::ArgTy;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+/// Flushes longer than this are planned each time (their planning is
+/// dwarfed by their kernels, and their keys would be long).
+const MAX_LAUNCHES: usize = 64;
+/// Allocations numbered by a linear search: more than this, no caching.
+const MAX_ALLOCS: usize = 32;
+/// Shapes kept; the table starts over when full (a program whose flushes
+/// never repeat stops filling it after that).
+const CAPACITY: usize = 512;
+
+/// A flush's key, and its allocations by number.
+pub struct Shape<'n> {
+    words: Vec<u64>,
+    allocs: Vec<&'n Arc<Alloc>>,
+}
+
+impl Shape<'_> {
+    /// The number of an allocation of the flush.
+    pub fn number(&self, id: usize) -> Option<usize> {
+        self.allocs.iter().position(|a| a.id() == id)
+    }
+
+    /// The allocation numbered `n`.
+    pub fn alloc_id(&self, n: usize) -> usize {
+        self.allocs[n].id()
+    }
+}
+
+/// A plan in positions and allocation numbers (see planning.rs).
+#[derive(Debug, PartialEq)]
+pub struct Cached {
+    /// Positions the overwritten pass dropped, and all it took with them.
+    pub gone: Vec<usize>,
+    pub taken: Vec<usize>,
+    /// Of the launches left: whether each repeats the one before it, and
+    /// the deferral cost model's verdict on each (see lazy/deferral.rs).
+    pub repeats: Vec<bool>,
+    pub verdicts: Vec<Verdict>,
+    /// The launches left whose deferral the plan asked the cost model about
+    /// (asking counts its refusals: a replay asks the same).
+    pub asked: Vec<usize>,
+    /// Per region: positions among the launches left, allocations kept in
+    /// registers (numbers), deferred positions.
+    pub regions: Vec<Vec<usize>>,
+    pub registers: Vec<Vec<usize>>,
+    pub deferred: Vec<Vec<usize>>,
+    pub summary: Arc<Summary>,
+}
+
+/// A cached plan with the kernel identities its key stands for.
+struct Entry {
+    keys: Vec<KernelKey>,
+    names: Vec<Option<Arc<[String]>>>,
+    plan: Arc<Cached>,
+}
+
+/// Flushes planned by a replay so far (tests see that replays happen).
+static REPLAYS: AtomicU64 = AtomicU64::new(0);
+
+/// How many flushes a cached plan planned so far.
+pub fn replays() -> u64 {
+    REPLAYS.load(Ordering::Relaxed)
+}
+
+/// A cached plan was replayed whole.
+pub fn replayed() {
+    REPLAYS.fetch_add(1, Ordering::Relaxed);
+}
+
+static TABLE: LazyLock<Mutex<HashMap<Vec<u64>, Entry>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// `PK_FUSION_DISABLE=plan_cache` plans every flush afresh.
+pub const PASS: &str = "plan_cache";
+
+/// The key of a flush, or None when it is not one to cache.
+pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n>> {
+    if nodes.is_empty() || nodes.len() > MAX_LAUNCHES || crate::config::get().is_disabled(PASS) {
+        return None;
+    }
+    let mut s = Shape {
+        words: Vec::with_capacity(16 * nodes.len()),
+        allocs: Vec::new(),
+    };
+    let demand_code = match demand {
+        Demand::All => 0,
+        Demand::Fence => 1,
+        Demand::Allocs(_) => 2,
+        Demand::Result(_) => 3,
+    };
+    s.words.extend([nodes.len() as u64, demand_code]);
+    // Launches of the flush that access each allocation (by number).
+    let mut inside: Vec<usize> = Vec::new();
+    for (k, n) in nodes.iter().enumerate() {
+        let l = &n.launch;
+        let flags = [
+            l.is_method,
+            n.count() > 1,
+            n.result.is_some(),
+            n.effects,
+            BUILT.contains(&l.key),
+            k > 0 && l.repeats(&nodes[k - 1].launch),
+        ];
+        let bits = flags.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
+        s.words.extend([l.key.digest(), bits, l.lo.len() as u64]);
+        s.words.extend(l.lo.iter().chain(&l.hi).map(|&x| x as u64));
+        s.words.push(l.vals.len() as u64);
+        for (j, v) in l.vals.iter().enumerate() {
+            let ArgVal::View(vv) = v else {
+                s.words.push(u64::MAX);
+                continue;
+            };
+            let id = vv.alloc.id();
+            let num = match s.allocs.iter().position(|a| a.id() == id) {
+                Some(m) => m,
+                None if s.allocs.len() < MAX_ALLOCS => {
+                    s.allocs.push(&vv.alloc);
+                    inside.push(0);
+                    s.allocs.len() - 1
+                }
+                None => return None,
+            };
+            let rank = match &l.key.args[j] {
+                ArgTy::View(t) => t.rank as usize,
+                _ => 8,
+            };
+            let a = &vv.alloc;
+            let life = [
+                a.live.load(Ordering::Acquire) != 0,
+                a.is_foreign(),
+                a.is_allocated(),
+            ];
+            let life = life.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
+            s.words
+                .extend([num as u64, life, vv.range.0 as u64, vv.range.1 as u64]);
+            s.words.push(vv.offset as u64);
+            s.words
+                .extend(vv.raw.extent[..rank].iter().map(|&x| x as u64));
+            s.words
+                .extend(vv.raw.stride[..rank].iter().map(|&x| x as u64));
+        }
+        // Each allocation it accesses, once (as `Alloc::uses` counts).
+        for (i, a) in n.accesses.iter().enumerate() {
+            if n.accesses[..i].iter().all(|b| b.alloc != a.alloc) {
+                if let Some(m) = s.allocs.iter().position(|x| x.id() == a.alloc) {
+                    inside[m] += 1;
+                }
+            }
+        }
+    }
+    for (m, a) in s.allocs.iter().enumerate() {
+        let outside = a.uses.load(Ordering::Acquire) > inside[m];
+        let demanded = match demand {
+            Demand::Allocs(ids) => ids.contains(&a.id()),
+            _ => false,
+        };
+        s.words.push(u64::from(outside) << 1 | u64::from(demanded));
+    }
+    Some(s)
+}
+
+/// The cached plan of this shape, if the launches are the kernels it was made for.
+pub fn get(shape: &Shape<'_>, nodes: &[Arc<Node>]) -> Option<Arc<Cached>> {
+    let table = TABLE.lock().unwrap();
+    let e = table.get(&shape.words)?;
+    let same = nodes
+        .iter()
+        .zip(&e.keys)
+        .zip(&e.names)
+        .all(|((n, k), names)| {
+            n.launch.key == *k
+                && names
+                    .as_ref()
+                    .is_none_or(|m| Arc::ptr_eq(m, &n.launch.names) || **m == *n.launch.names)
+        });
+    same.then(|| e.plan.clone())
+}
+
+/// Keeps the plan of a shape.
+pub fn put(shape: Shape<'_>, nodes: &[Arc<Node>], plan: Cached) {
+    let entry = Entry {
+        keys: nodes.iter().map(|n| n.launch.key.clone()).collect(),
+        names: nodes
+            .iter()
+            .map(|n| n.launch.is_method.then(|| n.launch.names.clone()))
+            .collect(),
+        plan: Arc::new(plan),
+    };
+    let mut table = TABLE.lock().unwrap();
+    if table.len() >= CAPACITY {
+        table.clear();
+    }
+    table.insert(shape.words, entry);
+}
