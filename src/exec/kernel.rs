@@ -82,16 +82,41 @@ pub struct KernelKey {
     pub consts: Option<Box<[u64]>>,
 }
 
+/// Hashes a `KernelKey` as its digest, which already is a hash of its
+/// fields (`KernelKey::hash` writes only that): launch-time tables skip a
+/// second hashing.
+#[derive(Default, Clone, Copy)]
+pub struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Not reached for KernelKey; a plain mix keeps other keys usable.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 ^= x;
+    }
+}
+
+pub type ByDigest = std::hash::BuildHasherDefault<DigestHasher>;
+/// A table keyed by kernel.
+pub type KeyMap<V> = DashMap<KernelKey, V, ByDigest>;
+
 /// Single-launch kernels by key.
-pub static KERNELS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
+pub static KERNELS: LazyLock<KeyMap<Arc<Kernel>>> = LazyLock::new(KeyMap::default);
 
 /// Launch keys whose code built at least once (alone, repeated or fused):
 /// a pending launch of one of these may be dropped unrun (its errors, if
 /// any, are not in its code).
-pub static BUILT: LazyLock<DashSet<KernelKey>> = LazyLock::new(DashSet::new);
+pub static BUILT: LazyLock<DashSet<KernelKey, ByDigest>> = LazyLock::new(DashSet::default);
 
 /// Repeat kernels (a run of exact repeats of one launch) by the launch's key.
-pub static REPEATS: LazyLock<DashMap<KernelKey, Arc<Kernel>>> = LazyLock::new(DashMap::new);
+pub static REPEATS: LazyLock<KeyMap<Arc<Kernel>>> = LazyLock::new(KeyMap::default);
 
 /// Fused kernels by the blake3 digest of their region's structure.
 pub static FUSED: LazyLock<DashMap<[u8; 32], Arc<Kernel>>> = LazyLock::new(DashMap::new);

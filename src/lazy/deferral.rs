@@ -5,8 +5,7 @@
 //! reads its inputs twice. A kernel whose score fell too low is no longer
 //! deferred, but every `RETRY`th refusal lets one deferral try again, so a
 //! program that stops reading the output gets the benefit back.
-use crate::exec::kernel::KernelKey;
-use dashmap::DashMap;
+use crate::exec::kernel::{KernelKey, KeyMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
 
@@ -23,7 +22,7 @@ struct Fate {
     refused: u32,
 }
 
-static FATES: LazyLock<DashMap<KernelKey, Fate>> = LazyLock::new(DashMap::new);
+static FATES: LazyLock<KeyMap<Fate>> = LazyLock::new(KeyMap::default);
 
 /// Kernels whose score is at or below `FLOOR` (their `worth` may refuse):
 /// while there are none, every verdict is `Defer` without a lookup.
@@ -81,6 +80,9 @@ pub fn wasted(key: &KernelKey) {
 
 /// Whether deferring launches of `key` is worth it now.
 pub fn worth(key: &KernelKey) -> Result<(), String> {
+    if LOW.load(Ordering::Acquire) == 0 {
+        return Ok(()); // no kernel's score is low: nothing to refuse or count
+    }
     let Some(mut f) = FATES.get_mut(key) else {
         return Ok(());
     };

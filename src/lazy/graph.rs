@@ -53,11 +53,35 @@ impl Node {
     }
 }
 
+/// Hashes an allocation id (its address) with splitmix64's finalizer: every
+/// launch looks its allocations up, and SipHash cost more than the lookup.
+#[derive(Default)]
+pub(super) struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.0 ^= x as u64;
+    }
+}
+
+pub(super) type ByAddress = std::hash::BuildHasherDefault<AddressHasher>;
+
 #[derive(Default)]
 pub(super) struct Graph {
     pub(super) dag: StableDiGraph<Arc<Node>, ()>,
     /// Per allocation, the pending accesses later launches may depend on.
-    pub(super) by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>>,
+    pub(super) by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>, ByAddress>,
     pub(super) by_seq: BTreeMap<u64, NodeIndex>,
     pub(super) next_seq: u64,
     /// Allocations whose Python views are all gone (reported by `graph_json`).
@@ -94,18 +118,17 @@ pub fn record(
     if fold && slot.is_none() {
         if let Some((&seq, &n)) = g.by_seq.last_key_value() {
             let last = &g.dag[n];
+            let repeats = launch.repeats(&last.launch);
             // Nothing ran since: its inputs are as they were, so it would
             // write what the pending one will write.
-            if launch.repeats(&last.launch)
-                && super::repeat::idempotent(&launch, &accesses, effects)
-            {
+            if repeats && super::repeat::idempotent(&launch, &accesses, effects) {
                 // A deferred one absorbs it: computing it again is this launch's work.
                 if last.deferred.swap(false, Ordering::AcqRel) {
                     super::deferral::paid(&launch.key);
                 }
                 return Ok((seq, None));
             }
-            if launch.repeats(&last.launch) && super::repeat::loopable(&launch, &access_map) {
+            if repeats && super::repeat::loopable(&launch, &access_map) {
                 last.repeats.fetch_add(1, Ordering::AcqRel);
                 return Ok((seq, None));
             }
@@ -115,19 +138,21 @@ pub fn record(
     g.next_seq += 1;
     count_pending(&launch, true);
     count_uses(&launch, &accesses, true);
-    let n = g.dag.add_node(Arc::new(Node {
+    let node = Arc::new(Node {
         seq,
         launch,
         origin,
-        accesses: accesses.clone(),
+        accesses,
         access_map,
         result: slot.clone(),
         repeats: AtomicUsize::new(0),
         effects,
         deferred: AtomicBool::new(false),
-    }));
+    });
+    let n = g.dag.add_node(node.clone());
+    let accesses = &node.accesses;
     let mut preds = BTreeSet::new();
-    for a in &accesses {
+    for a in accesses {
         for (m, b) in g.by_alloc.get(&a.alloc).map_or(&[][..], |v| v.as_slice()) {
             if b.conflicts(a) {
                 preds.insert(*m);
@@ -140,7 +165,7 @@ pub fn record(
     // Keep only the frontier per allocation: an access inside the range of a
     // newer write is reachable through that write, so later launches need no
     // edge to it (this keeps long chains linear instead of quadratic).
-    for a in &accesses {
+    for a in accesses {
         let list = g.by_alloc.entry(a.alloc).or_default();
         if a.write {
             list.retain(|(_, b)| !(a.start <= b.start && b.end <= a.end));

@@ -4,10 +4,9 @@
 use crate::analysis::access::{self, Access};
 use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
-use crate::exec::kernel::KernelKey;
+use crate::exec::kernel::KeyMap;
 use crate::exec::launch::{Launch, Origin};
 use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
-use dashmap::DashMap;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
@@ -31,8 +30,8 @@ pub type AccessMap = Arc<BTreeMap<String, Access>>;
 
 /// Per-signature access maps, so recording does no AST work after the first.
 /// With them, whether the body has effects (`has_effects`).
-type AccessTable = DashMap<KernelKey, (Arc<[String]>, AccessMap, bool)>;
-static ACCESS: LazyLock<AccessTable> = LazyLock::new(DashMap::new);
+type AccessTable = KeyMap<(Arc<[String]>, AccessMap, bool)>;
+static ACCESS: LazyLock<AccessTable> = LazyLock::new(KeyMap::default);
 
 /// A launch's buffer accesses, its access facts, and whether it has effects.
 pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap, bool)> {

@@ -101,8 +101,29 @@ pub fn replayed() {
     REPLAYS.fetch_add(1, Ordering::Relaxed);
 }
 
-static TABLE: LazyLock<Mutex<HashMap<Vec<u64>, Entry>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// Hashes a key's words 8 bytes at a step (FxHash's mix): a key is a few
+/// hundred words, compared exactly after the lookup anyway.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type Table = HashMap<Vec<u64>, Entry, std::hash::BuildHasherDefault<WordHasher>>;
+static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| Mutex::new(Table::default()));
 
 /// `PK_FUSION_DISABLE=plan_cache` plans every flush afresh.
 pub const PASS: &str = "plan_cache";

@@ -148,6 +148,8 @@ fn gather(
     }
     let params = wu.launch_params(py, pattern, rank.max(1))?;
     let given = kwargs.map_or(0, |k| k.len());
+    g.tys.reserve_exact(params.names.len());
+    g.vals.reserve_exact(params.names.len());
     for (name, key) in params.names.iter().zip(&params.keys) {
         let v = match kwargs
             .map(|k| k.get_item(key.bind(py)))
