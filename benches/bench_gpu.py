@@ -133,17 +133,26 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
     x = pk.View([N], pk.double)
     np.asarray(x)[:] = 1.0
     live = pk.View([N], pk.double)
-    times, vals = {}, {}
+    times, vals, split = {}, {}, {}
     for fused in (False, True):
         lazy(fused)
+        spans = []
 
         def ours():
+            t0 = time.perf_counter()
             chain(k, x, live)
-            return float(pk.parallel_reduce(N, total, t=live))
+            t1 = time.perf_counter()
+            r = float(pk.parallel_reduce(N, total, t=live))
+            spans.append((time.perf_counter() - t0, t1 - t0))
+            return r
 
         ours()
         times[fused] = best(ours, 20)
         vals[fused] = ours()
+        # The call of the best run: its chain's Python calls (launches, or
+        # recordings) and the rest (flush, kernels, reading the total).
+        whole, calls = min(spans)
+        split[fused] = (calls, whole - calls)
     lazy(False)
     xc = cp.ones(N)
 
@@ -165,7 +174,9 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
     ok = all(abs(v - ref) <= 1e-9 * abs(ref) for v in vals.values())
     return {"live_eager_ms": times[False] * 1e3, "live_fused_ms": times[True] * 1e3,
             "live_cupy_ms": times["cupy"] * 1e3, "live_cupy_fuse_ms": times["cupy_fuse"] * 1e3,
-            "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"]}, ok
+            "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"],
+            "live_fused_calls_ms": split[True][0] * 1e3, "live_fused_rest_ms": split[True][1] * 1e3,
+            "live_eager_calls_ms": split[False][0] * 1e3, "live_eager_rest_ms": split[False][1] * 1e3}, ok
 
 
 def babelstream() -> tuple[dict, bool]:
@@ -294,6 +305,12 @@ def main() -> int:
     assert "CUDA" in pk.config()["kokkos_config"].split(), "bench_gpu needs a CUDA build of Kokkos"
     pk.set_default_space(pk.Cuda)
     print(f"pykokkos-fuse GPU benchmarks, N = 2^27 doubles, space {pk.get_default_space()}", flush=True)
+    if "--live" in sys.argv:  # row (d) alone (A/B runs of one setting per process)
+        lc, good = live_chain()
+        print(f"(d) fused {lc['live_fused_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms, "
+              f"ratio {lc['live_fused_over_cupy_fuse']:.3f}; eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
+              f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms", flush=True)
+        return 0 if good else 1
     r = launch_overhead()
     print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
           f"(p99 {r['launch_p99_us']:.2f} us; {r['launch_batch_us']:.2f} us per launch over a batch of 20000), "
@@ -312,7 +329,8 @@ def main() -> int:
     ok &= good
     print(f"(d) 7 maps + sum, last temporary referenced: eager {lc['live_eager_ms']:.3f} ms, fused "
           f"{lc['live_fused_ms']:.3f} ms; CuPy {lc['live_cupy_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms; "
-          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f}, target <= 1", flush=True)
+          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f}, target <= 1; fused: chain calls "
+          f"{lc['live_fused_calls_ms']:.3f} ms, flush + kernel + read {lc['live_fused_rest_ms']:.3f} ms", flush=True)
     b, good = babelstream()
     ok &= good
     print(f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "

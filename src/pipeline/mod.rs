@@ -27,6 +27,7 @@ use crate::lazy::{deferral, failure, turn};
 pub use kernels::translate;
 use kernels::{fused_kernel, repeat_kernel, single_kernel};
 pub use plan_cache::replays as plan_replays;
+use plan_cache::Fused;
 use planning::{no_fuse, plan, Region};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -234,12 +235,10 @@ fn run_region(r: &Region) -> PkResult<()> {
     }
     if nodes.len() > 1 {
         let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
-        let lay = layout::layout(&region, &r.registers);
-        let label = layout::region_label(&region);
-        match fused_kernel(&nodes, &region, &lay, &label) {
+        match region_kernel(r, &nodes, &region) {
             // A fused kernel that ran (or began to) is never rerun launch by
             // launch: its updates may have landed already.
-            Ok(kernel) => {
+            Ok((kernel, label)) => {
                 let ran = run_fused(&nodes, &region, &kernel, &label);
                 for n in &kept {
                     n.deferred.store(true, Ordering::Release);
@@ -261,6 +260,35 @@ fn run_region(r: &Region) -> PkResult<()> {
         }
     }
     Ok(())
+}
+
+/// A region's fused kernel and label: the one its cached plan keeps, else
+/// laid out, found by its structure or built (and then kept).
+fn region_kernel(
+    r: &Region,
+    nodes: &[Arc<Node>],
+    region: &[&Launch],
+) -> PkResult<(Arc<Kernel>, String)> {
+    let labels = || region.iter().map(|l| l.label.clone());
+    if let Some(f) = r
+        .memo
+        .as_ref()
+        .and_then(|m| m.get())
+        .filter(|f| f.fits(labels()))
+    {
+        return Ok((f.kernel.clone(), f.label.clone()));
+    }
+    let lay = layout::layout(region, &r.registers);
+    let label = layout::region_label(region);
+    let kernel = fused_kernel(nodes, region, &lay, &label)?;
+    if let Some(m) = &r.memo {
+        let _ = m.set(Fused {
+            labels: labels().collect(),
+            label: label.clone(),
+            kernel: kernel.clone(),
+        });
+    }
+    Ok((kernel, label))
 }
 
 fn run_fused(

@@ -23,7 +23,7 @@
 //! under, and plans afresh otherwise. Under `PK_VERIFY=1` (the test suite)
 //! every replay is planned afresh too and must agree.
 use crate::exec::args::ArgVal;
-use crate::exec::kernel::{KernelKey, BUILT};
+use crate::exec::kernel::{Kernel, KernelKey, BUILT};
 use crate::fusion::explain::Summary;
 use crate::lazy::deferral::Verdict;
 use crate::lazy::graph::{Demand, Node};
@@ -44,7 +44,7 @@ const CAPACITY: usize = 512;
 
 /// A flush's key, and its allocations by number.
 pub struct Shape<'n> {
-    words: Vec<u64>,
+    words: Words,
     allocs: Vec<&'n Arc<Alloc>>,
 }
 
@@ -61,7 +61,6 @@ impl Shape<'_> {
 }
 
 /// A plan in positions and allocation numbers (see planning.rs).
-#[derive(Debug, PartialEq)]
 pub struct Cached {
     /// Positions the overwritten pass dropped, and all it took with them.
     pub gone: Vec<usize>,
@@ -79,6 +78,29 @@ pub struct Cached {
     pub registers: Vec<Vec<usize>>,
     pub deferred: Vec<Vec<usize>>,
     pub summary: Arc<Summary>,
+    /// Per region, its fused kernel once one ran (see `Memo`).
+    pub memos: Vec<Memo>,
+}
+
+/// A region's fused kernel and label, kept with the plan: a replayed region
+/// skips the layout and the structural key, which its shape fixes already.
+/// The label is not part of the shape, so a launch named otherwise misses.
+pub type Memo = Arc<std::sync::OnceLock<Fused>>;
+
+pub struct Fused {
+    pub labels: Vec<Arc<str>>,
+    pub label: String,
+    pub kernel: Arc<Kernel>,
+}
+
+impl Fused {
+    /// Whether it was made for launches of these labels.
+    pub fn fits(&self, labels: impl ExactSizeIterator<Item = Arc<str>>) -> bool {
+        labels.len() == self.labels.len()
+            && labels
+                .zip(&self.labels)
+                .all(|(a, b)| Arc::ptr_eq(&a, b) || a == *b)
+    }
 }
 
 /// A cached plan with the kernel identities its key stands for.
@@ -101,7 +123,7 @@ pub fn replayed() {
     REPLAYS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Hashes a key's words 8 bytes at a step (FxHash's mix): a key is a few
+/// Hashes a key's words (FxHash's mix, a word at a step): a key is a few
 /// hundred words, compared exactly after the lookup anyway.
 #[derive(Default)]
 struct WordHasher(u64);
@@ -122,7 +144,19 @@ impl std::hash::Hasher for WordHasher {
     }
 }
 
-type Table = HashMap<Vec<u64>, Entry, std::hash::BuildHasherDefault<WordHasher>>;
+/// A key's words, hashed one word at a time.
+#[derive(PartialEq, Eq)]
+struct Words(Vec<u64>);
+
+impl std::hash::Hash for Words {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for &w in &self.0 {
+            state.write_u64(w);
+        }
+    }
+}
+
+type Table = HashMap<Words, Entry, std::hash::BuildHasherDefault<WordHasher>>;
 static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| Mutex::new(Table::default()));
 
 /// `PK_FUSION_DISABLE=plan_cache` plans every flush afresh.
@@ -134,7 +168,7 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
         return None;
     }
     let mut s = Shape {
-        words: Vec::with_capacity(16 * nodes.len()),
+        words: Words(Vec::with_capacity(16 * nodes.len())),
         allocs: Vec::new(),
     };
     let demand_code = match demand {
@@ -143,7 +177,7 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
         Demand::Allocs(_) => 2,
         Demand::Result(_) => 3,
     };
-    s.words.extend([nodes.len() as u64, demand_code]);
+    s.words.0.extend([nodes.len() as u64, demand_code]);
     // Launches of the flush that access each allocation (by number).
     let mut inside: Vec<usize> = Vec::new();
     for (k, n) in nodes.iter().enumerate() {
@@ -157,12 +191,14 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             k > 0 && l.repeats(&nodes[k - 1].launch),
         ];
         let bits = flags.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
-        s.words.extend([l.key.digest(), bits, l.lo.len() as u64]);
-        s.words.extend(l.lo.iter().chain(&l.hi).map(|&x| x as u64));
-        s.words.push(l.vals.len() as u64);
+        s.words.0.extend([l.key.digest(), bits, l.lo.len() as u64]);
+        s.words
+            .0
+            .extend(l.lo.iter().chain(&l.hi).map(|&x| x as u64));
+        s.words.0.push(l.vals.len() as u64);
         for (j, v) in l.vals.iter().enumerate() {
             let ArgVal::View(vv) = v else {
-                s.words.push(u64::MAX);
+                s.words.0.push(u64::MAX);
                 continue;
             };
             let id = vv.alloc.id();
@@ -187,11 +223,14 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             ];
             let life = life.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
             s.words
+                .0
                 .extend([num as u64, life, vv.range.0 as u64, vv.range.1 as u64]);
-            s.words.push(vv.offset as u64);
+            s.words.0.push(vv.offset as u64);
             s.words
+                .0
                 .extend(vv.raw.extent[..rank].iter().map(|&x| x as u64));
             s.words
+                .0
                 .extend(vv.raw.stride[..rank].iter().map(|&x| x as u64));
         }
         // Each allocation it accesses, once (as `Alloc::uses` counts).
@@ -209,7 +248,9 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             Demand::Allocs(ids) => ids.contains(&a.id()),
             _ => false,
         };
-        s.words.push(u64::from(outside) << 1 | u64::from(demanded));
+        s.words
+            .0
+            .push(u64::from(outside) << 1 | u64::from(demanded));
     }
     Some(s)
 }

@@ -1,7 +1,7 @@
 //! The flush's planning stage: a cached plan of the flush's shape, else
 //! candidates -> overwritten launches dropped -> the rest settled into
 //! regions (settle.rs) -> explain.
-use super::plan_cache::{self, Cached, Shape};
+use super::plan_cache::{self, Cached, Memo, Shape};
 use super::settle::{repeats, settle, verdicts};
 use crate::errors::{PkError, PkResult};
 use crate::fusion::{cand, explain, overwritten};
@@ -28,6 +28,8 @@ pub struct Region {
     pub registers: BTreeSet<usize>,
     /// Launches it computes but leaves pending (a subset of `seqs`).
     pub deferred: Vec<u64>,
+    /// Its fused kernel, kept with a cached plan (plan_cache.rs).
+    pub memo: Option<Memo>,
 }
 
 /// What a flush runs: its regions, and the launches it dropped unrun.
@@ -64,7 +66,9 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     }
     let s = settle(cands, &kept, demand, false)?;
     let retry = s.verdicts.contains(&Verdict::Retry);
+    let mut memos = None;
     if let (Some(shape), false) = (shape, retry) {
+        let fresh: Vec<Memo> = s.regions.iter().map(|_| Memo::default()).collect();
         let cached = Cached {
             taken: positions(nodes, &taken),
             gone,
@@ -75,6 +79,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
             registers: numbered(&shape, &s.registers),
             deferred: s.deferred.clone(),
             summary: s.summary.clone(),
+            memos: fresh.clone(),
         };
         // Only a shape whose every register allocation has a number replays.
         if cached
@@ -84,6 +89,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
             .all(|(a, b)| a.len() == b.len())
         {
             plan_cache::put(shape, nodes, cached);
+            memos = Some(fresh);
         }
     }
     Ok(finish(
@@ -93,6 +99,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
         s.registers,
         &s.deferred,
         s.summary,
+        memos.as_deref(),
     ))
 }
 
@@ -124,6 +131,7 @@ fn replay(
             s.registers,
             &s.deferred,
             s.summary,
+            None,
         ));
     }
     if verify {
@@ -157,6 +165,7 @@ fn replay(
         registers,
         &hit.deferred,
         hit.summary.clone(),
+        Some(&hit.memos),
     ))
 }
 
@@ -232,6 +241,7 @@ fn finish(
     registers: Vec<BTreeSet<usize>>,
     deferred: &[Vec<usize>],
     summary: Arc<explain::Summary>,
+    memos: Option<&[Memo]>,
 ) -> Planned {
     let info = |k: usize| (kept[k].launch.label.clone(), kept[k].origin.clone());
     let dropped: Vec<_> = taken
@@ -243,10 +253,12 @@ fn finish(
         .iter()
         .zip(registers)
         .zip(deferred)
-        .map(|((r, registers), f)| Region {
+        .enumerate()
+        .map(|(i, ((r, registers), f))| Region {
             seqs: r.iter().map(|&k| kept[k].seq).collect(),
             registers,
             deferred: f.iter().map(|&k| kept[k].seq).collect(),
+            memo: memos.map(|m| m[i].clone()),
         })
         .collect();
     Planned {
@@ -260,6 +272,7 @@ fn single(seq: u64) -> Region {
         seqs: vec![seq],
         registers: BTreeSet::new(),
         deferred: Vec::new(),
+        memo: None,
     }
 }
 
