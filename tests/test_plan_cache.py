@@ -174,3 +174,26 @@ def test_reports_of_replays_equal_reports_of_fresh_plans(tmp_path):
     on, off = (o.rsplit("REPLAYS", 1)[0] for o in (outs["on"], outs["off"]))
     assert on == off
     assert "deferred: writes" in on and "dropped unrun" in on, on
+
+
+def test_a_replayed_region_keeps_the_names_its_launches_have_now(lazy, tmp_path):
+    """The label of a fused kernel (errors, traces) is not part of a flush's
+    shape: a launch named otherwise in a replayed shape gets its own label."""
+    import json
+
+    ref = np.linspace(0.0, 1.0, N)
+    x = pk.View([N], pk.double)
+    x[:] = ref
+    live = pk.View([N], pk.double)
+    names = [None, None, None, "named_sum", "named_sum", None]
+    with pk.trace.record(tmp_path / "t.jsonl"):
+        for it, name in enumerate(names):
+            chain(2, x, live, 1.5)
+            args = (N, total) if name is None else (name, N, total)
+            got = float(pk.parallel_reduce(*args, t=live))
+            assert got == pytest.approx(np_chain(2, ref, 1.5).sum(), rel=1e-12)
+    events = [json.loads(line) for line in open(tmp_path / "t.jsonl")]
+    labels = [e["name"] for e in events if e.get("ev") == "kernel" and e.get("kind") == "region"]
+    want = [f"fused(step+step+{n or 'total'})" for n in names]
+    # (Stopping the trace runs the last, deferred chain: one more region.)
+    assert labels[: len(want)] == want, labels
