@@ -197,3 +197,5 @@ def test_a_replayed_region_keeps_the_names_its_launches_have_now(lazy, tmp_path)
     want = [f"fused(step+step+{n or 'total'})" for n in names]
     # (Stopping the trace runs the last, deferred chain: one more region.)
     assert labels[: len(want)] == want, labels
+    replayed = [e["replayed"] for e in events if e.get("ev") == "flush"]
+    assert not replayed[0] and sum(replayed) >= 3, replayed

@@ -158,7 +158,7 @@ fn trace_flush(
     let overwritten: Vec<u64> = planned.overwritten.iter().map(|n| n.seq).collect();
     crate::trace::event(
         "flush",
-        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "overwritten": overwritten, "plan_us": plan_us.round()}),
+        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "overwritten": overwritten, "replayed": planned.replayed, "plan_us": plan_us.round()}),
     );
 }
 

@@ -36,6 +36,8 @@ pub struct Region {
 pub struct Planned {
     pub regions: Vec<Region>,
     pub overwritten: Vec<Arc<Node>>,
+    /// The plan of an earlier flush of the same shape (plan_cache.rs).
+    pub replayed: bool,
 }
 
 /// Partitions a flush into regions (one per launch when fusion is off): a
@@ -47,6 +49,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
         return Ok(Planned {
             regions,
             overwritten: Vec::new(),
+            replayed: false,
         });
     }
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
@@ -158,7 +161,7 @@ fn replay(
         .iter()
         .map(|r| r.iter().map(|&n| shape.alloc_id(n)).collect())
         .collect();
-    Ok(finish(
+    let mut planned = finish(
         &kept,
         taken,
         &hit.regions,
@@ -166,7 +169,9 @@ fn replay(
         &hit.deferred,
         hit.summary.clone(),
         Some(&hit.memos),
-    ))
+    );
+    planned.replayed = true;
+    Ok(planned)
 }
 
 /// Register allocations by their numbers in the shape, sorted.
@@ -264,6 +269,7 @@ fn finish(
     Planned {
         regions,
         overwritten: taken,
+        replayed: false,
     }
 }
 
