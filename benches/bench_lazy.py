@@ -68,6 +68,24 @@ def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
     return dt / iters * 1e6
 
 
+def _forced_fusion(plan_cache: bool, runs: int = 3) -> float:
+    """Microseconds per iteration of the tiny chain always recorded and fused
+    (the adaptive bypass off), in a fresh process with the plan cache on or
+    off (it is read once per process); best of `runs` processes."""
+    import os
+    import subprocess
+    import sys
+
+    off = ["adaptive"] + (["plan_cache"] if not plan_cache else [])
+    env = dict(os.environ, PK_FUSION_DISABLE=",".join(off))
+    best = float("inf")
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, __file__, "--forced-fusion"], env=env, capture_output=True,
+                             text=True, check=True).stdout
+        best = min(best, float(out.split()[-1]))
+    return best
+
+
 def _flush_vs_eager(make_views, n: int, reps: int = 5) -> tuple[float, float]:
     """Best total seconds for n launches: (lazy record+flush, eager)."""
     best_lazy = best_eager = float("inf")
@@ -109,7 +127,11 @@ def main(calls: int = 5000) -> dict:
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
     loop_lazy, loop_eager = _read_each_iteration(True), _read_each_iteration(False)
     tiny_lazy, tiny_eager = _tiny_chain(True), _tiny_chain(False)
+    cached, uncached = _forced_fusion(True), _forced_fusion(False)
     return {
+        "forced_fused_cached_us": cached,
+        "forced_fused_uncached_us": uncached,
+        "plan_cache_speedup": uncached / cached,
         "loop_read_lazy_over_eager": loop_lazy / loop_eager,
         "tiny_chain_lazy_us": tiny_lazy,
         "tiny_chain_eager_us": tiny_eager,
@@ -129,5 +151,10 @@ def main(calls: int = 5000) -> dict:
 
 
 if __name__ == "__main__":
+    import sys
+
+    if "--forced-fusion" in sys.argv:
+        print(_tiny_chain(True))
+        sys.exit(0)
     for k, val in main().items():
         print(f"{k:28} {val:10.3f}")
