@@ -357,7 +357,7 @@ def distinct(program):
     return out
 
 
-def check(program):
+def check(program, rtol=0.0):
     program = distinct(program)
     want_seen, want = interpret(program, use_pk=False)
     # eager, lazy with fusion, lazy without fusion: each must equal NumPy.
@@ -370,7 +370,7 @@ def check(program):
         finally:
             pk._native.set_lazy(False)
             pk._native.set_fusing(True)
-        assert np.allclose(seen, want_seen, rtol=0, atol=0), (mode, program, seen, want_seen)
+        assert np.allclose(seen, want_seen, rtol=rtol, atol=0), (mode, program, seen, want_seen)
         for w, got in zip(want, finals):
             assert np.array_equal(got, w), (mode, program, got, w)
 
@@ -415,4 +415,8 @@ def repeated(program, times=3):
           derandomize=FIXED)
 @given(demand_steps)
 def test_random_programs_repeated_replay_their_plans(program):
-    check(repeated(program))
+    # Three passes grow the values past what doubles hold exactly, so sums
+    # taken in another order (a fused reduction's partial sums) may differ in
+    # the last bits; a replayed plan gone wrong leaves values stale or unwritten.
+    # Elements are still compared exactly.
+    check(repeated(program), rtol=1e-13)
