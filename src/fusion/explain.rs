@@ -46,7 +46,7 @@ pub struct Summary {
     refusal_count: usize,
     drawn_refusals: Vec<(usize, usize, String)>,
     /// Dependencies among drawn launches.
-    pub edges: Vec<(usize, usize)>,
+    edges: Vec<(usize, usize)>,
     /// Per kept region, the deferral pass's facts (launch, why), buffers
     /// already numbered as the report numbers them.
     deferred: Vec<Vec<(usize, Why)>>,

@@ -61,10 +61,11 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     let gone = overwritten_pass(&cands, nodes);
     let (kept, taken) = drop_overwritten(nodes, &gone);
     if !taken.is_empty() {
+        let out: BTreeSet<u64> = taken.iter().map(|n| n.seq).collect();
         let mut k = 0;
         cands.retain(|_| {
             k += 1;
-            kept.iter().any(|n| n.seq == nodes[k - 1].seq)
+            !out.contains(&nodes[k - 1].seq)
         });
     }
     let s = settle(cands, &kept, demand, false)?;
