@@ -191,6 +191,17 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("pk_mode", ["eager", "lazy"], indirect=True)
 
 
+@pytest.fixture
+def lazy():
+    """Lazy mode for one test, its fusion reports so far cleared; pending
+    work flushed after it."""
+    pk._native.set_lazy(True)
+    pk._native.explain_history()
+    yield
+    pk.flush()
+    pk._native.set_lazy(False)
+
+
 # Autouse: a test need not name the fixture to run in both modes (appending
 # it to `fixturenames` parametrized the ids but never switched the mode on).
 @pytest.fixture(autouse=True)

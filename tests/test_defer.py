@@ -42,15 +42,6 @@ def shout(i, x, t):
         pk.printf("shout\n")
 
 
-@pytest.fixture
-def lazy():
-    pk._native.set_lazy(True)
-    pk._native.explain_history()
-    yield
-    pk.flush()
-    pk._native.set_lazy(False)
-
-
 def reports() -> str:
     return "".join(text for text, _ in pk._native.explain_history(plans=True))
 

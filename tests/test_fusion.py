@@ -25,12 +25,9 @@ FIXTURES = sorted(RULES.glob("*/*fuse_*.py"))
 
 
 @pytest.fixture
-def fused():
-    pk._native.set_lazy(True)
-    pk._native.explain_history()
+def fused(lazy):
+    """Lazy mode with fusion (conftest's `lazy`)."""
     yield
-    pk.flush()
-    pk._native.set_lazy(False)
 
 
 def both(program, with_plans=False):

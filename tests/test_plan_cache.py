@@ -31,15 +31,6 @@ def total(i, acc, t):
     acc += t[i]
 
 
-@pytest.fixture
-def lazy():
-    pk._native.set_lazy(True)
-    pk._native.explain_history()
-    yield
-    pk.flush()
-    pk._native.set_lazy(False)
-
-
 def chain(k, x, out, a):
     """k maps x -> ... -> out; the intermediates die at once."""
     cur = x

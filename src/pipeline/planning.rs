@@ -2,7 +2,7 @@
 //! candidates -> overwritten launches dropped -> the rest settled into
 //! regions (settle.rs) -> explain.
 use super::plan_cache::{self, Cached, Memo, Shape};
-use super::settle::{repeats, settle, verdicts};
+use super::settle::{repeats, settle, verdicts, Settled};
 use crate::errors::{PkError, PkResult};
 use crate::fusion::{cand, explain, overwritten};
 use crate::lazy::deferral::{self, Verdict};
@@ -96,15 +96,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
             memos = Some(fresh);
         }
     }
-    Ok(finish(
-        &kept,
-        taken,
-        &s.regions,
-        s.registers,
-        &s.deferred,
-        s.summary,
-        memos.as_deref(),
-    ))
+    Ok(settled(&kept, taken, s, memos.as_deref()))
 }
 
 /// A cached plan replayed on a flush of its shape. Under `PK_VERIFY=1` the
@@ -128,15 +120,7 @@ fn replay(
         // differs), or the cost model changed its mind: what is left is
         // planned afresh.
         let s = settle(candidates(&kept), &kept, demand, false)?;
-        return Ok(finish(
-            &kept,
-            taken,
-            &s.regions,
-            s.registers,
-            &s.deferred,
-            s.summary,
-            None,
-        ));
+        return Ok(settled(&kept, taken, s, None));
     }
     if verify {
         let s = settle(candidates(&kept), &kept, demand, true)?;
@@ -237,6 +221,24 @@ fn positions(nodes: &[Arc<Node>], taken: &[Arc<Node>]) -> Vec<usize> {
         .iter()
         .filter_map(|t| nodes.binary_search_by_key(&t.seq, |n| n.seq).ok())
         .collect()
+}
+
+/// A freshly settled plan in sequence numbers (see `finish`).
+fn settled(
+    kept: &[Arc<Node>],
+    taken: Vec<Arc<Node>>,
+    s: Settled,
+    memos: Option<&[Memo]>,
+) -> Planned {
+    finish(
+        kept,
+        taken,
+        &s.regions,
+        s.registers,
+        &s.deferred,
+        s.summary,
+        memos,
+    )
 }
 
 /// The plan in sequence numbers, its report kept.
