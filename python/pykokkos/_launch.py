@@ -169,23 +169,18 @@ def _launch(pattern, args, what, kwargs, initial=None):
     return _finish(r, initial)
 
 
-# The common case (policy, plain @pk.workunit function) skips argument
-# normalisation entirely: a launch is one attribute read and one native call.
+# pk.parallel_for and pk.parallel_reduce are native (_native.parallel_for):
+# the common call (policy, plain @pk.workunit function, keyword arguments)
+# launches without a Python frame of ours; every other form comes here.
 
-def parallel_for(*args, **kwargs):
-    if len(args) == 2:
-        wu = args[1]
-        nat = getattr(wu, "__pk_workunit__", None)
-        if nat is not None and type(wu) is _FunctionType:
-            f = _getframe(1)
-            return _native_launch(0, args[0], nat, kwargs, None, False, None, None, f.f_code, f.f_lasti)
+def _parallel_for(*args, **kwargs):
     if len(args) >= 2 and isinstance(args[-1], list):
         name, policy, wus = _split(args, "parallel_for")
         return _explicit_fusion(policy, wus, kwargs)
     return _launch(0, args, "parallel_for", kwargs)
 
 
-def parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
+def _parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
     if reducer is not None:
         name = reducer_name(reducer)
         if name != "Sum":
@@ -197,10 +192,15 @@ def parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
         wu = args[1]
         nat = getattr(wu, "__pk_workunit__", None)
         if nat is not None and type(wu) is _FunctionType:
-            f = _getframe(1)
+            f = _getframe(1)  # the caller's frame: the native entry has none
             r = _native_launch(1, args[0], nat, kwargs, None, False, None, initial_value, f.f_code, f.f_lasti)
             return _finish(r, initial_value)
     return _launch(1, args, "parallel_reduce", kwargs, initial_value)
+
+
+_native.set_launch_forms(_parallel_for, _parallel_reduce, _finish, _FunctionType)
+parallel_for = _native.parallel_for
+parallel_reduce = _native.parallel_reduce
 
 
 def parallel_scan(*args, **kwargs):

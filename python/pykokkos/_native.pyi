@@ -6,6 +6,9 @@ from typing_extensions import disjoint_base
 
 __all__ = [
     "adaptive_costs",
+    "parallel_for",
+    "parallel_reduce",
+    "set_launch_forms",
     "device_id",
     "hash_text",
     "default_rule_files",
@@ -145,6 +148,9 @@ def launch(
     site_code: Any = ...,
     site_offset: int = ...,
 ) -> Any: ...
+def parallel_for(*args: Any, **kwargs: Any) -> Any: ...
+def parallel_reduce(*args: Any, **kwargs: Any) -> Any: ...
+def set_launch_forms(for_: Any, reduce: Any, finish: Any, function: type) -> None: ...
 def generate_source(
     pattern: int,
     policy: int | Policy,

@@ -205,7 +205,8 @@ impl KernelKey {
         consts: Option<Box<[u64]>>,
     ) -> KernelKey {
         use std::hash::{Hash, Hasher};
-        let mut h = std::hash::DefaultHasher::new();
+        // In-process only (never stored): a fast hash, not a DoS-proof one.
+        let mut h = rustc_hash::FxHasher::default();
         (workunit, pattern, space, rank, &args, &consts).hash(&mut h);
         KernelKey {
             fp: h.finish(),

@@ -5,7 +5,12 @@ use crate::errors::{PkError, PkResult};
 use crate::frontend::workunit::Workunit;
 use crate::lower::Globals;
 use crate::types::Space;
+use smallvec::SmallVec;
 use std::sync::Arc;
+
+/// A policy's begin or end: one number per dimension, inline up to three
+/// (a launch's bounds cost no allocation; a team policy's seven spill).
+pub type Bounds = SmallVec<[i64; 3]>;
 
 /// What the core needs from the program that launched, beyond values: the
 /// workunit's free names (module constants, helper functions, classtypes:
@@ -26,8 +31,8 @@ pub struct Launch {
     /// Argument names, in the order of `vals` and `key.args`.
     pub names: Arc<[String]>,
     pub vals: Vec<ArgVal>,
-    pub lo: Vec<i64>,
-    pub hi: Vec<i64>,
+    pub lo: Bounds,
+    pub hi: Bounds,
     /// A functor's workunit method: arguments are its members.
     pub is_method: bool,
     /// The kernel label (the workunit's name unless the launch gave one).

@@ -3,13 +3,14 @@
 //! byte range) and always run from older to newer launches, so sequence order
 //! is a topological order. Nodes are shared (`Arc`) so a flush plans over them
 //! without holding the graph's lock.
-use super::hazards::{accesses_of, AccessMap, BufAccess};
+use super::hazards::{accesses_of, AccessMap, Accesses, BufAccess};
 use super::slot::Slot;
 use crate::errors::PkResult;
 use crate::exec::launch::{Launch, Origin};
 use crate::types::Pattern;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
+use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
@@ -32,7 +33,7 @@ pub struct Node {
     pub launch: Launch,
     /// Where it came from: names for its translation, its call site.
     pub origin: Arc<dyn Origin>,
-    pub accesses: Vec<BufAccess>,
+    pub accesses: Accesses,
     pub access_map: AccessMap,
     /// Where a reduction's total lands.
     pub result: Option<Arc<Slot>>,
@@ -81,7 +82,8 @@ pub(super) type ByAddress = std::hash::BuildHasherDefault<AddressHasher>;
 pub(super) struct Graph {
     pub(super) dag: StableDiGraph<Arc<Node>, ()>,
     /// Per allocation, the pending accesses later launches may depend on.
-    pub(super) by_alloc: HashMap<usize, Vec<(NodeIndex, BufAccess)>, ByAddress>,
+    /// Inline up to two: most allocations have one writer and a reader pending.
+    pub(super) by_alloc: HashMap<usize, SmallVec<[(NodeIndex, BufAccess); 2]>, ByAddress>,
     pub(super) by_seq: BTreeMap<u64, NodeIndex>,
     pub(super) next_seq: u64,
     /// Allocations whose Python views are all gone (reported by `graph_json`).

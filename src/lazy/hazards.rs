@@ -25,6 +25,10 @@ impl BufAccess {
     }
 }
 
+/// A launch's buffer accesses: inline up to four (most launches take a few
+/// views; recording then allocates no list for them).
+pub type Accesses = smallvec::SmallVec<[BufAccess; 4]>;
+
 /// Per-argument read/write/work-index facts of a launch (by view name).
 pub type AccessMap = Arc<BTreeMap<String, Access>>;
 
@@ -34,7 +38,7 @@ type AccessTable = KeyMap<(Arc<[String]>, AccessMap, bool)>;
 static ACCESS: LazyLock<AccessTable> = LazyLock::new(KeyMap::default);
 
 /// A launch's buffer accesses, its access facts, and whether it has effects.
-pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>, AccessMap, bool)> {
+pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Accesses, AccessMap, bool)> {
     let cached = ACCESS
         .get(&l.key)
         .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
@@ -62,7 +66,7 @@ pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Vec<BufAccess>,
             (m, effects)
         }
     };
-    let mut out = Vec::new();
+    let mut out = Accesses::new();
     for (name, v) in l.names.iter().zip(&l.vals) {
         if let (ArgVal::View(vv), Some(a)) = (v, map.get(name)) {
             if vv.range.0 < vv.range.1 {

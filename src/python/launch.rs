@@ -12,13 +12,14 @@ use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
-use crate::exec::launch::{Launch, Origin};
+use crate::exec::launch::{Bounds, Launch, Origin};
 use crate::exec::space::{default_space, from_code};
 use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Reducer, Space};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt};
+use smallvec::smallvec;
 use std::sync::Arc;
 
 fn space_of(code: Option<u8>) -> Space {
@@ -26,26 +27,26 @@ fn space_of(code: Option<u8>) -> Space {
 }
 
 /// (begin, end, space, rank) of a launch's policy; rank 0 is a TeamPolicy.
-fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Vec<i64>, Vec<i64>, Space, usize)> {
+fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Bounds, Bounds, Space, usize)> {
     if let Ok(n) = p.cast::<PyInt>() {
         let n: i64 = n.extract()?;
-        return Ok((vec![0], vec![n.max(0)], default_space(), 1));
+        return Ok((smallvec![0], smallvec![n.max(0)], default_space(), 1));
     }
     if let Ok(pol) = p.cast::<Policy>() {
         let pol = pol.get();
         if pol.team {
             // The entry point reads [league, team, vector, scratch x 4] from `hi`.
-            let mut hi = pol.hi.clone();
+            let mut hi = Bounds::from_slice(&pol.hi);
             hi.extend(
                 pol.scratch
                     .iter()
                     .map(|a| a.load(std::sync::atomic::Ordering::Relaxed)),
             );
-            return Ok((vec![0; hi.len()], hi, space_of(pol.space), 0));
+            return Ok((smallvec![0; hi.len()], hi, space_of(pol.space), 0));
         }
         return Ok((
-            pol.lo.clone(),
-            pol.hi.clone(),
+            Bounds::from_slice(&pol.lo),
+            Bounds::from_slice(&pol.hi),
             space_of(pol.space),
             pol.lo.len(),
         ));

@@ -7,6 +7,7 @@ mod bridge;
 mod buffer;
 mod constants;
 mod element;
+mod entry;
 mod handoff;
 mod interop;
 mod launch;
@@ -47,6 +48,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::Policy>()?;
     m.add_class::<lazy::Pending>()?;
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
+    entry::register(m)?;
+    m.add_function(wrap_pyfunction!(entry::set_launch_forms, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::device_id, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_start, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_stop, m)?)?;

@@ -1,0 +1,232 @@
+//! `pk.parallel_for` and `pk.parallel_reduce` themselves. The common call, a
+//! policy and a plain `@pk.workunit` function with keyword arguments, goes
+//! straight to the launch binding: no Python frame of ours in between, which
+//! was a fifth of what recording a lazy launch cost. Every other form (names,
+//! functors, lambdas, reducers, explicit fusion lists) goes to the Python
+//! implementation that `_launch.py` registers at import.
+use super::launch::launch;
+use super::lazy::Pending;
+use super::workunit::Workunit;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::ffi;
+use pyo3::panic::PanicException;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::Borrowed;
+use std::sync::OnceLock;
+
+/// The Python forms: (parallel_for, parallel_reduce, the wrapper of a
+/// pending total, `types.FunctionType`).
+struct Forms {
+    for_: Py<PyAny>,
+    reduce: Py<PyAny>,
+    finish: Py<PyAny>,
+    function: Py<PyType>,
+}
+
+static FORMS: OnceLock<Forms> = OnceLock::new();
+
+fn forms() -> PyResult<&'static Forms> {
+    FORMS
+        .get()
+        .ok_or_else(|| PyRuntimeError::new_err("pykokkos._launch was not imported"))
+}
+
+/// Registers the Python forms (once, at import of `pykokkos._launch`).
+#[pyfunction]
+pub fn set_launch_forms(
+    for_: Py<PyAny>,
+    reduce: Py<PyAny>,
+    finish: Py<PyAny>,
+    function: Py<PyType>,
+) {
+    let _ = FORMS.set(Forms {
+        for_,
+        reduce,
+        finish,
+        function,
+    });
+}
+
+/// The workunit of the common form: a plain function (a bound method is a
+/// functor's workunit) decorated with `@pk.workunit`.
+fn common<'py>(f: &Forms, wu: &Borrowed<'_, 'py, PyAny>) -> PyResult<Option<Bound<'py, Workunit>>> {
+    let py = wu.py();
+    if !wu.get_type().is(f.function.bind(py)) {
+        return Ok(None);
+    }
+    let Some(nat) = wu.getattr_opt(pyo3::intern!(py, "__pk_workunit__"))? else {
+        return Ok(None);
+    };
+    Ok(nat.cast_into::<Workunit>().ok())
+}
+
+/// The caller's code object and instruction offset: the launch's call site.
+fn call_site(py: Python<'_>) -> PyResult<(Option<Bound<'_, PyAny>>, i64)> {
+    // SAFETY: the GIL is held; PyEval_GetFrame returns a borrowed reference
+    // (or null outside any Python frame) and PyFrame_GetCode a new one.
+    unsafe {
+        let frame = ffi::PyEval_GetFrame();
+        if frame.is_null() {
+            return Ok((None, 0));
+        }
+        let frame = Bound::from_borrowed_ptr(py, frame.cast());
+        let code = Bound::from_owned_ptr(py, ffi::PyFrame_GetCode(frame.as_ptr().cast()).cast());
+        let lasti: i64 = frame.getattr(pyo3::intern!(py, "f_lasti"))?.extract()?;
+        Ok((Some(code), lasti))
+    }
+}
+
+// The entries are C functions of the vectorcall convention (METH_FASTCALL |
+// METH_KEYWORDS): the arguments arrive as an array and the keyword names as
+// a tuple, so the common call builds no argument tuple and only the one dict
+// of keyword arguments the launch binding reads. (A pyo3 function taking
+// `*args` or `**kwargs` is called through a tuple and two dicts.)
+
+/// A launch entry: 0 for, 1 reduce.
+fn enter<'py>(
+    py: Python<'py>,
+    pattern: u8,
+    args: &[Borrowed<'_, 'py, PyAny>],
+    kwnames: Option<Borrowed<'_, 'py, PyTuple>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let f = forms()?;
+    let nkw = kwnames.as_ref().map_or(0, |k| k.len());
+    let (pos, vals) = args.split_at(args.len() - nkw);
+    let kwargs = PyDict::new(py);
+    if let Some(names) = &kwnames {
+        for (k, v) in names.iter().zip(vals) {
+            kwargs.set_item(k, v)?;
+        }
+    }
+    // A reducer or an initial value goes through the Python form.
+    let special = pattern == 1
+        && (kwargs.contains(pyo3::intern!(py, "reducer"))?
+            || kwargs.contains(pyo3::intern!(py, "initial_value"))?);
+    if let ([policy, wu], false) = (pos, special) {
+        if let Some(wu) = common(f, wu)? {
+            let (code, lasti) = call_site(py)?;
+            let r = launch(
+                py,
+                pattern,
+                policy,
+                &wu,
+                Some(&kwargs),
+                None,
+                false,
+                None,
+                None,
+                code,
+                lasti,
+            )?;
+            return Ok(match r {
+                // Lazy mode hands back a pending total: the Python number type wraps it.
+                Some(r) if r.is_instance_of::<Pending>() => {
+                    f.finish.bind(py).call1((r, py.None()))?
+                }
+                Some(r) => r,
+                None => py.None().into_bound(py),
+            });
+        }
+    }
+    let form = if pattern == 0 { &f.for_ } else { &f.reduce };
+    form.bind(py).call(PyTuple::new(py, pos)?, Some(&kwargs))
+}
+
+/// The C side of an entry: the GIL is held; errors and panics become Python
+/// exceptions.
+///
+/// # Safety
+/// `args` holds `nargs` positional then `len(kwnames)` keyword values, as
+/// CPython passes them to a METH_FASTCALL | METH_KEYWORDS function.
+unsafe fn enter_c(
+    pattern: u8,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    let py = Python::assume_attached();
+    let kwnames =
+        (!kwnames.is_null()).then(|| Borrowed::from_ptr(py, kwnames).cast_unchecked::<PyTuple>());
+    let n = nargs as usize + kwnames.as_ref().map_or(0, |k| k.len());
+    let raw = if n == 0 {
+        &[][..]
+    } else {
+        std::slice::from_raw_parts(args, n)
+    };
+    let args: Vec<Borrowed<'_, '_, PyAny>> =
+        raw.iter().map(|&p| Borrowed::from_ptr(py, p)).collect();
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        enter(py, pattern, &args, kwnames)
+    }));
+    match out {
+        Ok(Ok(obj)) => obj.into_ptr(),
+        Ok(Err(e)) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+        Err(_) => {
+            PanicException::new_err("pykokkos: a launch entry panicked").restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn parallel_for_c(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    enter_c(0, args, nargs, kwnames)
+}
+
+unsafe extern "C" fn parallel_reduce_c(
+    _module: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargs: ffi::Py_ssize_t,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    enter_c(1, args, nargs, kwnames)
+}
+
+/// Method tables live as long as the functions made from them: for ever.
+struct Def(ffi::PyMethodDef);
+// SAFETY: read-only after construction; the pointers are to static strings and functions.
+unsafe impl Sync for Def {}
+
+static DEFS: [Def; 2] = [
+    Def(ffi::PyMethodDef {
+        ml_name: c"parallel_for".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: parallel_for_c,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: c"parallel_for(*args, **kwargs)\n--\n\n`parallel_for([name,] policy, workunit, **kwargs)`: runs (or, under PK_FUSE=1, records) a workunit over a policy.".as_ptr(),
+    }),
+    Def(ffi::PyMethodDef {
+        ml_name: c"parallel_reduce".as_ptr(),
+        ml_meth: ffi::PyMethodDefPointer {
+            PyCFunctionFastWithKeywords: parallel_reduce_c,
+        },
+        ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
+        ml_doc: c"parallel_reduce(*args, **kwargs)\n--\n\n`parallel_reduce([name,] policy, workunit, *, initial_value=None, reducer=None, **kwargs)`: runs (or records) a reduction; returns its total.".as_ptr(),
+    }),
+];
+
+/// Adds `parallel_for` and `parallel_reduce` to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    for def in &DEFS {
+        // SAFETY: the method table is static; a null self and module are allowed.
+        let f = unsafe {
+            let p = ffi::PyCFunction_NewEx(
+                std::ptr::from_ref(&def.0).cast_mut(),
+                m.as_ptr(),
+                std::ptr::null_mut(),
+            );
+            Bound::from_owned_ptr_or_err(m.py(), p)?
+        };
+        m.add(f.getattr("__name__")?.extract::<String>()?, f)?;
+    }
+    Ok(())
+}
