@@ -77,9 +77,27 @@ pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && !crate::config::get().is_disabled("adaptive")
 }
 
-/// Whether recording `l` is timed: a small host launch, with the cost signal on.
-pub fn time_recording(l: &Launch) -> bool {
-    small(l) && cost_aware()
+/// How recording `l` is measured: None when it is not (not a small host
+/// launch, or the cost signal is off); else the weight its time counts with,
+/// 0 for a launch not timed. Each launch of a trial is timed, one in eight
+/// otherwise, counted eight times (reading the clock twice is a fair part of
+/// recording a tiny launch).
+pub fn recording_weight(l: &Launch) -> Option<u64> {
+    static RECORDS: AtomicU64 = AtomicU64::new(0x9e37_79b9_7f4a_7c15);
+    if !(small(l) && cost_aware()) {
+        return None;
+    }
+    if TRIAL.load(Ordering::Relaxed) {
+        return Some(1);
+    }
+    // Picked at random, not every eighth: a loop of eight launches per flush
+    // would otherwise always time the same one of them.
+    let mut x = RECORDS.load(Ordering::Relaxed) | 1;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    RECORDS.store(x, Ordering::Relaxed);
+    Some(if x % 8 == 0 { 8 } else { 0 })
 }
 
 fn cost_aware() -> bool {
@@ -139,9 +157,10 @@ fn does_not_pay(average: f64) -> bool {
     average <= FEW || (cost_aware() && eager > 0.0 && lazy > MARGIN * eager)
 }
 
-/// A small host launch was recorded in `ns`.
-pub fn recorded(ns: u64) {
-    RECORDING_NS.fetch_add(ns, Ordering::Relaxed);
+/// A small host launch was recorded, in `ns` counted `weight` times (see
+/// `recording_weight`; 0: not timed).
+pub fn recorded(ns: u64, weight: u64) {
+    RECORDING_NS.fetch_add(ns * weight, Ordering::Relaxed);
     // A trial of a program that reads nothing for long ends before its flush:
     // that many launches between reads is a flush of that size.
     if TRIAL.load(Ordering::Relaxed) && TRIAL_LEFT.fetch_sub(1, Ordering::Relaxed) == 1 {

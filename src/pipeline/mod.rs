@@ -58,10 +58,11 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     if graph::enabled() && !foreign {
         // Folding exact repeats into one node is a fusion decision: not when unfused.
         let fold = !no_fuse().load(Ordering::Relaxed);
-        let t0 = adaptive::time_recording(&l).then(Instant::now);
+        let weight = adaptive::recording_weight(&l);
+        let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
         let (seq, slot) = graph::record(l, origin(), fold)?;
-        if let Some(t0) = t0 {
-            adaptive::recorded(t0.elapsed().as_nanos() as u64);
+        if let Some(w) = weight {
+            adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
         }
         return Ok(Submitted::Recorded(seq, slot));
     }

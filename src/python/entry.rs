@@ -4,14 +4,15 @@
 //! was a fifth of what recording a lazy launch cost. Every other form (names,
 //! functors, lambdas, reducers, explicit fusion lists) goes to the Python
 //! implementation that `_launch.py` registers at import.
-use super::launch::launch;
+use super::kw::Kw;
+use super::launch::launch_with;
 use super::lazy::Pending;
 use super::workunit::Workunit;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::panic::PanicException;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{PyTuple, PyType};
 use pyo3::Borrowed;
 use std::sync::OnceLock;
 
@@ -93,32 +94,17 @@ fn enter<'py>(
     let f = forms()?;
     let nkw = kwnames.as_ref().map_or(0, |k| k.len());
     let (pos, vals) = args.split_at(args.len() - nkw);
-    let kwargs = PyDict::new(py);
-    if let Some(names) = &kwnames {
-        for (k, v) in names.iter().zip(vals) {
-            kwargs.set_item(k, v)?;
-        }
-    }
+    let kw = match kwnames {
+        Some(names) => Kw::Call { names, vals },
+        None => Kw::Dict(None),
+    };
     // A reducer or an initial value goes through the Python form.
     let special = pattern == 1
-        && (kwargs.contains(pyo3::intern!(py, "reducer"))?
-            || kwargs.contains(pyo3::intern!(py, "initial_value"))?);
+        && (kw.has(pyo3::intern!(py, "reducer"))? || kw.has(pyo3::intern!(py, "initial_value"))?);
     if let ([policy, wu], false) = (pos, special) {
         if let Some(wu) = common(f, wu)? {
-            let (code, lasti) = call_site(py)?;
-            let r = launch(
-                py,
-                pattern,
-                policy,
-                &wu,
-                Some(&kwargs),
-                None,
-                false,
-                None,
-                None,
-                code,
-                lasti,
-            )?;
+            let site = call_site(py)?;
+            let r = launch_with(py, pattern, policy, &wu, &kw, None, false, None, None, site)?;
             return Ok(match r {
                 // Lazy mode hands back a pending total: the Python number type wraps it.
                 Some(r) if r.is_instance_of::<Pending>() => {
@@ -130,7 +116,8 @@ fn enter<'py>(
         }
     }
     let form = if pattern == 0 { &f.for_ } else { &f.reduce };
-    form.bind(py).call(PyTuple::new(py, pos)?, Some(&kwargs))
+    form.bind(py)
+        .call(PyTuple::new(py, pos)?, kw.dict(py)?.as_ref())
 }
 
 /// The C side of an entry: the GIL is held; errors and panics become Python

@@ -4,6 +4,7 @@
 use super::args::classify;
 use super::bridge::{detached, py_err, total_to_py};
 use super::buffer::HeldBuffer;
+use super::kw::Kw;
 use super::lazy::record_result;
 use super::origin::{CallOrigin, PyOrigin};
 use super::policy::Policy;
@@ -125,7 +126,7 @@ fn gather(
     pattern: Pattern,
     rank: usize,
     is_method: bool,
-    kwargs: Option<&Bound<'_, PyDict>>,
+    kwargs: &Kw<'_, '_>,
 ) -> PyResult<Gathered> {
     let mut g = Gathered {
         names: Arc::from(Vec::new()),
@@ -136,7 +137,7 @@ fn gather(
     if is_method {
         // Functor members, in the order __init__ set them.
         let mut names = Vec::new();
-        if let Some(kw) = kwargs {
+        if let Some(kw) = kwargs.dict(py)? {
             for (k, v) in kw.iter() {
                 let (t, a) = classify(&v, &mut g.held)?;
                 names.push(k.extract()?);
@@ -148,19 +149,15 @@ fn gather(
         return Ok(g);
     }
     let params = wu.launch_params(py, pattern, rank.max(1))?;
-    let given = kwargs.map_or(0, |k| k.len());
+    let given = kwargs.len();
     g.tys.reserve_exact(params.names.len());
     g.vals.reserve_exact(params.names.len());
     for (name, key) in params.names.iter().zip(&params.keys) {
-        let v = match kwargs
-            .map(|k| k.get_item(key.bind(py)))
-            .transpose()?
-            .flatten()
-        {
+        let v = match kwargs.get(key.bind(py))? {
             Some(v) => v,
             None => {
-                if let Some(kw) = kwargs {
-                    check_leading_params(wu, pattern, rank, kw)?;
+                if let Some(kw) = kwargs.dict(py)? {
+                    check_leading_params(wu, pattern, rank, &kw)?;
                 }
                 return Err(PyTypeError::new_err(format!(
                     "workunit '{}' needs the keyword argument '{name}' (it takes: {})",
@@ -179,8 +176,8 @@ fn gather(
         g.vals.push(a);
     }
     if given > params.names.len() {
-        let kw = kwargs.unwrap();
-        check_leading_params(wu, pattern, rank, kw)?;
+        let kw = kwargs.dict(py)?.unwrap_or_else(|| PyDict::new(py));
+        check_leading_params(wu, pattern, rank, &kw)?;
         let extra: Vec<String> = kw
             .keys()
             .iter()
@@ -215,6 +212,36 @@ pub fn launch<'py>(
     initial: Option<&Bound<'py, PyAny>>,
     site_code: Option<Bound<'py, PyAny>>,
     site_offset: i64,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let site = (site_code, site_offset);
+    launch_with(
+        py,
+        pattern,
+        policy,
+        wu,
+        &Kw::Dict(kwargs),
+        label,
+        is_method,
+        methods,
+        initial,
+        site,
+    )
+}
+
+/// `launch` with its keyword arguments as a `Kw` (the launch entries pass a
+/// call's own) and its call site as (code object, instruction offset).
+#[allow(clippy::too_many_arguments)]
+pub fn launch_with<'py>(
+    py: Python<'py>,
+    pattern: u8,
+    policy: &Bound<'py, PyAny>,
+    wu: &Bound<'py, Workunit>,
+    kwargs: &Kw<'_, 'py>,
+    label: Option<&str>,
+    is_method: bool,
+    methods: Option<&Bound<'py, PyDict>>,
+    initial: Option<&Bound<'py, PyAny>>,
+    (site_code, site_offset): (Option<Bound<'py, PyAny>>, i64),
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();
@@ -323,7 +350,7 @@ pub fn generate_source(
     let wu = wu.get();
     let pattern = pattern_of(pattern)?;
     let (_, _, space, rank) = policy_of(policy)?;
-    let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
+    let g = gather(py, wu, pattern, rank, is_method, &Kw::Dict(kwargs))?;
     let consts = wu.constants(py, methods)?;
     let over = wu.overrides(consts.as_deref().unwrap_or(&[]));
     let globals = resolve::globals_of(py, wu, methods, &over)?;

@@ -10,6 +10,7 @@ mod element;
 mod entry;
 mod handoff;
 mod interop;
+mod kw;
 mod launch;
 mod lazy;
 mod origin;
