@@ -40,6 +40,10 @@ pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
 /// are launches that only fed them. Only kernels that built before are
 /// dropped, so a kernel's errors are always reported once.
 pub fn alloc_died(alloc: usize) {
+    // Nothing pending (eager mode, or every launch run): no lock to take.
+    if super::graph::pending_count() == 0 {
+        return;
+    }
     let mut dropped = Vec::new();
     if let Ok(mut g) = GRAPH.try_lock() {
         if !g.by_alloc.contains_key(&alloc) {

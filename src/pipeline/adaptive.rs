@@ -141,7 +141,12 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
         EAGER_LEFT.fetch_sub(1, Ordering::Relaxed);
         return true;
     }
-    if BYPASSED.fetch_add(1, Ordering::Relaxed) + 1 >= PERIOD.load(Ordering::Relaxed) {
+    // Counters of a heuristic: a plain load and store (no locked
+    // read-modify-write on every launch); a count lost to a race only
+    // shifts when the next trial starts.
+    let bypassed = BYPASSED.load(Ordering::Relaxed) + 1;
+    BYPASSED.store(bypassed, Ordering::Relaxed);
+    if bypassed >= PERIOD.load(Ordering::Relaxed) {
         BYPASSED.store(0, Ordering::Relaxed);
         TRIAL_LEFT.store(TRIAL_LAUNCHES, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
@@ -173,7 +178,11 @@ pub fn recorded(ns: u64, weight: u64) {
 pub fn time_at_once() -> bool {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     cost_aware()
-        && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || RUNS.fetch_add(1, Ordering::Relaxed) % 8 == 0)
+        && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
+            let runs = RUNS.load(Ordering::Relaxed);
+            RUNS.store(runs + 1, Ordering::Relaxed);
+            runs % 8 == 0
+        })
 }
 
 /// A small host launch ran at once in `ns`.
