@@ -31,25 +31,48 @@ def total(i, acc, v):
     acc += v[i]
 
 
-def _read_each_iteration(lazy: bool, iters: int = 5000) -> float:
-    """Microseconds per iteration of: a map, a reduction, reading its value."""
-    v = pk.View([100], pk.double)
-    pk._native.set_lazy(lazy)
-    for _ in range(50):
-        pk.parallel_for(100, scale, v=v, a=1.0)
-        float(pk.parallel_reduce(100, total, v=v))
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        pk.parallel_for(100, scale, v=v, a=1.0)
-        float(pk.parallel_reduce(100, total, v=v))
-    dt = time.perf_counter() - t0
+def _side_by_side(step, iters: int, reps: int = 15) -> tuple[float, float, float]:
+    """(lazy us, eager us, lazy/eager) per call of `step`: blocks of `iters`
+    calls, lazy and eager alternating (which goes first alternates too), so
+    both modes see the same machine; medians over `reps` pairs of blocks.
+    One block each way before, so kernels and the adaptive bypass settle."""
+    import statistics
+
+    times: dict[bool, list[float]] = {True: [], False: []}
+    ratios = []
+    for lazy in (True, False):
+        pk._native.set_lazy(lazy)
+        for _ in range(iters):
+            step()
+    for rep in range(reps):
+        t = {}
+        for lazy in ((True, False) if rep % 2 else (False, True)):
+            pk._native.set_lazy(lazy)
+            t0 = time.perf_counter()
+            for _ in range(iters):
+                step()
+            pk.flush()
+            t[lazy] = (time.perf_counter() - t0) / iters * 1e6
+            times[lazy].append(t[lazy])
+        ratios.append(t[True] / t[False])
     pk._native.set_lazy(False)
-    return dt / iters * 1e6
+    return statistics.median(times[True]), statistics.median(times[False]), statistics.median(ratios)
+
+
+def _read_each_iteration() -> tuple[float, float, float]:
+    """Per iteration of: a map, a reduction, reading its value."""
+    v = pk.View([100], pk.double)
+
+    def step():
+        pk.parallel_for(100, scale, v=v, a=1.0)
+        float(pk.parallel_reduce(100, total, v=v))
+
+    return _side_by_side(step, 2000)
 
 
 def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
     """Microseconds per iteration of bench_fusion's 7-map chain and sum over
-    64 doubles, its total read."""
+    64 doubles, its total read (one mode; `--forced-fusion` runs it)."""
     from bench_fusion import chain
     from bench_fusion import total as chain_total
 
@@ -66,6 +89,19 @@ def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
     pk.flush()
     pk._native.set_lazy(False)
     return dt / iters * 1e6
+
+
+def _tiny_chain_side_by_side() -> tuple[float, float, float]:
+    from bench_fusion import chain
+    from bench_fusion import total as chain_total
+
+    x, live = pk.View([64], pk.double), pk.View([64], pk.double)
+
+    def step():
+        chain(7, x, live)
+        float(pk.parallel_reduce(64, chain_total, t=live))
+
+    return _side_by_side(step, 300)
 
 
 def _forced_fusion(plan_cache: bool, runs: int = 3) -> float:
@@ -125,17 +161,17 @@ def main(calls: int = 5000) -> dict:
     n = 1000
     chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
-    loop_lazy, loop_eager = _read_each_iteration(True), _read_each_iteration(False)
-    tiny_lazy, tiny_eager = _tiny_chain(True), _tiny_chain(False)
+    loop_lazy, loop_eager, loop_ratio = _read_each_iteration()
+    tiny_lazy, tiny_eager, tiny_ratio = _tiny_chain_side_by_side()
     cached, uncached = _forced_fusion(True), _forced_fusion(False)
     return {
         "forced_fused_cached_us": cached,
         "forced_fused_uncached_us": uncached,
         "plan_cache_speedup": uncached / cached,
-        "loop_read_lazy_over_eager": loop_lazy / loop_eager,
+        "loop_read_lazy_over_eager": loop_ratio,
         "tiny_chain_lazy_us": tiny_lazy,
         "tiny_chain_eager_us": tiny_eager,
-        "tiny_chain_lazy_over_eager": tiny_lazy / tiny_eager,
+        "tiny_chain_lazy_over_eager": tiny_ratio,
         "loop_read_lazy_us": loop_lazy,
         "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
