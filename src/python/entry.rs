@@ -141,7 +141,8 @@ unsafe fn enter_c(
     } else {
         std::slice::from_raw_parts(args, n)
     };
-    let args: Vec<Borrowed<'_, '_, PyAny>> =
+    // Inline for the usual few arguments: no allocation per launch.
+    let args: smallvec::SmallVec<[Borrowed<'_, '_, PyAny>; 8]> =
         raw.iter().map(|&p| Borrowed::from_ptr(py, p)).collect();
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         enter(py, pattern, &args, kwnames)
