@@ -31,7 +31,7 @@ def total(i, acc, v):
     acc += v[i]
 
 
-def _side_by_side(step, iters: int, reps: int = 15) -> tuple[float, float, float]:
+def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> tuple[float, float, float]:
     """(lazy us, eager us, lazy/eager) per call of `step`: blocks of `iters`
     calls, lazy and eager alternating (which goes first alternates too), so
     both modes see the same machine; medians over `reps` pairs of blocks.
@@ -48,6 +48,12 @@ def _side_by_side(step, iters: int, reps: int = 15) -> tuple[float, float, float
         t = {}
         for lazy in ((True, False) if rep % 2 else (False, True)):
             pk._native.set_lazy(lazy)
+            # Switching modes resets the adaptive bypass: its first ~10 flushes
+            # record before it settles, and its probes start frequent and
+            # space out (a program pays this once; long blocks amortize the
+            # probes as a long loop does).
+            for _ in range(settle):
+                step()
             t0 = time.perf_counter()
             for _ in range(iters):
                 step()
@@ -67,7 +73,7 @@ def _read_each_iteration() -> tuple[float, float, float]:
         pk.parallel_for(100, scale, v=v, a=1.0)
         float(pk.parallel_reduce(100, total, v=v))
 
-    return _side_by_side(step, 2000)
+    return _side_by_side(step, 20000)
 
 
 def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
@@ -101,7 +107,7 @@ def _tiny_chain_side_by_side() -> tuple[float, float, float]:
         chain(7, x, live)
         float(pk.parallel_reduce(64, chain_total, t=live))
 
-    return _side_by_side(step, 300)
+    return _side_by_side(step, 2000)
 
 
 def _forced_fusion(plan_cache: bool, runs: int = 3) -> float:

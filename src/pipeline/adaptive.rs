@@ -173,15 +173,16 @@ pub fn recorded(ns: u64, weight: u64) {
     }
 }
 
-/// Whether to time this small launch run at once: each one of a trial, and
-/// one in eight otherwise (reading the clock is a fair part of a tiny launch).
+/// Whether to time this launch run at once (if small): each one of a trial,
+/// and one in 32 otherwise (reading the clock twice is a fair part of a tiny
+/// launch; a moving average needs no more).
 pub fn time_at_once() -> bool {
     static RUNS: AtomicU64 = AtomicU64::new(0);
     cost_aware()
         && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
             let runs = RUNS.load(Ordering::Relaxed);
             RUNS.store(runs + 1, Ordering::Relaxed);
-            runs % 8 == 0
+            runs % 32 == 0
         })
 }
 
