@@ -55,7 +55,15 @@ def assert_same(a, b):
         assert np.allclose(x, y, rtol=1e-12, atol=1e-12), (k, x, y)
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=[f"{p.parent.name}/{p.stem}" for p in FIXTURES])
+def _fixture_param(path):
+    # A fixture that says HOST_ONLY fuses what only host spaces fuse (the
+    # built-in reducers): not collected on a device space.
+    host_only = "HOST_ONLY = True" in path.read_text()
+    marks = [pytest.mark.host_only("fuses on host spaces only")] if host_only else []
+    return pytest.param(path, marks=marks, id=f"{path.parent.name}/{path.stem}")
+
+
+@pytest.mark.parametrize("path", [_fixture_param(p) for p in FIXTURES])
 def test_rule_fixture(path):
     spec = importlib.util.spec_from_file_location(path.stem, path)
     mod = importlib.util.module_from_spec(spec)

@@ -56,6 +56,23 @@ def op_sum(i, acc, x):
 
 
 @pk.workunit
+def op_max(i, acc, x):
+    if x[i] > acc:
+        acc = x[i]
+
+
+@pk.workunit
+def op_min(i, acc, x):
+    acc = min(acc, x[i])
+
+
+@pk.workunit
+def op_prod(i, acc, x):
+    if x[i] > 0.0:
+        acc *= 2.0  # powers of two: exact in any order
+
+
+@pk.workunit
 def op_scan(i, acc, last_pass, x, y):
     acc += x[i]
     if last_pass:
@@ -175,7 +192,7 @@ def op_atomic(i, x, y):
 OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
        "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
        "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running", "again",
-       "total", "scale"]
+       "total", "scale", "max", "min", "prod"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
     st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
@@ -206,6 +223,12 @@ def run_pk(op, vs, g, a, b, c, s, g3=None):
         return pk.parallel_reduce(M, op_sum, x=x)
     elif op == "scan":
         return pk.parallel_scan(M, op_scan, x=x, y=y)
+    elif op == "max":  # built-in reducers: fused with each other and with sums
+        return pk.parallel_reduce(M, op_max, x=x, reducer=pk.Max)
+    elif op == "min":
+        return pk.parallel_reduce(M, op_min, x=x, reducer=pk.Min)
+    elif op == "prod":
+        return pk.parallel_reduce(M, op_prod, x=x, reducer=pk.Prod)
     elif op == "method":
         pk.parallel_for(M, FzPut(x, y, s).work)
     elif op == "helper":
@@ -265,6 +288,12 @@ def run_np(op, vs, g, a, b, c, s, g3=None):
         y[:] = x[(np.arange(M) * 7) % M].copy()
     elif op == "sum":
         return float(x.sum())
+    elif op == "max":
+        return float(x.max())
+    elif op == "min":
+        return float(x.min())
+    elif op == "prod":
+        return float(2.0 ** np.count_nonzero(x > 0.0))
     elif op == "scan":
         total = np.cumsum(x)
         y[:] = total

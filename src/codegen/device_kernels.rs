@@ -94,7 +94,7 @@ fn acc_type(t: &Total) -> &'static str {
 }
 
 /// The starting value of a total: Kokkos' `reduction_identity`.
-fn identity(t: &Total) -> String {
+pub(super) fn identity(t: &Total) -> String {
     let ty = acc_type(t);
     let d = if t.reducer.is_some() && t.dtype == DType::Bool {
         DType::I32
@@ -130,7 +130,7 @@ fn limits(d: DType) -> (&'static str, &'static str) {
 }
 
 /// `dst` joined with `src`, as the Kokkos reducer's `join` does it.
-fn join(t: &Total, dst: &str, src: &str) -> String {
+pub(super) fn join(t: &Total, dst: &str, src: &str) -> String {
     match t.reducer {
         None => format!("{dst} += {src};"),
         Some(Reducer::Prod) => format!("{dst} *= {src};"),

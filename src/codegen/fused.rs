@@ -2,9 +2,12 @@
 //! function of one functor (so a `return` ends only its own body and locals
 //! never collide), `operator()` calls them in program order for each work
 //! item, buffers passed under several names become one member, dead
-//! temporaries become locals, and several reductions one multi-value reduction.
+//! temporaries become locals, and several reductions one multi-value reduction
+//! (each total with its own identity and join: sums, and the scalar built-in
+//! reducers, whose bodies start each work item from the identity in a register).
 use super::body::{lower_workunit, unit_header, unit_methods};
 use super::device::{DeviceKind, DeviceParts, Total};
+use super::device_kernels::{identity, join};
 use super::emit::{
     bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
 };
@@ -63,10 +66,25 @@ pub fn generate(
     let reduces: Vec<usize> = bodies
         .iter()
         .enumerate()
-        .filter(|(_, b)| b.spec.pattern == Pattern::Reduce)
+        .filter(|(_, b)| matches!(b.spec.pattern, Pattern::Reduce | Pattern::Reducer(_)))
         .map(|(i, _)| i)
         .collect();
-    if reduces.len() > 1 {
+    // Each reduction's total: its type, and the built-in reducer that joins it.
+    let totals: Vec<Total> = reduces
+        .iter()
+        .map(|&b| Total {
+            reducer: match bodies[b].spec.pattern {
+                Pattern::Reducer(r) => Some(r),
+                _ => None,
+            },
+            ..Total::sum(lowered[b].acc.as_ref().unwrap().1)
+        })
+        .collect();
+    let any_reducer = totals.iter().any(|t| t.reducer.is_some());
+    // Several reductions, or one through a built-in reducer: a value type of
+    // our own with each total's identity and join.
+    let multi = reduces.len() > 1 || any_reducer;
+    if multi {
         s.push_str("struct pk_vals {\n");
         for (r, &b) in reduces.iter().enumerate() {
             s.push_str(&format!(
@@ -77,7 +95,7 @@ pub fn generate(
         s.push_str("};\n\n");
     }
     s.push_str(&format!("struct {fname} {{\n"));
-    if reduces.len() > 1 {
+    if multi {
         s.push_str("  using value_type = pk_vals;\n");
     }
     for (g, (_, _, vt)) in groups.iter().enumerate() {
@@ -110,7 +128,7 @@ pub fn generate(
     }
     let acc_param = match reduces.len() {
         0 => String::new(),
-        1 => format!(
+        1 if !multi => format!(
             ", {}& pk_acc",
             lowered[reduces[0]].acc.as_ref().unwrap().1.cpp()
         ),
@@ -126,15 +144,21 @@ pub fn generate(
     // accumulator once per work item: the accumulator is a reference the
     // compiler must assume the bodies' stores may alias. A body that reads
     // its accumulator gets the accumulator itself (the running value).
-    let acc_of = |r: usize| match reduces.len() {
-        1 => "pk_acc".to_string(),
-        _ => format!("pk_acc.r{r}"),
+    // A built-in reducer's body starts from the identity in its register
+    // (as each Kokkos thread's value does) and is joined in.
+    let acc_of = |r: usize| match multi {
+        false => "pk_acc".to_string(),
+        true => format!("pk_acc.r{r}"),
     };
-    let in_register = |r: usize| lowered[reduces[r]].acc_only_added;
+    let in_register = |r: usize| lowered[reduces[r]].acc_only_added || totals[r].reducer.is_some();
     for (r, &b) in reduces.iter().enumerate() {
         if in_register(r) {
             let d = lowered[b].acc.as_ref().unwrap().1.cpp();
-            s.push_str(&format!("    {d} pk_r{r} = {d}();\n"));
+            let init = match totals[r].reducer {
+                Some(_) => identity(&totals[r]),
+                None => format!("{d}()"),
+            };
+            s.push_str(&format!("    {d} pk_r{r} = {init};\n"));
         }
     }
     for (b, lw) in lowered.iter().enumerate() {
@@ -151,21 +175,27 @@ pub fn generate(
         s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
     }
     for r in (0..reduces.len()).filter(|&r| in_register(r)) {
-        s.push_str(&format!("    {} += pk_r{r};\n", acc_of(r)));
+        s.push_str(&format!(
+            "    {}\n",
+            join(&totals[r], &acc_of(r), &format!("pk_r{r}"))
+        ));
     }
     s.push_str("  }\n");
-    if reduces.len() > 1 {
-        let fields: Vec<String> = (0..reduces.len()).map(|r| format!("r{r}")).collect();
+    if multi {
         s.push_str("  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {\n");
         for (r, &b) in reduces.iter().enumerate() {
-            s.push_str(&format!(
-                "    v.r{r} = {}();\n",
-                lowered[b].acc.as_ref().unwrap().1.cpp()
-            ));
+            let init = match totals[r].reducer {
+                Some(_) => identity(&totals[r]),
+                None => format!("{}()", lowered[b].acc.as_ref().unwrap().1.cpp()),
+            };
+            s.push_str(&format!("    v.r{r} = {init};\n"));
         }
         s.push_str("  }\n  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const {\n");
-        for f in &fields {
-            s.push_str(&format!("    a.{f} += b.{f};\n"));
+        for (r, t) in totals.iter().enumerate() {
+            s.push_str(&format!(
+                "    {}\n",
+                join(t, &format!("a.r{r}"), &format!("b.r{r}"))
+            ));
         }
         s.push_str("  }\n");
     }
@@ -188,13 +218,11 @@ pub fn generate(
         ));
     }
     s.push_str(&unpack);
-    let sums: Vec<Total> = reduces
-        .iter()
-        .map(|&b| Total::sum(lowered[b].acc.as_ref().unwrap().1))
-        .collect();
     let kind = match reduces.len() {
         0 => Some(DeviceKind::For),
-        _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Reduce(sums)),
+        // Built-in reducers fuse on the host only (fusion::legality::reducers_on_host).
+        _ if any_reducer => None,
+        _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Reduce(totals.clone())),
         _ => None,
     };
     let device = kind
@@ -216,7 +244,7 @@ pub fn generate(
     let clabel = label.replace('"', "'");
     match reduces.len() {
         0 => s.push_str(&range_for(space, &clabel)),
-        1 => {
+        1 if !multi => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             if lowered[reduces[0]].acc_only_added {
                 s.push_str(&range_reduce(space, &clabel, &policy, d));

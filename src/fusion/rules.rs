@@ -32,7 +32,7 @@ impl Kind {
         matches!(
             (self, p),
             (Kind::For, Pattern::For) | (Kind::Reduce, Pattern::Reduce)
-        )
+        ) || (self == Kind::Reduce && matches!(p, Pattern::Reducer(r) if r.fields().is_empty()))
     }
 }
 

@@ -194,37 +194,6 @@ pub enum Demand<'a> {
     Result(u64),
 }
 
-/// The pending launches `demand` depends on, themselves included, in program order.
-pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
-    let g = GRAPH.lock().unwrap();
-    if g.by_seq.is_empty() {
-        return Vec::new();
-    }
-    let mut stack: Vec<NodeIndex> = match demand {
-        Demand::All => g.by_seq.values().copied().collect(),
-        Demand::Fence => g
-            .by_seq
-            .values()
-            .copied()
-            .filter(|&n| !g.dag[n].deferred.load(Ordering::Acquire))
-            .collect(),
-        Demand::Allocs(allocs) => allocs
-            .iter()
-            .flat_map(|a| g.by_alloc.get(a).into_iter().flatten().map(|(n, _)| *n))
-            .collect(),
-        Demand::Result(seq) => g.by_seq.get(seq).copied().into_iter().collect(),
-    };
-    let mut seen = BTreeSet::new();
-    while let Some(n) = stack.pop() {
-        if seen.insert(n) {
-            stack.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-        }
-    }
-    let mut v: Vec<Arc<Node>> = seen.into_iter().map(|n| g.dag[n].clone()).collect();
-    v.sort_by_key(|n| n.seq);
-    v
-}
-
 /// Dependency edges among `nodes` (given in program order), as positions.
 pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
     let g = GRAPH.lock().unwrap();

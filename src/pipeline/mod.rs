@@ -110,7 +110,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     // another thread's closure, so that thread must wait until it has run
     // (its host read, or the launch that depends on it, comes after).
     let _turn = turn::flush_turn();
-    let nodes = graph::closure(&demand);
+    let nodes = crate::lazy::closure::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
     }

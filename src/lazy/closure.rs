@@ -1,0 +1,79 @@
+//! What a flush runs: the closure of what was demanded, and for a result,
+//! the pending reductions that can join it in one multi-value reduction at no
+//! cost of their own (see `take_along`).
+use super::graph::{Demand, Graph, Node, GRAPH};
+use crate::types::Pattern;
+use petgraph::stable_graph::NodeIndex;
+use petgraph::Direction;
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Pending reductions that a result's flush takes along: over the same
+/// range and space as the demanded one, and needing nothing pending beyond
+/// what the flush runs anyway. Each holds a result, so it runs sooner or
+/// later whatever happens; run now, it joins the demanded one in one
+/// multi-value reduction (one pass over the data instead of one each) and
+/// pulls in no work of its own.
+fn take_along(g: &Graph, seq: u64, seen: &mut BTreeSet<NodeIndex>) {
+    let Some(&d) = g.by_seq.get(&seq) else { return };
+    let demanded = &g.dag[d].launch;
+    let reduction = |p: Pattern| matches!(p, Pattern::Reduce | Pattern::Reducer(_));
+    if !reduction(demanded.key.pattern) {
+        return;
+    }
+    let joins: Vec<NodeIndex> = g
+        .by_seq
+        .values()
+        .copied()
+        .filter(|n| !seen.contains(n))
+        .filter(|&n| {
+            let node = &g.dag[n];
+            let l = &node.launch;
+            node.result.is_some()
+                && reduction(l.key.pattern)
+                && !node.deferred.load(Ordering::Acquire)
+                && l.key.space == demanded.key.space
+                && l.lo == demanded.lo
+                && l.hi == demanded.hi
+                && g.dag
+                    .neighbors_directed(n, Direction::Incoming)
+                    .all(|m| seen.contains(&m))
+        })
+        .collect();
+    seen.extend(joins);
+}
+
+/// The pending launches `demand` depends on, themselves included, in program order.
+pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
+    let g = GRAPH.lock().unwrap();
+    if g.by_seq.is_empty() {
+        return Vec::new();
+    }
+    let mut stack: Vec<NodeIndex> = match demand {
+        Demand::All => g.by_seq.values().copied().collect(),
+        Demand::Fence => g
+            .by_seq
+            .values()
+            .copied()
+            .filter(|&n| !g.dag[n].deferred.load(Ordering::Acquire))
+            .collect(),
+        Demand::Allocs(allocs) => allocs
+            .iter()
+            .flat_map(|a| g.by_alloc.get(a).into_iter().flatten().map(|(n, _)| *n))
+            .collect(),
+        Demand::Result(seq) => g.by_seq.get(seq).copied().into_iter().collect(),
+    };
+    let mut seen = BTreeSet::new();
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+        }
+    }
+    if let Demand::Result(seq) = demand {
+        take_along(&g, *seq, &mut seen);
+    }
+    let mut v: Vec<Arc<Node>> = seen.into_iter().map(|n| g.dag[n].clone()).collect();
+    v.sort_by_key(|n| n.seq);
+    v
+}
