@@ -9,6 +9,10 @@ use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+/// How far apart in program order (launches recorded) a reduction taken
+/// along may be from the demanded one.
+const NEAR: u64 = 256;
+
 /// Pending reductions that a result's flush takes along: over the same
 /// range and space as the demanded one, and needing nothing pending beyond
 /// what the flush runs anyway. Each holds a result, so it runs sooner or
@@ -22,10 +26,13 @@ fn take_along(g: &Graph, seq: u64, seen: &mut BTreeSet<NodeIndex>) {
     if !reduction(demanded.key.pattern) {
         return;
     }
+    // Near it in program order only: a read per iteration of a program with
+    // thousands of launches pending must not scan them all each time.
+    let near = seq.saturating_sub(NEAR)..=seq.saturating_add(NEAR);
     let joins: Vec<NodeIndex> = g
         .by_seq
-        .values()
-        .copied()
+        .range(near)
+        .map(|(_, &n)| n)
         .filter(|n| !seen.contains(n))
         .filter(|&n| {
             let node = &g.dag[n];
