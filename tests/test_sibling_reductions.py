@@ -1,5 +1,6 @@
 """Reading one reduction's total runs, in the same flush, the other pending
-reductions over the same range that need nothing else pending: they hold
+reductions over the same range that need nothing else pending and whose
+kernels built before: they hold
 results, so they run anyway, and together they are one multi-value reduction
 (one pass). Built-in reducers (pk.Max, pk.Min, pk.Prod, ...) join sums in it.
 Results equal NumPy's and eager mode's."""
@@ -57,6 +58,12 @@ def _program():
 
 
 def test_one_read_runs_the_sibling_reductions_in_one_kernel(lazy):
+    # Siblings are taken along once their kernels built (a compile error of
+    # one is reported at its own read): the program ran once before, eagerly.
+    pk._native.set_lazy(False)
+    _program()
+    pk._native.set_lazy(True)
+    pk._native.explain_history()
     first, pending, rest = _program()
     xs, ys = np.sin(np.arange(N)), np.cos(np.arange(N)) * 3.0
     want = [xs.max(), ys.min(), ys[: N - 1].sum(), (0.5 + np.arange(N)).sum()]
@@ -85,3 +92,19 @@ def test_eager_gives_the_same_totals():
     assert np.isclose(first, lazy_first, rtol=1e-13)
     assert rest[:2] == lazy_rest[:2]
     assert np.allclose(rest[2:], lazy_rest[2:], rtol=1e-13)
+
+
+@pk.workunit
+def broken(i, acc, v):
+    acc += v  # a view used as a number: a type error when it is translated
+
+
+def test_a_sibling_that_never_built_is_not_taken_along(lazy):
+    """Its error belongs to its own read, not to another result's."""
+    x, y, _ = _views()
+    a = pk.parallel_reduce(N, total, v=x)
+    b = pk.parallel_reduce(N, broken, v=y)
+    assert np.isclose(float(a), np.sin(np.arange(N)).sum(), rtol=1e-13)
+    assert pk.pending() == 1
+    with pytest.raises(pk.KernelTypeError):
+        float(b)

@@ -14,8 +14,8 @@ use std::sync::Arc;
 const NEAR: u64 = 256;
 
 /// Pending reductions that a result's flush takes along: over the same
-/// range and space as the demanded one, and needing nothing pending beyond
-/// what the flush runs anyway. Each holds a result, so it runs sooner or
+/// range and space as the demanded one, whose kernels built before, and
+/// needing nothing pending beyond what the flush runs anyway. Each holds a result, so it runs sooner or
 /// later whatever happens; run now, it joins the demanded one in one
 /// multi-value reduction (one pass over the data instead of one each) and
 /// pulls in no work of its own.
@@ -37,8 +37,11 @@ fn take_along(g: &Graph, seq: u64, seen: &mut BTreeSet<NodeIndex>) {
         .filter(|&n| {
             let node = &g.dag[n];
             let l = &node.launch;
+            // Built before: a sibling's compile error is reported when its
+            // own result is read, not at this one's.
             node.result.is_some()
                 && reduction(l.key.pattern)
+                && crate::exec::kernel::BUILT.contains(&l.key)
                 && !node.deferred.load(Ordering::Acquire)
                 && l.key.space == demanded.key.space
                 && l.lo == demanded.lo
