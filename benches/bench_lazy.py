@@ -76,28 +76,9 @@ def _read_each_iteration() -> tuple[float, float, float]:
     return _side_by_side(step, 20000)
 
 
-def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
-    """Microseconds per iteration of bench_fusion's 7-map chain and sum over
-    64 doubles, its total read (one mode; `--forced-fusion` runs it)."""
-    from bench_fusion import chain
-    from bench_fusion import total as chain_total
-
-    x, live = pk.View([64], pk.double), pk.View([64], pk.double)
-    pk._native.set_lazy(lazy)
-    for _ in range(300):
-        chain(7, x, live)
-        float(pk.parallel_reduce(64, chain_total, t=live))
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        chain(7, x, live)
-        float(pk.parallel_reduce(64, chain_total, t=live))
-    dt = time.perf_counter() - t0
-    pk.flush()
-    pk._native.set_lazy(False)
-    return dt / iters * 1e6
-
-
-def _tiny_chain_side_by_side() -> tuple[float, float, float]:
+def _tiny_chain_step():
+    """One iteration of bench_fusion's 7-map chain and sum over 64 doubles,
+    its total read."""
     from bench_fusion import chain
     from bench_fusion import total as chain_total
 
@@ -107,7 +88,26 @@ def _tiny_chain_side_by_side() -> tuple[float, float, float]:
         chain(7, x, live)
         float(pk.parallel_reduce(64, chain_total, t=live))
 
-    return _side_by_side(step, 2000)
+    return step
+
+
+def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
+    """Microseconds per iteration of the tiny chain in one mode (`--forced-fusion` runs it)."""
+    step = _tiny_chain_step()
+    pk._native.set_lazy(lazy)
+    for _ in range(300):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    dt = time.perf_counter() - t0
+    pk.flush()
+    pk._native.set_lazy(False)
+    return dt / iters * 1e6
+
+
+def _tiny_chain_side_by_side() -> tuple[float, float, float]:
+    return _side_by_side(_tiny_chain_step(), 2000)
 
 
 def _forced_fusion(plan_cache: bool, runs: int = 3) -> float:

@@ -33,20 +33,7 @@ use pyo3::prelude::*;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-extern "C" {
-    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
-}
-
-/// mimalloc's `mi_option_purge_delay` (the same index in its v2 and v3).
-const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // A flush frees its launches' records; by default mimalloc hands those
-    // pages back to the OS 10 ms later, and the next batch of launches faults
-    // fresh zeroed pages in again (a twentieth of recording a launch). Keep
-    // them for a second: a program that launches in a loop reuses them.
-    // SAFETY: sets a plain option; mimalloc reads it when it next purges.
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
     python::register(m)
 }

@@ -188,13 +188,6 @@ def _parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
                 raise TypeError(f"initial_value is not supported with reducer=pk.{name}")
             r = _launch(launch_code(name), args, "parallel_reduce", kwargs)
             return finish_reduced(name, r, initial_value)
-    if len(args) == 2:
-        wu = args[1]
-        nat = getattr(wu, "__pk_workunit__", None)
-        if nat is not None and type(wu) is _FunctionType:
-            f = _getframe(1)  # the caller's frame: the native entry has none
-            r = _native_launch(1, args[0], nat, kwargs, None, False, None, initial_value, f.f_code, f.f_lasti)
-            return _finish(r, initial_value)
     return _launch(1, args, "parallel_reduce", kwargs, initial_value)
 
 

@@ -151,15 +151,17 @@ pub fn generate(
         true => format!("pk_acc.r{r}"),
     };
     let in_register = |r: usize| lowered[reduces[r]].acc_only_added || totals[r].reducer.is_some();
-    for (r, &b) in reduces.iter().enumerate() {
-        if in_register(r) {
-            let d = lowered[b].acc.as_ref().unwrap().1.cpp();
-            let init = match totals[r].reducer {
-                Some(_) => identity(&totals[r]),
-                None => format!("{d}()"),
-            };
-            s.push_str(&format!("    {d} pk_r{r} = {init};\n"));
-        }
+    // Where total r starts: its reducer's identity, or zero for a sum.
+    let start = |r: usize| match totals[r].reducer {
+        Some(_) => identity(&totals[r]),
+        None => format!("{}()", totals[r].dtype.cpp()),
+    };
+    for r in (0..reduces.len()).filter(|&r| in_register(r)) {
+        s.push_str(&format!(
+            "    {} pk_r{r} = {};\n",
+            totals[r].dtype.cpp(),
+            start(r)
+        ));
     }
     for (b, lw) in lowered.iter().enumerate() {
         let mut args = vec!["pk_i".to_string()];
@@ -183,12 +185,8 @@ pub fn generate(
     s.push_str("  }\n");
     if multi {
         s.push_str("  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {\n");
-        for (r, &b) in reduces.iter().enumerate() {
-            let init = match totals[r].reducer {
-                Some(_) => identity(&totals[r]),
-                None => format!("{}()", lowered[b].acc.as_ref().unwrap().1.cpp()),
-            };
-            s.push_str(&format!("    v.r{r} = {init};\n"));
+        for r in 0..reduces.len() {
+            s.push_str(&format!("    v.r{r} = {};\n", start(r)));
         }
         s.push_str("  }\n  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const {\n");
         for (r, t) in totals.iter().enumerate() {
