@@ -56,11 +56,7 @@ def assert_same(a, b):
 
 
 def _fixture_param(path):
-    # A fixture that says HOST_ONLY fuses what only host spaces fuse (the
-    # built-in reducers): not collected on a device space.
-    host_only = "HOST_ONLY = True" in path.read_text()
-    marks = [pytest.mark.host_only("fuses on host spaces only")] if host_only else []
-    return pytest.param(path, marks=marks, id=f"{path.parent.name}/{path.stem}")
+    return pytest.param(path, id=f"{path.parent.name}/{path.stem}")
 
 
 @pytest.mark.parametrize("path", [_fixture_param(p) for p in FIXTURES])

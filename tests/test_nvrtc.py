@@ -91,6 +91,23 @@ def minloc(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
         acc.loc = i
 
 
+@pk.workunit
+def tallies(i: int, x: pk.View1D[pk.int64], h8: pk.View1D[pk.int8], h16: pk.View1D[pk.uint16],
+            h32: pk.View1D[pk.int32], h64: pk.View1D[pk.int64], f: pk.View1D[pk.double], g: pk.View1D[pk.float],
+            c: pk.View1D[pk.int64], bits: pk.View1D[pk.uint8], firsts: pk.View1D[pk.int64]):
+    b: int = x[i] % 4
+    pk.atomic_add(h8, [b], 1)
+    pk.atomic_sub(h16, [b], 3)
+    pk.atomic_max(h32, [b], x[i])
+    pk.atomic_min(h64, [b], x[i])
+    pk.atomic_add(f, [b], 0.25 * x[i])
+    pk.atomic_max(g, [b], 0.5 * x[i])
+    pk.atomic_increment(c, [4])
+    pk.atomic_compare_exchange(c, [0], i - 1, i)
+    bits[b] |= x[i] % 7
+    firsts[i] = pk.atomic_fetch_add(c, [1], x[i])
+
+
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
     hi = list(n) if isinstance(n, (list, tuple)) else [n]
     lo = lo or [0] * len(hi)
@@ -109,7 +126,15 @@ struct pk_dim3 { unsigned x; };
 static pk_dim3 threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
 inline void __syncthreads() {}
 inline void __threadfence() {}
-inline unsigned atomicAdd(unsigned* p, unsigned v) { unsigned o = *p; *p += v; return o; }
+template <class T> inline T pk_emulated_rmw(T* p, T v, int op) {
+  T o = *p;
+  *p = op == 0 ? o + v : op == 1 ? (v > o ? v : o) : op == 2 ? (v < o ? v : o) : op == 3 ? v : o;
+  return o;
+}
+template <class T> inline T atomicAdd(T* p, T v) { return pk_emulated_rmw(p, v, 0); }
+template <class T> inline T atomicMax(T* p, T v) { return pk_emulated_rmw(p, v, 1); }
+template <class T> inline T atomicMin(T* p, T v) { return pk_emulated_rmw(p, v, 2); }
+template <class T> inline T atomicCAS(T* p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
 inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
 """
 
@@ -232,6 +257,37 @@ def test_every_item_of_a_rank_3_range_runs_once(emulate):
     lib.run_for(ctypes.byref(args_struct([c], [], list(shape))))
     i, j, k = np.indices(shape)
     np.testing.assert_array_equal(c, i * 100 + j * 10 + k)
+
+
+def test_the_nvrtc_form_of_atomics_computes_what_a_sequential_run_does(emulate):
+    # One emulated thread runs the items in order: every atomic must then
+    # give the sequential result, and sub-word ones must leave their
+    # neighbours in the word (four 1- and 2-byte bins share one) unchanged.
+    n = 301
+    x = np.random.default_rng(13).integers(0, 1000, n).astype(np.int64)
+    h8, h16 = np.zeros(4, np.int8), np.full(4, 60000, np.uint16)
+    h32, h64 = np.full(4, -1, np.int32), np.full(4, 1 << 40, np.int64)
+    f, g = np.zeros(4), np.full(4, -1.0, np.float32)
+    c, bits, firsts = np.zeros(5, np.int64), np.zeros(4, np.uint8), np.zeros(n, np.int64)
+    arrays = [x, h8, h16, h32, h64, f, g, c, bits, firsts]
+    views = {name: pk.View(list(a.shape), dt, **({"trait": pk.Atomic} if name == "bits" else {}))
+             for name, a, dt in zip(["x", "h8", "h16", "h32", "h64", "f", "g", "c", "bits", "firsts"], arrays,
+                                    [pk.int64, pk.int8, pk.uint16, pk.int32, pk.int64, pk.double, pk.float,
+                                     pk.int64, pk.uint8, pk.int64])}
+    src = nvrtc_source(0, tallies, n, **views)
+    assert src is not None and "atomic_fetch_add" in src
+    emulate("tallies", src).run_for(ctypes.byref(args_struct(arrays, [], n)))
+    b = x % 4
+    for k in range(4):
+        mine = x[b == k]
+        assert h8[k] == np.int8(len(mine))
+        assert h16[k] == np.uint16((60000 - 3 * len(mine)) % 65536)
+        assert h32[k] == max(-1, mine.max()) and h64[k] == min(1 << 40, mine.min())
+        assert f[k] == np.sum(0.25 * mine) and g[k] == np.float32(max(-1.0, 0.5 * mine.max()))
+        assert bits[k] == np.bitwise_or.reduce(mine % 7)
+    assert c[4] == n and c[0] == n - 1
+    np.testing.assert_array_equal(firsts, np.concatenate([[0], np.cumsum(x)[:-1]]))
+    assert c[1] == x.sum()
 
 
 # Pattern codes of the built-in reducers (python/pykokkos/_reducers.py).

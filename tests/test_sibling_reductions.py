@@ -73,10 +73,8 @@ def test_one_read_runs_the_sibling_reductions_in_one_kernel(lazy):
     # a, b and c ran in the first flush; d (other range), the fill and e did not.
     assert pending == 3
     history = pk._native.explain_history()
-    assert "flush: 3 launch(es)" in history[0], history[0]
-    if pk.get_default_space() in (pk.OpenMP, pk.Serial):  # reducers fuse on the host only
-        assert "flush: 3 launch(es) -> 1 kernel(s)" in history[0], history[0]
-        assert "fused(total+biggest+smallest)" in history[0], history[0]
+    assert "flush: 3 launch(es) -> 1 kernel(s)" in history[0], history[0]
+    assert "fused(total+biggest+smallest)" in history[0], history[0]
 
 
 def test_eager_gives_the_same_totals():

@@ -1,10 +1,8 @@
 """Must fuse: reductions through built-in reducers (pk.Max, pk.Min, pk.Prod)
 and a plain sum over the same range become one multi-value reduction, each
-total joined by its own reducer; the map before them folds in as epilogue."""
+total joined by its own reducer; the map before them folds in as epilogue.
+On Cuda the fused region is one NVRTC reduction over a record of totals."""
 import numpy as np
-
-# Built-in reducers fuse on host spaces only (engine invariant reducers_on_host).
-HOST_ONLY = True
 
 
 def run(pk):

@@ -6,8 +6,8 @@
 //! it (device_kernels.rs): fors over ranges and multi-dimensional ranges, and
 //! reductions whose bodies only add to their accumulators (sums) or that go
 //! through a scalar built-in reducer (Prod, Min, Max, logical and bitwise),
-//! with no bounds checks, atomics, printf or complex numbers. Anything else
-//! keeps the Kokkos path.
+//! atomics included, with no bounds checks, printf or complex numbers.
+//! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
 
@@ -44,6 +44,9 @@ pub struct DeviceParts {
     pub views: usize,
     pub scalars: usize,
     pub kind: DeviceKind,
+    /// Whether the functor's accumulator is the `pk_vals` record of a fused
+    /// reduction (one field per total) rather than the total itself.
+    pub record: bool,
     /// Dimensions of the range (1: a RangePolicy; more: an MDRange).
     pub rank: usize,
     /// Whether the first index moves fastest between neighbouring threads
@@ -72,6 +75,21 @@ const KOKKOS_NAMES: &[&str] = &[
     "LOr",
     "BAnd",
     "BOr",
+    "atomic_fetch_add",
+    "atomic_fetch_sub",
+    "atomic_fetch_mul",
+    "atomic_fetch_div",
+    "atomic_fetch_and",
+    "atomic_fetch_or",
+    "atomic_fetch_xor",
+    "atomic_fetch_lshift",
+    "atomic_fetch_rshift",
+    "atomic_fetch_max",
+    "atomic_fetch_min",
+    "atomic_increment",
+    "atomic_decrement",
+    "atomic_exchange",
+    "atomic_compare_exchange",
 ];
 const PK_NAMES: &[&str] = &[
     "km",
@@ -93,7 +111,7 @@ const PK_NAMES: &[&str] = &[
     "lval",
 ];
 /// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
-const FOREIGN: &[&str] = &["std::", "printf", "atomic", "Kokkos::complex", "__shared__"];
+const FOREIGN: &[&str] = &["std::", "printf", "Kokkos::complex", "__shared__"];
 
 /// Whether every qualified name in `text` is one the shim provides.
 fn shim_covers(text: &str) -> bool {
@@ -137,7 +155,9 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     let item = |t: &str, acc: &str| item(p.rank, p.left_fastest, t, acc);
     match &p.kind {
         DeviceKind::For => s.push_str(&for_kernel(&head, &item)),
-        DeviceKind::Reduce(totals) => s.push_str(&reduce_kernel(totals, &head, &item)),
+        DeviceKind::Reduce(totals) => {
+            s.push_str(&reduce_kernel(totals, p.record, &head, &item))
+        }
     }
     Some(s)
 }
@@ -193,6 +213,7 @@ mod tests {
             "pk::at(v, \"w\", \"v\", i)",
             "printf(\"%d\", i);",
             "Kokkos::atomic_add(&x(0), 1.0);",
+            "Kokkos::atomic_fetch_nand(&x(0), 1);",
             "Kokkos::complex<double> z;",
             "std::numeric_limits<double>::max()",
         ] {
@@ -209,6 +230,7 @@ mod tests {
             views: 0,
             scalars: 0,
             kind,
+            record: false,
             rank,
             left_fastest,
         }

@@ -162,9 +162,15 @@ pub fn covers(t: &Total) -> bool {
 /// each block its threads in a tree (blockDim.x, a power of two: always
 /// REDUCE_BLOCK on the GPU, 1 in the host emulation of the tests), and the last block to finish the
 /// blocks' partials in block order. The joins fall the same way on every run
-/// of the same range, so totals are reproducible.
-pub fn reduce_kernel(totals: &[Total], head: &str, item: &dyn Fn(&str, &str) -> String) -> String {
-    let multi = totals.len() > 1;
+/// of the same range, so totals are reproducible. `record`: the functor's
+/// accumulator is the `pk_vals` record (fused reductions), one field a total.
+pub fn reduce_kernel(
+    totals: &[Total],
+    record: bool,
+    head: &str,
+    item: &dyn Fn(&str, &str) -> String,
+) -> String {
+    let multi = record || totals.len() > 1;
     let vt = if multi {
         "pk_vals"
     } else {

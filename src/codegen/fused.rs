@@ -218,8 +218,6 @@ pub fn generate(
     s.push_str(&unpack);
     let kind = match reduces.len() {
         0 => Some(DeviceKind::For),
-        // Built-in reducers fuse on the host only (fusion::legality::reducers_on_host).
-        _ if any_reducer => None,
         _ if (0..reduces.len()).all(in_register) => Some(DeviceKind::Reduce(totals.clone())),
         _ => None,
     };
@@ -232,6 +230,7 @@ pub fn generate(
             views: groups.len(),
             scalars: abi.scalars.len(),
             kind,
+            record: multi,
             rank: 1,
             left_fastest: false,
         });

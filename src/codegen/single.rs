@@ -123,6 +123,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             views: abi.view_slots.len(),
             scalars: abi.scalar_slots.len(),
             kind,
+            record: false,
             rank: nidx,
             left_fastest,
         });

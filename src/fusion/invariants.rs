@@ -12,7 +12,6 @@ pub const INVARIANTS: &[(&str, Check, bool)] = &[
     ("same_space", legality::same_space, true),
     ("one_dimensional", legality::one_dimensional, true),
     ("same_range", legality::same_range, true),
-    ("reducers_on_host", legality::reducers_on_host, true),
     ("work_index_access", legality::work_index_access, false),
 ];
 

@@ -72,18 +72,6 @@ pub fn no_scan(a: &Cand<'_>, b: &Cand<'_>, _: &[Conflict]) -> Result<(), String>
     Ok(())
 }
 
-/// Built-in reducers (`reducer=pk.Max`, ...) fuse on the host only: their
-/// fused form is a multi-value reduction with the reducers' identities and
-/// joins, which has no NVRTC form yet (a fused region would go through nvcc,
-/// seconds per new kernel, where each launch alone takes NVRTC's tenths).
-pub fn reducers_on_host(a: &Cand<'_>, b: &Cand<'_>, _: &[Conflict]) -> Result<(), String> {
-    let reducer = |c: &Cand<'_>| matches!(c.pattern, Pattern::Reducer(_));
-    if (reducer(a) || reducer(b)) && (a.space == Space::Cuda || b.space == Space::Cuda) {
-        return Err("built-in reducers fuse on host spaces only".into());
-    }
-    Ok(())
-}
-
 /// A policy predicate for rules that must stay off the GPU.
 pub fn host_space(a: &Cand<'_>, b: &Cand<'_>, _: &[Conflict]) -> Result<(), String> {
     if a.space == Space::Cuda || b.space == Space::Cuda {
