@@ -7,8 +7,9 @@
 (b) a triad over 2^27 doubles as a fraction of the device's copy bandwidth,
     measured in the same run with CuPy (device-to-device copy);
 (c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
-    k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, many small
-    launches. Eager and fused results are compared and a mismatch fails the run;
+    k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, max, min
+    and sum of one View read in turn, many small launches. Eager and fused
+    results are compared and a mismatch fails the run;
 (d) a chain of 7 maps and its sum whose last temporary is still referenced when
     the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
     the same run (results compared);
@@ -32,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pykokkos as pk  # noqa: E402
 from _util import per_call_us  # noqa: E402
-from bench_fusion import add, chain, copy, dot, mul, step, tiny, total, triad  # noqa: E402
+from bench_fusion import add, chain, copy, dot, mul, stat_max, stat_min, step, tiny, total, triad  # noqa: E402
 
 N = 1 << 27
 
@@ -205,6 +206,31 @@ def babelstream() -> tuple[dict, bool]:
             "babel_speedup": times[False] / times[True]}, ok
 
 
+def statistics_row() -> tuple[dict, bool]:
+    """max, min and sum of one View, each read in turn: three reductions
+    eagerly; fused, the first read takes the other two along into one NVRTC
+    reduction over a record of three totals."""
+    x = pk.View([N], pk.double)
+    np.asarray(x)[:] = np.sin(np.arange(N) * 1e-3)
+    times, vals = {}, {}
+
+    def stats():
+        hi = pk.parallel_reduce(N, stat_max, x=x, reducer=pk.Max)
+        lo = pk.parallel_reduce(N, stat_min, x=x, reducer=pk.Min)
+        return float(hi), float(lo), float(pk.parallel_reduce(N, total, t=x))
+
+    for fused in (False, True):
+        lazy(fused)
+        stats()  # compiles; lazy mode's first pass (siblings join once built)
+        times[fused] = best(stats, 10)
+        vals[fused] = stats()
+    lazy(False)
+    (h0, l0, s0), (h1, l1, s1) = vals[False], vals[True]
+    ok = h0 == h1 and l0 == l1 and abs(s0 - s1) <= 1e-12 * abs(s0) + 1e-9
+    return {"stats_eager_ms": times[False] * 1e3, "stats_fused_ms": times[True] * 1e3,
+            "stats_speedup": times[False] / times[True]}, ok
+
+
 def small_launches(launches: int = 100_000) -> tuple[dict, bool]:
     tm, ok = {}, True
     for fused in (False, True):
@@ -347,6 +373,10 @@ def main() -> int:
     ok &= good
     print(f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "
           f"fused {b['babel_fused_ms']:.3f} ms, {b['babel_speedup']:.2f}x (ideal 2)", flush=True)
+    st, good = statistics_row()
+    ok &= good
+    print(f"(c) max, min and sum of one View, each read in turn: eager {st['stats_eager_ms']:.3f} ms, "
+          f"fused {st['stats_fused_ms']:.3f} ms, {st['stats_speedup']:.2f}x", flush=True)
     s, good = small_launches()
     ok &= good
     print(f"(c) {s['small_launches']} launches of a 10-element kernel + 1 read: eager {s['small_eager_s']:.3f} s, "
