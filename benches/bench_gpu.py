@@ -14,7 +14,8 @@
     the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
     the same run (results compared);
 (e) the first launch of a kernel no cache holds (a for, a sum, a 2-D for, a
-    Min reduction and a for with atomic adds, each a new kernel text): through NVRTC (the default where the
+    Min reduction, a for with atomic adds and a team reduction with a nested
+    sum, each a new kernel text): through NVRTC (the default where the
     kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each in
     a fresh process, compile and load included; and the steady time of the 2-D
     for in each, the NVRTC form's index split against Kokkos' MDRange.
@@ -280,6 +281,16 @@ def hist(i: int, a: pk.View1D[pk.double], h: pk.View1D[pk.int32], f: pk.View1D[p
     pk.atomic_add(h, [i % 64], 1)
     pk.atomic_add(f, [i % 64], a[i] * SALT)
 
+@pk.workunit
+def rows(m: pk.TeamMember, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
+    j: int = m.league_rank()
+
+    def part(k: int, s: pk.Acc[pk.double]):
+        s += a[j * 64 + k] * SALT
+    t: float = pk.parallel_reduce(pk.TeamThreadRange(m, 64), part)
+    if m.team_rank() == 0:
+        acc += t
+
 a = pk.View([1 << 20], pk.double)
 a.fill(1.0)
 h = pk.View([64], pk.int32)
@@ -302,6 +313,9 @@ want = (1 << 20) * ((2.0 + SALT) ** 2 + SALT)
 pk.parallel_for(1 << 20, hist, a=a, h=h, f=f)
 pk.fence()
 t4a = time.perf_counter()
+tr = pk.parallel_reduce(pk.TeamPolicy((1 << 20) // 64, 32), rows, a=a)
+t4b = time.perf_counter()
+assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
 assert lo == 2.0, lo
 assert (np.asarray(h) == (1 << 20) // 64).all(), np.asarray(h)
@@ -316,6 +330,7 @@ pk.fence()
 t6 = time.perf_counter()
 assert abs(np.asarray(m)[-1, -1] - SALT * (reps + 1)) <= 1e-12, np.asarray(m)[-1, -1]
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3, "atomic_s": t4a - t4,
+                  "team_s": t4b - t4a,
                   "md_ms": (t6 - t5) / reps * 1e3}))
 """
 
@@ -385,7 +400,8 @@ def main() -> int:
     for name, r in (("NVRTC", nv), ("nvcc", cc)):
         print(f"(e) first launch of a new kernel, compile included, through {name}: for {r['for_s']:.2f} s, "
               f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
-              f"atomic for {r['atomic_s']:.2f} s; target <= 1.5 s",
+              f"atomic for {r['atomic_s']:.2f} s, "
+              f"team reduction {r['team_s']:.2f} s; target <= 1.5 s",
               flush=True)
     print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
           f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}", flush=True)

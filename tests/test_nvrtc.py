@@ -108,6 +108,31 @@ def tallies(i: int, x: pk.View1D[pk.int64], h8: pk.View1D[pk.int8], h16: pk.View
     firsts[i] = pk.atomic_fetch_add(c, [1], x[i])
 
 
+@pk.workunit
+def team_rows(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double], out: pk.View1D[pk.double]):
+    j: int = m.league_rank()
+
+    def row(k: int, a: pk.Acc[pk.double]):
+        a += x[j, k] * x[j, k]
+    s: float = pk.parallel_reduce(pk.TeamThreadRange(m, x.extent(1)), row)
+    tmp: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(0), 4)
+
+    def put(k: int):
+        tmp[k] = s + k
+    pk.parallel_for(pk.ThreadVectorRange(m, 4), put)
+    m.team_barrier()
+
+    def one():
+        out[j] = tmp[3] + m.team_size() + 10 * m.league_size()
+    pk.single(pk.PerTeam(m), one)
+    acc += s
+
+
+@pk.workunit
+def team_scan(m: pk.TeamMember, x: pk.View1D[pk.double]):
+    pk.inclusive_scan(m, x)
+
+
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
     hi = list(n) if isinstance(n, (list, tuple)) else [n]
     lo = lo or [0] * len(hi)
@@ -122,8 +147,10 @@ EMULATION = r"""
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
-struct pk_dim3 { unsigned x; };
-static pk_dim3 threadIdx{0}, blockIdx{0}, blockDim{1}, gridDim{1};
+struct pk_dim3 { unsigned x, y, z; };
+static pk_dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
+template <class T> inline T __shfl_down_sync(unsigned, T v, int, int) { return v; }
+template <class T> inline T __shfl_sync(unsigned, T v, int, int) { return v; }
 inline void __syncthreads() {}
 inline void __threadfence() {}
 template <class T> inline T pk_emulated_rmw(T* p, T v, int op) {
@@ -188,6 +215,8 @@ def emulate(tmp_path_factory):
         if name in built:
             return built[name]
         cpp = d / f"{name}.cpp"
+        # One emulated team's level-0 scratch (dynamic shared memory on the GPU).
+        src = src.replace("extern __shared__ double pk_shmem[];", "static double pk_shmem[4096];")
         cpp.write_text(EMULATION + src + (RUN_REDUCE if "pk_reduce" in src else RUN_FOR))
         so = d / f"{name}.so"
         r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)],
@@ -288,6 +317,31 @@ def test_the_nvrtc_form_of_atomics_computes_what_a_sequential_run_does(emulate):
     assert c[4] == n and c[0] == n - 1
     np.testing.assert_array_equal(firsts, np.concatenate([[0], np.cumsum(x)[:-1]]))
     assert c[1] == x.sum()
+
+
+def test_the_nvrtc_form_of_a_team_reduction_computes_what_numpy_does(emulate):
+    # One emulated thread per team (team size 1, vector length 1) runs every
+    # league rank in turn: nested sums, vector fors, scratch, single, barrier.
+    league, cols = 9, 13
+    x = np.random.default_rng(17).uniform(-2, 2, (league, cols))
+    out = np.zeros(league)
+    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
+    src = _native.generate_source(1, team, pk._kernels._capture(team_rows),
+                                  {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)},
+                                  nvrtc=True)
+    assert src is not None and "pk_member" in src and "Kokkos_Core" not in src
+    total = (ctypes.c_double * 2)()
+    # hi: league, team size, vector length, level-0 scratch bytes per team.
+    emulate("team_rows", src).run_reduce(ctypes.byref(args_struct([x, out], [], [league, 1, 1, 64])), total)
+    rows = (x * x).sum(axis=1)
+    np.testing.assert_allclose(total[0], rows.sum(), rtol=1e-13)
+    np.testing.assert_allclose(out, rows + 3 + 1 + 10 * league, rtol=1e-13)
+
+
+def test_team_kernels_the_shim_lacks_keep_the_kokkos_path():
+    team = _native.Policy([0, 0, 0], [4, 1, 1], CUDA, True)
+    assert _native.generate_source(0, team, pk._kernels._capture(team_scan), {"x": pk.View([8], pk.double)},
+                                   nvrtc=True) is None  # a team scan
 
 
 # Pattern codes of the built-in reducers (python/pykokkos/_reducers.py).

@@ -6,9 +6,12 @@
 //! it (device_kernels.rs): fors over ranges and multi-dimensional ranges, and
 //! reductions whose bodies only add to their accumulators (sums) or that go
 //! through a scalar built-in reducer (Prod, Min, Max, logical and bitwise),
-//! atomics included, with no bounds checks, printf or complex numbers.
+//! atomics included, and team kernels (TeamPolicy) with nested fors and
+//! sums over team, vector and team-vector ranges, single and level-0
+//! scratch; with no bounds checks, printf, complex numbers or nested scans.
 //! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
+use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
 pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
@@ -47,7 +50,7 @@ pub struct DeviceParts {
     /// Whether the functor's accumulator is the `pk_vals` record of a fused
     /// reduction (one field per total) rather than the total itself.
     pub record: bool,
-    /// Dimensions of the range (1: a RangePolicy; more: an MDRange).
+    /// Dimensions of the range (0: a TeamPolicy; 1: a RangePolicy; more: an MDRange).
     pub rank: usize,
     /// Whether the first index moves fastest between neighbouring threads
     /// (the first view is LayoutLeft); otherwise the last one does.
@@ -90,6 +93,16 @@ const KOKKOS_NAMES: &[&str] = &[
     "atomic_decrement",
     "atomic_exchange",
     "atomic_compare_exchange",
+    "Cuda",
+    "TeamPolicy",
+    "TeamThreadRange",
+    "ThreadVectorRange",
+    "TeamVectorRange",
+    "parallel_for",
+    "parallel_reduce",
+    "single",
+    "PerTeam",
+    "PerThread",
 ];
 const PK_NAMES: &[&str] = &[
     "km",
@@ -111,7 +124,8 @@ const PK_NAMES: &[&str] = &[
     "lval",
 ];
 /// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
-const FOREIGN: &[&str] = &["std::", "printf", "Kokkos::complex", "__shared__"];
+/// Level-1 scratch (global memory per team) and any level not spelled 0 too.
+const FOREIGN: &[&str] = &["printf", "Kokkos::complex", "__shared__"];
 
 /// Whether every qualified name in `text` is one the shim provides.
 fn shim_covers(text: &str) -> bool {
@@ -127,7 +141,13 @@ fn shim_covers(text: &str) -> bool {
             allowed.contains(&&rest[..end])
         })
     };
-    names_after("Kokkos::", KOKKOS_NAMES) && names_after("pk::", PK_NAMES)
+    let level0 = text
+        .match_indices("team_scratch(")
+        .all(|(at, w)| text[at + w.len()..].starts_with("0)"));
+    level0
+        && names_after("Kokkos::", KOKKOS_NAMES)
+        && names_after("pk::", PK_NAMES)
+        && names_after("std::", &["decay_t"])
 }
 
 /// The NVRTC translation unit of `p`, or None when the functor uses
@@ -135,7 +155,7 @@ fn shim_covers(text: &str) -> bool {
 pub fn source(p: &DeviceParts) -> Option<String> {
     if !shim_covers(&p.functor)
         || args_bytes(p.views, p.scalars) > MAX_PARAM_BYTES
-        || !(1..=MAX_RANK).contains(&p.rank)
+        || p.rank > MAX_RANK
     {
         return None;
     }
@@ -151,7 +171,20 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         p.views.max(1),
         p.scalars.max(1)
     ));
-    let head = head(&p.fname, &from_params(&p.unpack), p.rank);
+    let unpack = from_params(&p.unpack);
+    if p.rank == 0 {
+        // A TeamPolicy: a team reduction joins one total (teams never fuse).
+        let head = team_head(&p.fname, &unpack);
+        match &p.kind {
+            DeviceKind::For => s.push_str(&team_for_kernel(&head)),
+            DeviceKind::Reduce(t) if t.len() == 1 && !p.record => {
+                s.push_str(&team_reduce_kernel(t, &head))
+            }
+            DeviceKind::Reduce(_) => return None,
+        }
+        return Some(s);
+    }
+    let head = head(&p.fname, &unpack, p.rank);
     let item = |t: &str, acc: &str| item(p.rank, p.left_fastest, t, acc);
     match &p.kind {
         DeviceKind::For => s.push_str(&for_kernel(&head, &item)),

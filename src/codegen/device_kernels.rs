@@ -156,20 +156,11 @@ pub fn covers(t: &Total) -> bool {
         && !(bitwise && matches!(t.dtype, DType::F32 | DType::F64))
 }
 
-/// `pk_reduce`: each thread folds its work items (grid-stride) into
-/// registers, four at a time into four partials (four independent loads in
-/// flight per thread: one would leave the kernel waiting on memory latency),
-/// each block its threads in a tree (blockDim.x, a power of two: always
-/// REDUCE_BLOCK on the GPU, 1 in the host emulation of the tests), and the last block to finish the
-/// blocks' partials in block order. The joins fall the same way on every run
-/// of the same range, so totals are reproducible. `record`: the functor's
+/// The value type of a reduction's totals and its helpers: `pk_init` (the
+/// identities), `pk_join`, `pk_load` (a partial another block wrote), and the
+/// statement writing the totals to `out` from `s[0]`. `record`: the functor's
 /// accumulator is the `pk_vals` record (fused reductions), one field a total.
-pub fn reduce_kernel(
-    totals: &[Total],
-    record: bool,
-    head: &str,
-    item: &dyn Fn(&str, &str) -> String,
-) -> String {
+fn reduce_helpers(totals: &[Total], record: bool) -> (String, String) {
     let multi = record || totals.len() > 1;
     let vt = if multi {
         "pk_vals"
@@ -206,6 +197,30 @@ pub fn reduce_kernel(
         let d = t.dtype.cpp();
         format!("*({d}*)(out + {}) = ({d}){};", 16 * r, field(r, "s[0]"))
     });
+    let helpers = format!(
+        r#"typedef {vt} pk_vt;
+__device__ __forceinline__ pk_vt pk_init() {{ pk_vt v; {init} return v; }}
+__device__ __forceinline__ void pk_join(pk_vt& x, const pk_vt& y) {{ {joins} }}
+__device__ __forceinline__ pk_vt pk_load(const pk_vt* p) {{ pk_vt v; {load} return v; }}
+"#
+    );
+    (helpers, write)
+}
+
+/// `pk_reduce`: each thread folds its work items (grid-stride) into
+/// registers, four at a time into four partials (four independent loads in
+/// flight per thread: one would leave the kernel waiting on memory latency),
+/// each block its threads in a tree (blockDim.x, a power of two: always
+/// REDUCE_BLOCK on the GPU, 1 in the host emulation of the tests), and the last block to finish the
+/// blocks' partials in block order. The joins fall the same way on every run
+/// of the same range, so totals are reproducible.
+pub fn reduce_kernel(
+    totals: &[Total],
+    record: bool,
+    head: &str,
+    item: &dyn Fn(&str, &str) -> String,
+) -> String {
+    let (helpers, write) = reduce_helpers(totals, record);
     let b = REDUCE_BLOCK;
     let items = [
         item("t", "acc"),
@@ -216,11 +231,7 @@ pub fn reduce_kernel(
     .join("\n    ");
     let tail = item("t", "acc");
     format!(
-        r#"typedef {vt} pk_vt;
-__device__ __forceinline__ pk_vt pk_init() {{ pk_vt v; {init} return v; }}
-__device__ __forceinline__ void pk_join(pk_vt& x, const pk_vt& y) {{ {joins} }}
-__device__ __forceinline__ pk_vt pk_load(const pk_vt* p) {{ pk_vt v; {load} return v; }}
-__device__ __forceinline__ void pk_tree(pk_vt* s) {{
+        r#"{helpers}__device__ __forceinline__ void pk_tree(pk_vt* s) {{
   for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {{
     if (threadIdx.x < w) pk_join(s[threadIdx.x], s[threadIdx.x + w]);
     __syncthreads();
@@ -254,6 +265,77 @@ extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_
   __syncthreads();
   pk_tree(s);
   if (threadIdx.x == 0) {{
+    {write}
+    *done = 0;
+  }}
+}}
+"#
+    )
+}
+
+/// The head of the team kernels: the functor, the league size and the
+/// level-0 scratch, dynamic shared memory of hi[3] bytes per team plus hi[4]
+/// per thread (the launch sizes it; device_entry.rs).
+pub fn team_head(fname: &str, unpack: &str) -> String {
+    format!(
+        "  {fname} f;\n{unpack}  extern __shared__ double pk_shmem[];\n  const int64_t pk_league = a.hi[0];\n  const int64_t pk_shmem_bytes = a.hi[3] + a.hi[4] * (int64_t)blockDim.y;\n"
+    )
+}
+
+/// Block b runs league ranks b, b + gridDim.x, ...; every thread of the block
+/// goes round the same number of times, so the barrier after each (the next
+/// rank reuses the scratch) is reached by all.
+fn team_loop(call: &str) -> String {
+    format!(
+        "  for (int64_t pk_lr = blockIdx.x; pk_lr < pk_league; pk_lr += gridDim.x) {{\n    const Kokkos::pk_member m{{pk_lr, pk_league, {{(char*)pk_shmem, pk_shmem_bytes, 0}}}};\n    {call}\n    __syncthreads();\n  }}\n"
+    )
+}
+
+/// `pk_for` of a TeamPolicy: blockDim (vector length, team size).
+pub fn team_for_kernel(head: &str) -> String {
+    format!(
+        "extern \"C\" __global__ void pk_for(const pk_args a) {{\n{head}{}}}\n",
+        team_loop("f(m);")
+    )
+}
+
+/// `pk_reduce` of a TeamPolicy: each thread (every lane of every team rank,
+/// as in Kokkos) folds its calls into a value of its own; the block's values
+/// are joined in a tree over any thread count, the blocks' as in pk_reduce.
+pub fn team_reduce_kernel(totals: &[Total], head: &str) -> String {
+    let (helpers, write) = reduce_helpers(totals, false);
+    let walk = team_loop("f(m, acc);");
+    format!(
+        r#"{helpers}__device__ __forceinline__ void pk_tree_n(pk_vt* s, unsigned me, unsigned nt) {{
+  unsigned w = 1;
+  while (2 * w < nt) w *= 2;
+  for (; w > 0; w >>= 1) {{
+    if (me < w && me + w < nt) pk_join(s[me], s[me + w]);
+    __syncthreads();
+  }}
+}}
+extern "C" __global__ void pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
+  __shared__ pk_vt s[1024];
+  __shared__ bool last;
+{head}  pk_vt acc = pk_init();
+{walk}  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+  s[me] = acc;
+  __syncthreads();
+  pk_tree_n(s, me, nt);
+  if (me == 0) {{
+    partial[blockIdx.x] = s[0];
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }}
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  pk_vt mine = pk_init();
+  for (unsigned k = me; k < gridDim.x; k += nt) pk_join(mine, pk_load(partial + k));
+  s[me] = mine;
+  __syncthreads();
+  pk_tree_n(s, me, nt);
+  if (me == 0) {{
     {write}
     *done = 0;
   }}

@@ -115,7 +115,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         .find_map(|(_, _, slot)| slot.as_ref())
         .is_some_and(|(_, v)| v.layout == crate::types::Layout::Left);
     let device = kind
-        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check && !team)
+        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),

@@ -11,7 +11,7 @@ use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, FOR_BLOCK, MAX
 use crate::codegen::device::{REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 pub struct DeviceEntry {
     func: DeviceFn,
@@ -25,7 +25,12 @@ pub struct DeviceEntry {
     /// counter (left at zero by the last block), the totals. Allocated at
     /// the first launch; the lock keeps two launches from sharing it.
     scratch: Mutex<Option<CuPtr>>,
+    /// A team kernel's most threads per block and static shared bytes.
+    limits: OnceLock<(i32, i32)>,
 }
+
+/// Shared memory a block may take without opting in (every CUDA GPU).
+const SHARED_BYTES: i64 = 48 * 1024;
 
 /// 16 bytes per total and block bound every accumulator type (up to 8).
 fn partial_bytes(totals: usize) -> usize {
@@ -42,7 +47,54 @@ impl DeviceEntry {
             rank: parts.rank,
             device,
             scratch: Mutex::new(None),
+            limits: OnceLock::new(),
         }
+    }
+
+    /// (most blocks, vector length, team size, level-0 scratch bytes) of a
+    /// TeamPolicy launch; `hi` = [league, team size (<= 0: AUTO), vector
+    /// length, scratch bytes per team and per thread at levels 0 and 1]. What
+    /// Kokkos aborts the process for is an error here.
+    fn team_geometry(&self, drv: &cudadrv::Driver, hi: &[i64]) -> Result<(u64, u32, u32, u32), String> {
+        let at = |k: usize| hi.get(k).copied().unwrap_or(0);
+        let (league, vector) = (at(0).max(0) as u64, at(2));
+        if !(1..=32).contains(&vector) || vector & (vector - 1) != 0 {
+            return Err(format!(
+                "pk.TeamPolicy: the vector length must be a power of two up to 32 on Cuda, got {vector}"
+            ));
+        }
+        let (most, fixed) = match self.limits.get() {
+            Some(l) => *l,
+            None => {
+                let (mut most, mut fixed) = (0, 0);
+                let f = self.func.0;
+                drv.check(unsafe { (drv.func_get_attribute)(&mut most, 0, f) }, "cuFuncGetAttribute")?;
+                drv.check(unsafe { (drv.func_get_attribute)(&mut fixed, 1, f) }, "cuFuncGetAttribute")?;
+                *self.limits.get_or_init(|| (most, fixed))
+            }
+        };
+        let most_team = (most as i64 / vector).max(1);
+        let team = match at(1) {
+            t if t > 0 => t,
+            _ => (256 / vector).min(most_team).max(1), // Kokkos::AUTO
+        };
+        if team > most_team {
+            return Err(format!(
+                "pk.TeamPolicy asks for teams of {team} threads, but this kernel can use at most {most_team} in this execution space"
+            ));
+        }
+        let shmem = at(3).max(0) + at(4).max(0) * team;
+        if shmem > SHARED_BYTES - fixed as i64 {
+            return Err(format!(
+                "pk.TeamPolicy asks for {shmem} bytes of level-0 scratch per team; at most {} fit in a Cuda block's shared memory beside this kernel's own",
+                SHARED_BYTES - fixed as i64
+            ));
+        }
+        let blocks = match self.kind {
+            DeviceKind::For => league.min(i32::MAX as u64),
+            DeviceKind::Reduce(_) => league.clamp(1, REDUCE_MAX_BLOCKS as u64),
+        };
+        Ok((blocks, vector as u32, team as u32, shmem as u32))
     }
 
     /// Runs the kernel over the range `lo..hi` (one pair per dimension); a
@@ -108,17 +160,30 @@ impl DeviceEntry {
         }
         // Each kernel parameter is passed by the address of its value.
         let a = args.as_mut_ptr() as *mut c_void;
-        let launch = |grid: u64, block: u32, params: &mut [*mut c_void]| {
+        // Ranges: blocks of FOR_BLOCK or REDUCE_BLOCK threads; teams: blocks of
+        // (vector length, team size) threads and their level-0 scratch.
+        let team = match self.rank {
+            0 => Some(self.team_geometry(drv, hi)?),
+            _ => None,
+        };
+        let launch = |grid: u64, block: u32, params: &mut [*mut c_void]| -> Result<(), String> {
+            let (grid, (bx, by, shmem)) = match team {
+                Some(t) => (t.0, (t.1, t.2, t.3)),
+                None => (grid, (block, 1, 0)),
+            };
+            if grid == 0 {
+                return Ok(());
+            }
             let rc = unsafe {
                 (drv.launch_kernel)(
                     self.func.0,
                     grid as u32,
                     1,
                     1,
-                    block,
+                    bx,
+                    by,
                     1,
-                    1,
-                    0,
+                    shmem,
                     std::ptr::null_mut(),
                     params.as_mut_ptr(),
                     std::ptr::null_mut(),
