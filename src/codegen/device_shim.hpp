@@ -155,6 +155,11 @@ PK_REDUCER(BAnd) PK_REDUCER(BOr)
 // operation is a CAS loop on the aligned word that holds the element (1 and
 // 2 bytes: its neighbours are written back unchanged); adds and integer
 // min/max take CUDA's own instructions where one exists.
+// Copies an object's bytes (NVRTC has no memcpy builtin; this compiles to moves).
+template <class A, class B>
+__device__ __forceinline__ void pk_copy_bytes(A* to, const B* from, unsigned long n) {
+  for (unsigned long k = 0; k < n; ++k) ((unsigned char*)to)[k] = ((const unsigned char*)from)[k];
+}
 template <class W, class T, class F>
 __device__ T pk_cas_loop(T* p, F op) {
   W* w = (W*)p;
@@ -162,14 +167,14 @@ __device__ T pk_cas_loop(T* p, F op) {
   do {
     seen = old;
     T cur, next;
-    __builtin_memcpy(&cur, &seen, sizeof(T));
+    pk_copy_bytes(&cur, &seen, sizeof(T));
     next = op(cur);
     W bits;
-    __builtin_memcpy(&bits, &next, sizeof(T));
+    pk_copy_bytes(&bits, &next, sizeof(T));
     old = atomicCAS(w, seen, bits);
   } while (old != seen);
   T r;
-  __builtin_memcpy(&r, &old, sizeof(T));
+  pk_copy_bytes(&r, &old, sizeof(T));
   return r;
 }
 template <class T, class F>
@@ -188,10 +193,10 @@ __device__ T pk_atomic(T* p, F op) {
     do {
       seen = old;
       unsigned int part = (seen & mask) >> shift;
-      __builtin_memcpy(&cur, &part, sizeof(T));
+      pk_copy_bytes(&cur, &part, sizeof(T));
       const T next = op(cur);
       unsigned int bits = 0;
-      __builtin_memcpy(&bits, &next, sizeof(T));
+      pk_copy_bytes(&bits, &next, sizeof(T));
       old = atomicCAS(w, seen, (seen & ~mask) | ((bits << shift) & mask));
     } while (old != seen);
     return cur;
@@ -347,10 +352,10 @@ __device__ inline unsigned pk_vector_mask() {
 template <class T>
 __device__ T pk_shuffle(T v, int from, bool down) {
   unsigned long long bits = 0;
-  __builtin_memcpy(&bits, &v, sizeof(T));
+  pk_copy_bytes(&bits, &v, sizeof(T));
   bits = down ? __shfl_down_sync(pk_vector_mask(), bits, from, blockDim.x)
               : __shfl_sync(pk_vector_mask(), bits, from, blockDim.x);
-  __builtin_memcpy(&v, &bits, sizeof(T));
+  pk_copy_bytes(&v, &bits, sizeof(T));
   return v;
 }
 // One buffer per type for every nested sum of a kernel (a team has at most
