@@ -299,9 +299,11 @@ pub fn team_for_kernel(head: &str) -> String {
     )
 }
 
-/// `pk_reduce` of a TeamPolicy: each thread (every lane of every team rank,
-/// as in Kokkos) folds its calls into a value of its own; the block's values
-/// are joined in a tree over any thread count, the blocks' as in pk_reduce.
+/// `pk_reduce` of a TeamPolicy: each team rank folds its calls into a value
+/// of its own. Its vector lanes run the same code on the same value (Kokkos
+/// keeps one value per team rank, shared by the lanes), so lane 0's counts
+/// once. The block's values are joined in a tree over any thread count, the
+/// blocks' as in pk_reduce.
 pub fn team_reduce_kernel(totals: &[Total], head: &str) -> String {
     let (helpers, write) = reduce_helpers(totals, false);
     let walk = team_loop("f(m, acc);");
@@ -319,7 +321,7 @@ extern "C" __global__ void pk_reduce(const pk_args a, pk_vt* partial, unsigned* 
   __shared__ bool last;
 {head}  pk_vt acc = pk_init();
 {walk}  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-  s[me] = acc;
+  s[me] = threadIdx.x == 0 ? acc : pk_init();
   __syncthreads();
   pk_tree_n(s, me, nt);
   if (me == 0) {{
