@@ -218,7 +218,8 @@ def statistics_row() -> tuple[dict, bool]:
     def stats():
         hi = pk.parallel_reduce(N, stat_max, x=x, reducer=pk.Max)
         lo = pk.parallel_reduce(N, stat_min, x=x, reducer=pk.Min)
-        return float(hi), float(lo), float(pk.parallel_reduce(N, total, t=x))
+        s = pk.parallel_reduce(N, total, t=x)  # launched before any total is read
+        return float(hi), float(lo), float(s)
 
     for fused in (False, True):
         lazy(fused)

@@ -42,6 +42,9 @@ pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Out
         _ => {
             trust::make_private(&dir)?;
             let _lock = trust::lock(&tc.cache, &format!("kernel-{}", &key[..2]))?;
+            // The source beside its cubin, for whoever reads what NVRTC
+            // compiled (or refused); never read back.
+            let _ = fs::write(dir.join(format!("{key}.cu")), source);
             match compile(source, &cuda.arch, cuda.libdir.as_deref(), label)? {
                 Ok(bytes) => {
                     publish(&bytes, &cubin, &key, &tc.identity)?;
