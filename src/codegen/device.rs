@@ -188,9 +188,7 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     let item = |t: &str, acc: &str| item(p.rank, p.left_fastest, t, acc);
     match &p.kind {
         DeviceKind::For => s.push_str(&for_kernel(&head, &item)),
-        DeviceKind::Reduce(totals) => {
-            s.push_str(&reduce_kernel(totals, p.record, &head, &item))
-        }
+        DeviceKind::Reduce(totals) => s.push_str(&reduce_kernel(totals, p.record, &head, &item)),
     }
     Some(s)
 }

@@ -55,7 +55,11 @@ impl DeviceEntry {
     /// TeamPolicy launch; `hi` = [league, team size (<= 0: AUTO), vector
     /// length, scratch bytes per team and per thread at levels 0 and 1]. What
     /// Kokkos aborts the process for is an error here.
-    fn team_geometry(&self, drv: &cudadrv::Driver, hi: &[i64]) -> Result<(u64, u32, u32, u32), String> {
+    fn team_geometry(
+        &self,
+        drv: &cudadrv::Driver,
+        hi: &[i64],
+    ) -> Result<(u64, u32, u32, u32), String> {
         let at = |k: usize| hi.get(k).copied().unwrap_or(0);
         let (league, vector) = (at(0).max(0) as u64, at(2));
         if !(1..=32).contains(&vector) || vector & (vector - 1) != 0 {
@@ -68,8 +72,14 @@ impl DeviceEntry {
             None => {
                 let (mut most, mut fixed) = (0, 0);
                 let f = self.func.0;
-                drv.check(unsafe { (drv.func_get_attribute)(&mut most, 0, f) }, "cuFuncGetAttribute")?;
-                drv.check(unsafe { (drv.func_get_attribute)(&mut fixed, 1, f) }, "cuFuncGetAttribute")?;
+                drv.check(
+                    unsafe { (drv.func_get_attribute)(&mut most, 0, f) },
+                    "cuFuncGetAttribute",
+                )?;
+                drv.check(
+                    unsafe { (drv.func_get_attribute)(&mut fixed, 1, f) },
+                    "cuFuncGetAttribute",
+                )?;
                 *self.limits.get_or_init(|| (most, fixed))
             }
         };
