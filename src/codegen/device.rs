@@ -17,6 +17,8 @@ pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCK
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
 pub const SHIM: &str = concat!(
     include_str!("device_shim.hpp"),
+    include_str!("device_atomics.hpp"),
+    include_str!("device_teams.hpp"),
     include_str!("portable.hpp")
 );
 
