@@ -108,11 +108,13 @@ pub fn folds_into_newest(l: &Launch) -> bool {
 /// With `fold`, a launch that exactly repeats the newest pending one (see
 /// `Launch::repeats`, `loopable`) is folded into it instead: a program that
 /// launches one small kernel many times records one node, not a long chain.
+/// Gives the sequence number, the result slot, and whether the launch has
+/// effects beyond its views (printf).
 pub fn record(
     launch: Launch,
     origin: Arc<dyn Origin>,
     fold: bool,
-) -> PkResult<(u64, Option<Arc<Slot>>)> {
+) -> PkResult<(u64, Option<Arc<Slot>>, bool)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
     let (accesses, access_map, effects) = accesses_of(&launch, &*origin)?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
@@ -128,11 +130,11 @@ pub fn record(
                 if last.deferred.swap(false, Ordering::AcqRel) {
                     super::deferral::paid(&launch.key);
                 }
-                return Ok((seq, None));
+                return Ok((seq, None, effects));
             }
             if repeats && super::repeat::loopable(&launch, &access_map) {
                 last.repeats.fetch_add(1, Ordering::AcqRel);
-                return Ok((seq, None));
+                return Ok((seq, None, effects));
             }
         }
     }
@@ -176,7 +178,7 @@ pub fn record(
     }
     g.by_seq.insert(seq, n);
     PENDING.store(g.by_seq.len(), Ordering::Release);
-    Ok((seq, slot))
+    Ok((seq, slot, effects))
 }
 
 /// What a flush must make available.

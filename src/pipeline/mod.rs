@@ -36,8 +36,9 @@ use std::time::Instant;
 /// A launch the program submitted: recorded (lazy mode), or to run now.
 pub enum Submitted {
     /// Recorded as this sequence number (with a result slot for reductions
-    /// and scans).
-    Recorded(u64, Option<Arc<crate::lazy::slot::Slot>>),
+    /// and scans), and whether it has effects beyond its views (printf: the
+    /// binding then runs it at once, so its output comes when it was launched).
+    Recorded(u64, Option<Arc<crate::lazy::slot::Slot>>, bool),
     /// To run now (`run_now`): eager mode, or it touches memory Python can
     /// change behind our back (NumPy arrays, exported views).
     Now(Launch),
@@ -60,11 +61,11 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
         let fold = !no_fuse().load(Ordering::Relaxed);
         let weight = adaptive::recording_weight(&l);
         let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
-        let (seq, slot) = graph::record(l, origin(), fold)?;
+        let (seq, slot, effects) = graph::record(l, origin(), fold)?;
         if let Some(w) = weight {
             adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
         }
-        return Ok(Submitted::Recorded(seq, slot));
+        return Ok(Submitted::Recorded(seq, slot, effects));
     }
     Ok(Submitted::Now(l))
 }

@@ -15,6 +15,7 @@ use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Bounds, Launch, Origin};
 use crate::exec::space::{default_space, from_code};
+use crate::lazy::graph::Demand;
 use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Reducer, Space};
 use pyo3::exceptions::PyTypeError;
@@ -301,15 +302,20 @@ pub fn launch_with<'py>(
     let submitted = pipeline::submit(l, recorded).map_err(py_err)?;
     if let Some((d, t0)) = traced {
         let seq = match &submitted {
-            Submitted::Recorded(seq, _) => seq.to_string(),
+            Submitted::Recorded(seq, ..) => seq.to_string(),
             Submitted::Now(_) => "null".to_string(),
         };
         let us = (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
         crate::trace::event_text("launch", &format!(r#"{d},"seq":{seq},"record_us":{us}"#));
     }
     let total = match submitted {
-        Submitted::Recorded(seq, slot) => {
-            return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
+        Submitted::Recorded(seq, slot, effects) => {
+            if effects {
+                // Output beyond its views (printf) comes when the program
+                // launched it, as eagerly, not at a later read.
+                super::lazy::flush(py, Demand::Result(seq))?;
+            }
+            return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
         }
         Submitted::Now(l) => {
             let origin = CallOrigin {
