@@ -25,6 +25,7 @@
 use crate::exec::launch::Launch;
 use crate::types::Space;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Launches (work items) this small run at once when flushes are small.
 const SMALL: i64 = 1 << 14;
@@ -74,7 +75,17 @@ fn work(l: &Launch) -> i64 {
 
 /// Whether `l` is a launch this module decides about: a small host launch.
 pub fn small(l: &Launch) -> bool {
-    l.key.space != Space::Cuda && work(l) <= SMALL && !crate::config::get().is_disabled("adaptive")
+    l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
+}
+
+/// (adaptive, adaptive_cost): whether each is on. The configuration is the
+/// process's, read once; these are asked on every small launch.
+fn switches() -> (bool, bool) {
+    static SWITCHES: OnceLock<(bool, bool)> = OnceLock::new();
+    *SWITCHES.get_or_init(|| {
+        let c = crate::config::get();
+        (!c.is_disabled("adaptive"), !c.is_disabled("adaptive_cost"))
+    })
 }
 
 /// How recording `l` is measured: None when it is not (not a small host
@@ -101,7 +112,7 @@ pub fn recording_weight(l: &Launch) -> Option<u64> {
 }
 
 fn cost_aware() -> bool {
-    !crate::config::get().is_disabled("adaptive_cost")
+    switches().1
 }
 
 fn load(a: &AtomicU64) -> f64 {
@@ -134,7 +145,7 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
         return false;
     }
     let trial = EAGER_LEFT.load(Ordering::Relaxed) > 0;
-    if (!trial && !does_not_pay(load(&AVERAGE))) || folds() {
+    if (!trial && !BYPASS.load(Ordering::Relaxed)) || folds() {
         return false;
     }
     if trial {
@@ -153,6 +164,14 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
         return false;
     }
     true
+}
+
+/// `does_not_pay` of the current averages, kept up to date by whatever
+/// changes them (read on every small launch; they change far less often).
+static BYPASS: AtomicBool = AtomicBool::new(false);
+
+fn refresh() {
+    BYPASS.store(does_not_pay(load(&AVERAGE)), Ordering::Relaxed);
 }
 
 /// Whether recording small host launches does not pay: flushes of `average`
@@ -189,6 +208,7 @@ pub fn time_at_once() -> bool {
 /// A small host launch ran at once in `ns`.
 pub fn ran_at_once(ns: u64) {
     mix(&EAGER_NS, ns as f64);
+    refresh();
 }
 
 /// A flush of `launches` small host launches took `ns` (planning and
@@ -201,6 +221,7 @@ pub fn flushed_small(launches: usize, ns: u64) {
     if !mix(&LAZY_NS, (ns + recording) as f64 / launches as f64) {
         return;
     }
+    refresh();
     let n = FLUSHES.fetch_add(1, Ordering::Relaxed);
     // Measure the other side now and then (first: once recording was measured).
     if n % PROBE == 0 {
@@ -216,6 +237,7 @@ pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
         LAZY_NS.store(lazy.to_bits(), Ordering::Relaxed);
         EAGER_NS.store(eager.to_bits(), Ordering::Relaxed);
         EAGER_LEFT.store(0, Ordering::Relaxed);
+        refresh();
     }
     (load(&LAZY_NS), load(&EAGER_NS))
 }
@@ -231,6 +253,7 @@ pub fn reset() {
     PERIOD.store(PROBE, Ordering::Relaxed);
     RECORDING_NS.store(0, Ordering::Relaxed);
     FLUSHES.store(0, Ordering::Relaxed);
+    refresh();
 }
 
 /// A flush ran `launches` launches: the average moves towards it.
@@ -238,6 +261,7 @@ pub fn observe(launches: usize) {
     let avg = f64::from_bits(AVERAGE.load(Ordering::Relaxed));
     let next = 0.75 * avg + 0.25 * launches as f64;
     AVERAGE.store(next.to_bits(), Ordering::Relaxed);
+    refresh();
     if TRIAL.swap(false, Ordering::Relaxed) {
         // A trial ended: probe less often while trials find nothing to gain.
         let p = PERIOD.load(Ordering::Relaxed);
