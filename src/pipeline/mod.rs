@@ -42,6 +42,9 @@ pub enum Submitted {
     /// To run now (`run_now`): eager mode, or it touches memory Python can
     /// change behind our back (NumPy arrays, exported views).
     Now(Launch),
+    /// A small host launch lazy mode runs at once with nothing pending
+    /// (`at_once`), timed for the adaptive cost signal when the flag says so.
+    AtOnce(Launch, bool),
 }
 
 /// Records a launch in lazy mode (with the origin `origin()` makes); gives it
@@ -54,6 +57,12 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
         .iter()
         .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()));
     if graph::enabled() && !foreign && adaptive::run_at_once(&l, || graph::folds_into_newest(&l)) {
+        // Nothing pending (the common case): nothing to flush first, so it
+        // goes straight to its kernel; whether to time it is decided here.
+        if graph::pending_count() == 0 {
+            let timed = adaptive::time_at_once();
+            return Ok(Submitted::AtOnce(l, timed));
+        }
         return Ok(Submitted::Now(l));
     }
     if graph::enabled() && !foreign {
@@ -85,6 +94,17 @@ pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if let Some(t0) = t0 {
         adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
     }
+    Ok(total)
+}
+
+/// Runs a launch `submit` gave back as `AtOnce`: its kernel, nothing else.
+pub fn at_once(l: &Launch, origin: &dyn Origin, timed: bool) -> PkResult<Option<Total>> {
+    if !timed {
+        return eager(l, origin);
+    }
+    let t0 = Instant::now();
+    let total = eager(l, origin)?;
+    adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
     Ok(total)
 }
 

@@ -303,7 +303,7 @@ pub fn launch_with<'py>(
     if let Some((d, t0)) = traced {
         let seq = match &submitted {
             Submitted::Recorded(seq, ..) => seq.to_string(),
-            Submitted::Now(_) => "null".to_string(),
+            Submitted::Now(_) | Submitted::AtOnce(..) => "null".to_string(),
         };
         let us = (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
         crate::trace::event_text("launch", &format!(r#"{d},"seq":{seq},"record_us":{us}"#));
@@ -324,6 +324,13 @@ pub fn launch_with<'py>(
             };
             // Dropped after the call, with the GIL (NumPy buffers are released).
             detached(py, || pipeline::run_now(&l, &origin))?
+        }
+        Submitted::AtOnce(l, timed) => {
+            let origin = CallOrigin {
+                wu: wu_ref.as_unbound(),
+                methods: methods.map(|m| m.as_unbound()),
+            };
+            detached(py, || pipeline::at_once(&l, &origin, timed))?
         }
     };
     drop(g.held);
