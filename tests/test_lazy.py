@@ -289,6 +289,24 @@ def _run(code: str, tmp_path, env_extra=None):
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
 
 
+def test_a_timer_waits_for_the_work_it_times():
+    # Eagerly, host launches run at their call, so programs time them with a
+    # pk.Timer and no fence; a lazy Timer waits for submitted work first.
+    n = 1 << 15  # not small: always recorded in lazy mode
+    v = pk.View([n], pk.int64)
+    lazy = pk._native.lazy_enabled()
+    t = pk.Timer()
+    pk.parallel_for(n, fill, v=v, x=3)
+    assert pk.pending() == (1 if lazy else 0)
+    assert t.seconds() >= 0.0
+    assert pk.pending() == 0
+    pk.parallel_for(n, inc, v=v)
+    assert pk.pending() == (1 if lazy else 0)
+    t.reset()
+    assert pk.pending() == 0
+    np.testing.assert_array_equal(np.asarray(v), np.full(n, 4))
+
+
 def test_exit_flushes_pending_work(tmp_path):
     out = tmp_path / "out.npy"
     r = _run(f"""

@@ -226,13 +226,26 @@ def get_default_space():
 
 
 class Timer:
-    """`pk.Timer()`: seconds since construction or the last reset()."""
+    """`pk.Timer()`: seconds since construction or the last reset().
+
+    In lazy mode (PK_FUSE=1) construction, reset() and seconds() first wait
+    for the work submitted before them, as pk.fence() does: host launches run
+    at their call eagerly, so programs time them with a Timer and no fence,
+    and a lazy Timer would otherwise time only their recording."""
 
     def __init__(self):
+        _settle()
         self._t0 = time.perf_counter()
 
     def seconds(self) -> float:
+        _settle()
         return time.perf_counter() - self._t0
 
     def reset(self) -> None:
+        _settle()
         self._t0 = time.perf_counter()
+
+
+def _settle() -> None:
+    if _native.lazy_enabled():
+        _native.fence()
