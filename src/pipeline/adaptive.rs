@@ -63,14 +63,13 @@ static EAGER_LEFT: AtomicU64 = AtomicU64::new(0);
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
 fn work(l: &Launch) -> i64 {
-    if l.key.rank == 0 {
+    match (l.key.rank, l.lo.as_slice(), l.hi.as_slice()) {
         // A team launch: league size times team size (AUTO counts as one).
-        return l.hi.first().copied().unwrap_or(0) * l.hi.get(1).copied().unwrap_or(1).max(1);
+        (0, _, hi) => hi.first().copied().unwrap_or(0) * hi.get(1).copied().unwrap_or(1).max(1),
+        // The common case, asked on every small launch: one range.
+        (_, [a], [b]) => (b - a).max(0),
+        (_, lo, hi) => lo.iter().zip(hi).map(|(a, b)| (b - a).max(0)).product(),
     }
-    l.lo.iter()
-        .zip(&l.hi)
-        .map(|(a, b)| (b - a).max(0))
-        .product()
 }
 
 /// Whether `l` is a launch this module decides about: a small host launch.
