@@ -157,10 +157,10 @@ pub fn covers(t: &Total) -> bool {
 }
 
 /// The value type of a reduction's totals and its helpers: `pk_init` (the
-/// identities), `pk_join`, `pk_load` (a partial another block wrote), and the
-/// statement writing the totals to `out` from `s[0]`. `record`: the functor's
+/// identities), `pk_join`, `pk_load` (a partial another block wrote), the
+/// block's tree and `pk_finish`, which joins the blocks and writes the totals. `record`: the functor's
 /// accumulator is the `pk_vals` record (fused reductions), one field a total.
-fn reduce_helpers(totals: &[Total], record: bool) -> (String, String) {
+fn reduce_helpers(totals: &[Total], record: bool) -> String {
     let multi = record || totals.len() > 1;
     let vt = if multi {
         "pk_vals"
@@ -202,17 +202,51 @@ fn reduce_helpers(totals: &[Total], record: bool) -> (String, String) {
 __device__ __forceinline__ pk_vt pk_init() {{ pk_vt v; {init} return v; }}
 __device__ __forceinline__ void pk_join(pk_vt& x, const pk_vt& y) {{ {joins} }}
 __device__ __forceinline__ pk_vt pk_load(const pk_vt* p) {{ pk_vt v; {load} return v; }}
+// A tree over the block's nt values (any count; the same joins on every run).
+__device__ __forceinline__ void pk_tree(pk_vt* s, unsigned me, unsigned nt) {{
+  unsigned w = 1;
+  while (2 * w < nt) w *= 2;
+  for (; w > 0; w >>= 1) {{
+    if (me < w && me + w < nt) pk_join(s[me], s[me + w]);
+    __syncthreads();
+  }}
+}}
+// Thread me of nt gives its value `acc`: the block's total goes to partial,
+// and the last block to finish joins the blocks' totals in block order and
+// writes them to out.
+__device__ __forceinline__ void pk_finish(pk_vt* s, bool* last, const pk_vt& acc, unsigned me, unsigned nt,
+                                          pk_vt* partial, unsigned* done, char* out) {{
+  s[me] = acc;
+  __syncthreads();
+  pk_tree(s, me, nt);
+  if (me == 0) {{
+    partial[blockIdx.x] = s[0];
+    __threadfence();
+    *last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }}
+  __syncthreads();
+  if (!*last) return;
+  __threadfence();
+  pk_vt mine = pk_init();
+  for (unsigned k = me; k < gridDim.x; k += nt) pk_join(mine, pk_load(partial + k));
+  s[me] = mine;
+  __syncthreads();
+  pk_tree(s, me, nt);
+  if (me == 0) {{
+    {write}
+    *done = 0;
+  }}
+}}
 "#
     );
-    (helpers, write)
+    helpers
 }
 
 /// `pk_reduce`: each thread folds its work items (grid-stride) into
 /// registers, four at a time into four partials (four independent loads in
 /// flight per thread: one would leave the kernel waiting on memory latency),
-/// each block its threads in a tree (blockDim.x, a power of two: always
-/// REDUCE_BLOCK on the GPU, 1 in the host emulation of the tests), and the last block to finish the
-/// blocks' partials in block order. The joins fall the same way on every run
+/// each block its threads in a tree, and the last block to finish the
+/// blocks' partials in block order (`pk_finish`). The joins fall the same way on every run
 /// of the same range, so totals are reproducible.
 pub fn reduce_kernel(
     totals: &[Total],
@@ -220,7 +254,7 @@ pub fn reduce_kernel(
     head: &str,
     item: &dyn Fn(&str, &str) -> String,
 ) -> String {
-    let (helpers, write) = reduce_helpers(totals, record);
+    let helpers = reduce_helpers(totals, record);
     let b = REDUCE_BLOCK;
     let items = [
         item("t", "acc"),
@@ -231,13 +265,7 @@ pub fn reduce_kernel(
     .join("\n    ");
     let tail = item("t", "acc");
     format!(
-        r#"{helpers}__device__ __forceinline__ void pk_tree(pk_vt* s) {{
-  for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {{
-    if (threadIdx.x < w) pk_join(s[threadIdx.x], s[threadIdx.x + w]);
-    __syncthreads();
-  }}
-}}
-extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
+        r#"{helpers}extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
   __shared__ pk_vt s[{b}];
   __shared__ bool last;
 {head}  pk_vt acc = pk_init(), acc1 = pk_init(), acc2 = pk_init(), acc3 = pk_init();
@@ -248,26 +276,7 @@ extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_
   pk_join(acc, acc1);
   pk_join(acc2, acc3);
   pk_join(acc, acc2);
-  s[threadIdx.x] = acc;
-  __syncthreads();
-  pk_tree(s);
-  if (threadIdx.x == 0) {{
-    partial[blockIdx.x] = s[0];
-    __threadfence();
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  }}
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  pk_vt mine = pk_init();
-  for (unsigned k = threadIdx.x; k < gridDim.x; k += {b}) pk_join(mine, pk_load(partial + k));
-  s[threadIdx.x] = mine;
-  __syncthreads();
-  pk_tree(s);
-  if (threadIdx.x == 0) {{
-    {write}
-    *done = 0;
-  }}
+  pk_finish(s, &last, acc, threadIdx.x, blockDim.x, partial, done, out);
 }}
 "#
     )
@@ -302,45 +311,17 @@ pub fn team_for_kernel(head: &str) -> String {
 /// `pk_reduce` of a TeamPolicy: each team rank folds its calls into a value
 /// of its own. Its vector lanes run the same code on the same value (Kokkos
 /// keeps one value per team rank, shared by the lanes), so lane 0's counts
-/// once. The block's values are joined in a tree over any thread count, the
-/// blocks' as in pk_reduce.
+/// once. The blocks' values are joined as in pk_reduce (`pk_finish`).
 pub fn team_reduce_kernel(totals: &[Total], head: &str) -> String {
-    let (helpers, write) = reduce_helpers(totals, false);
+    let helpers = reduce_helpers(totals, false);
     let walk = team_loop("f(m, acc);");
     format!(
-        r#"{helpers}__device__ __forceinline__ void pk_tree_n(pk_vt* s, unsigned me, unsigned nt) {{
-  unsigned w = 1;
-  while (2 * w < nt) w *= 2;
-  for (; w > 0; w >>= 1) {{
-    if (me < w && me + w < nt) pk_join(s[me], s[me + w]);
-    __syncthreads();
-  }}
-}}
-extern "C" __global__ void pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
+        r#"{helpers}extern "C" __global__ void pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
   __shared__ pk_vt s[1024];
   __shared__ bool last;
 {head}  pk_vt acc = pk_init();
 {walk}  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
-  s[me] = threadIdx.x == 0 ? acc : pk_init();
-  __syncthreads();
-  pk_tree_n(s, me, nt);
-  if (me == 0) {{
-    partial[blockIdx.x] = s[0];
-    __threadfence();
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  }}
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  pk_vt mine = pk_init();
-  for (unsigned k = me; k < gridDim.x; k += nt) pk_join(mine, pk_load(partial + k));
-  s[me] = mine;
-  __syncthreads();
-  pk_tree_n(s, me, nt);
-  if (me == 0) {{
-    {write}
-    *done = 0;
-  }}
+  pk_finish(s, &last, threadIdx.x == 0 ? acc : pk_init(), me, nt, partial, done, out);
 }}
 "#
     )

@@ -89,15 +89,11 @@ pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     // The sampling counter first: most launches then skip the rest.
-    let t0 = (adaptive::time_at_once() && adaptive::small(l)).then(Instant::now);
-    let total = eager(l, origin)?;
-    if let Some(t0) = t0 {
-        adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
-    }
-    Ok(total)
+    at_once(l, origin, adaptive::time_at_once() && adaptive::small(l))
 }
 
-/// Runs a launch `submit` gave back as `AtOnce`: its kernel, nothing else.
+/// Runs a launch's kernel, nothing else (`submit` gave it back as `AtOnce`,
+/// or `run_now` flushed what it needs); `timed`: for the adaptive cost signal.
 pub fn at_once(l: &Launch, origin: &dyn Origin, timed: bool) -> PkResult<Option<Total>> {
     if !timed {
         return eager(l, origin);
