@@ -17,7 +17,7 @@ help:
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
 	@echo "make bench-numba  pykokkos.numba against Numba on the differential corpus"
 	@echo "make trace-png    trace the demo and draw its timeline (docs/perfetto-demo*.png)"
-	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu (scripts/gpu/README.md)"
+	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu / make bench-gpus (scripts/gpu/README.md)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
 	@echo "make clean   remove build outputs (the kernel cache in ~/.cache/pykokkos-fuse stays)"
 
@@ -70,7 +70,7 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu bench-gpu bench-numba
+.PHONY: gpu-carry test-gpu bench-gpu bench-gpus bench-numba
 bench-numba: setup
 	$(PY) benches/bench_numba.py
 
@@ -92,6 +92,10 @@ test-gpu:
 
 bench-gpu:
 	bash scripts/gpu/bench_gpu.sh
+
+# Several GPUs of one host: the heat example on 1 and 2 GPUs (scripts/gpu/multi_gpu.sh).
+bench-gpus:
+	bash scripts/gpu/multi_gpu.sh
 
 fuzz: setup
 	PK_FUZZ_RANDOM=1 PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-3000} $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics

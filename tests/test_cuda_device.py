@@ -220,6 +220,35 @@ def test_dlpack_inputs_and_export(pk_mode, cp):
     np.testing.assert_array_equal(cp.asnumpy(out), 3.0 * np.arange(N))
 
 
+def test_dlpack_exports_name_the_gpu_kernels_run_on(pk_mode, cp):
+    y = pk.View([N], pk.double)
+    pk.parallel_for(N, axpy, a=1.0, x=cp.ones(N), y=y)
+    assert y.__dlpack_device__() == (2, pk._native.device_id())
+    assert cp.from_dlpack(y).device.id == pk._native.device_id()
+
+
+def test_a_tensor_on_another_gpu_is_refused(pk_mode, cp):
+    if cp.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("needs a second GPU (nvidia-h100-x2)")
+    other = 1 - pk._native.device_id() if pk._native.device_id() < 2 else 0
+
+    class OnlyDLPack:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None, **kw):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    with cp.cuda.Device(other):
+        elsewhere = cp.zeros(N, dtype=cp.float64)
+    with pytest.raises(ValueError, match=f"on GPU {other} passed to a kernel that runs on GPU"):
+        pk.parallel_for(N, bump, v=OnlyDLPack(elsewhere))
+        pk.flush()
+
+
 def test_cupy_arrays_are_refused_by_host_kernels(cp):
     ca = cp.zeros(8, dtype=cp.float64)
     with pytest.raises(TypeError, match="Cuda space"):

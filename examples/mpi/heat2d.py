@@ -8,10 +8,17 @@ sent; a received row counts as written). The result equals the one-rank run.
     python examples/mpi/heat2d.py            # one rank
 
 Options after the sizes: --cuda (the Cuda space), --check (compare with NumPy on rank 0), --speedup (rank 0
-then runs the problem alone, for the speedup of the ranks over one), --save FILE.npy, --staging (with
---cuda: halos through host copies even where the MPI library is CUDA-aware; otherwise device memory goes
-to MPI directly when pykokkos.mpi.cuda_aware() says it can).
+then runs the problem alone, for the speedup of the ranks over one, and checks that both runs end in the
+same grid, bit for bit), --save FILE.npy, --staging (with --cuda: halos through host copies even where the
+MPI library is CUDA-aware; otherwise device memory goes to MPI directly when pykokkos.mpi.cuda_aware()
+says it can).
+
+Each rank builds only its own block (rows plus two ghost rows), so a grid that fills most of a GPU's
+memory needs that much host memory once, not once per rank; the whole grid is gathered on rank 0 only
+for --check and --save. The last line before any check gives a checksum of the final grid that does not
+depend on the number of ranks (one 64-bit sum of each row's bits, hashed in row order).
 """
+import hashlib
 import sys
 import time
 
@@ -51,14 +58,26 @@ def initial(n: int) -> np.ndarray:
     return g
 
 
-def solve(comm, n: int, steps: int, r: float = 0.2, device: bool = False):
+def initial_rows(n: int, lo: int, hi: int, out: np.ndarray) -> None:
+    """Rows [lo, hi) of `initial(n)` into `out`, without the whole grid."""
+    out[:] = 0.0
+    if lo == 0:
+        out[0, :] = 1.0
+
+
+def row_sums(block: np.ndarray) -> np.ndarray:
+    """Each row's bits summed as unsigned 64-bit integers (wrapping): equal
+    rows give equal sums whichever rank holds them."""
+    return block.view(np.uint64).sum(axis=1, dtype=np.uint64)
+
+
+def solve(comm, n: int, steps: int, r: float = 0.2, device: bool = False, gather: bool = False):
     rank, size = comm.Get_rank(), comm.Get_size()
     first, rows = split(n - 2, size, rank)
-    g = initial(n)
     # Local block with a ghost row above and below (the grid's edge where there is no neighbour).
     u = pk.View([rows + 2, n], pk.double)
     v = pk.View([rows + 2, n], pk.double)
-    np.asarray(u)[:] = g[first - 1:first + rows + 1]
+    initial_rows(n, first - 1, first + rows + 1, np.asarray(u))
     np.asarray(v)[:] = np.asarray(u)
     up = rank - 1 if rank > 0 else MPI.PROC_NULL
     down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
@@ -81,17 +100,24 @@ def solve(comm, n: int, steps: int, r: float = 0.2, device: bool = False):
         u, v = v, u
     pk.fence()
     took = time.perf_counter() - t0
-    block = np.ascontiguousarray(np.asarray(u)[1:rows + 1])
+    block = np.asarray(u)[1:rows + 1]
+    # The fixed edges: row 0 and row n - 1 never change, nor do columns 0 and n - 1.
+    edges = np.empty((2, n))
+    initial_rows(n, 0, 1, edges[:1])
+    initial_rows(n, n - 1, n, edges[1:])
+    sums = comm.gather(row_sums(block), root=0)
+    digest = None
+    if rank == 0:
+        digest = hashlib.sha256(np.concatenate([row_sums(edges[:1]), *sums, row_sums(edges[1:])])).hexdigest()[:16]
+    if not gather:
+        return None, took, change, digest
     counts = comm.allgather(rows * n)
     full = np.empty((n - 2, n)) if rank == 0 else None
-    comm.Gatherv(block, (full, counts) if rank == 0 else None, root=0)
+    comm.Gatherv(np.ascontiguousarray(block), (full, counts) if rank == 0 else None, root=0)
     if rank == 0:
-        grid = g.copy()
-        grid[1:n - 1] = full
-        grid[1:n - 1, 0] = g[1:n - 1, 0]
-        grid[1:n - 1, n - 1] = g[1:n - 1, n - 1]
-        return grid, took, change
-    return None, took, change
+        grid = np.concatenate([edges[:1], full, edges[1:]])
+        return grid, took, change, digest
+    return None, took, change, digest
 
 
 def numpy_reference(n: int, steps: int, r: float = 0.2) -> np.ndarray:
@@ -116,18 +142,26 @@ def main():
     setups = comm.gather(describe(comm), root=0)
     if comm.Get_rank() == 0:
         print("\n".join(setups))
-    grid, took, change = solve(comm, n, steps, device=device)
+    gather = "--check" in sys.argv or "--save" in sys.argv
+    grid, took, change, digest = solve(comm, n, steps, device=device, gather=gather)
     times = comm.gather(took, root=0)
     if comm.Get_rank() == 0:
         mode = "fused (PK_FUSE=1)" if pk._native.lazy_enabled() else "eager"
         halos = "device memory to MPI" if device else "halos through host copies"
         print(f"{comm.Get_size()} rank(s), {mode}, {halos}: {n}x{n}, {steps} steps, "
-              f"{max(times) / steps * 1e3:.3f} ms per step; last change {change:.6e}")
-        if "--speedup" in sys.argv and comm.Get_size() > 1:
-            # The same problem on this rank alone (its threads as they are), for the ratio.
-            _, alone, _ = solve(MPI.COMM_SELF, n, steps, device=device)
+              f"{max(times) / steps * 1e3:.3f} ms per step; last change {change:.6e}; grid checksum {digest}")
+    if "--speedup" in sys.argv and comm.Get_size() > 1:
+        # The same problem on rank 0 alone (its threads and GPU as they are), for the
+        # ratio; the other ranks wait, so they hold no GPU or cores meanwhile.
+        if comm.Get_rank() == 0:
+            _, alone, _, single = solve(MPI.COMM_SELF, n, steps, device=device)
             print(f"1 rank: {alone / steps * 1e3:.3f} ms per step; {comm.Get_size()} ranks are "
-                  f"{alone / max(times):.2f}x as fast")
+                  f"{alone / max(times):.2f}x as fast (parallel efficiency "
+                  f"{alone / max(times) / comm.Get_size():.2f}); grid checksum {single}")
+            assert single == digest, f"{comm.Get_size()} ranks ended in another grid than 1 rank"
+            print("equal to the 1-rank run")
+        comm.Barrier()
+    if comm.Get_rank() == 0:
         if "--save" in sys.argv:
             np.save(sys.argv[sys.argv.index("--save") + 1], grid)
         if "--check" in sys.argv:

@@ -25,6 +25,10 @@ if python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec > /dev/null; the
     out=$(PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py examples/mpi/heat2d.py 512 50 --cuda --check --speedup 2>&1)
     echo "$out" | tee -a "$OUT/mpi.log" | tail -7
     echo "$out" | grep -q "equal to NumPy's run" || rc=1
+    # With two GPUs each rank must have its own (describe() prints each rank's).
+    if [ "$gpus" -ge 2 ] && ! { echo "$out" | grep -q ", GPU 0," && echo "$out" | grep -q ", GPU 1,"; }; then
+      echo "FAILED: the 2 ranks did not take GPU 0 and GPU 1"; rc=1
+    fi
   done
 else
   echo "mpi4py/mpiexec missing (make gpu-carry puts them in .carry/mpi): the several-rank part did not run"

@@ -160,7 +160,7 @@ unsafe extern "C" fn versioned_destructor(capsule: *mut ffi::PyObject) {
 
 /// The device a DLPack export of `alloc` lives on: its device copy once a
 /// CUDA kernel used it (managed memory counts as host memory here).
-pub fn device_type(alloc: &Alloc) -> i32 {
+fn device_type(alloc: &Alloc) -> i32 {
     let on_device = !alloc.uvm
         && !alloc
             .dev
@@ -173,17 +173,25 @@ pub fn device_type(alloc: &Alloc) -> i32 {
     }
 }
 
-/// The start of the copy an export hands out, made current: the device copy
-/// (counted newer: the consumer may write it) or host memory.
-pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, i32)> {
-    let device = device_type(alloc);
-    if device == CUDA {
+/// `__dlpack_device__`: the device type and, for device memory, the GPU
+/// this process's kernels run on (ranks of one node each have their own).
+pub fn device(alloc: &Alloc) -> (i32, i32) {
+    match device_type(alloc) {
+        CUDA => (CUDA, crate::kokkos::device_id().unwrap_or(0).max(0)),
+        other => (other, 0),
+    }
+}
+
+/// The allocation's current copy for a DLPack export, and its device.
+pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, (i32, i32))> {
+    let device = device(alloc);
+    if device.0 == CUDA {
         // The capsule is consumed on the consumer's stream: finish ours.
         crate::kokkos::settle();
-        Ok((alloc.device_ptr(true)?, CUDA))
+        Ok((alloc.device_ptr(true)?, device))
     } else {
         alloc.host_sync()?;
-        Ok((alloc.ptr()?, CPU))
+        Ok((alloc.ptr()?, device))
     }
 }
 
@@ -194,7 +202,7 @@ pub fn export(
     py: Python<'_>,
     alloc: Arc<Alloc>,
     data: *mut u8,
-    device: i32,
+    device: (i32, i32),
     dtype: DType,
     shape: &[i64],
     strides: &[i64],
@@ -213,8 +221,8 @@ pub fn export(
     let tensor = DLTensor {
         data: data as *mut c_void,
         device: DLDevice {
-            device_type: device,
-            device_id: 0,
+            device_type: device.0,
+            device_id: device.1,
         },
         ndim: shape.len() as i32,
         dtype: dl_dtype(dtype),

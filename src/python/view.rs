@@ -304,7 +304,7 @@ impl View {
     }
 
     fn __dlpack_device__(&self) -> (i32, i32) {
-        (dlpack::device_type(&self.alloc), 0)
+        dlpack::device(&self.alloc)
     }
 
     #[getter]

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::memory::view::{borrowed_view, ViewVal};
 use crate::types::ViewTy;
-use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use std::os::raw::{c_char, c_void};
@@ -107,11 +107,23 @@ fn take(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, *const T
 /// A DLPack tensor (host or CUDA) as a kernel argument, used in place.
 pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
     let py = obj.py();
-    let (dev_type, _): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
+    let (dev_type, dev_id): (i32, i32) = obj.call_method0("__dlpack_device__")?.extract()?;
     if ![CPU, CUDA, CUDA_MANAGED].contains(&dev_type) {
         return Err(PyTypeError::new_err(format!(
             "DLPack tensors are accepted from the host and CUDA devices, not device type {dev_type}"
         )));
+    }
+    if dev_type == CUDA {
+        // Another GPU's memory is not this process's to launch on (ranks of
+        // one node each run on their own GPU): refuse it before a kernel faults.
+        let ours = crate::kokkos::device_id()
+            .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+        if ours >= 0 && dev_id != ours {
+            return Err(PyValueError::new_err(format!(
+                "a CUDA tensor on GPU {dev_id} passed to a kernel that runs on GPU {ours} \
+                 (pk._native.device_id()): copy it to GPU {ours} first"
+            )));
+        }
     }
     let cap = request(obj)?;
     // From here on the tensor is ours: dropping `owner` runs its deleter once.
