@@ -244,7 +244,7 @@ def test_a_tensor_on_another_gpu_is_refused(pk_mode, cp):
 
     with cp.cuda.Device(other):
         elsewhere = cp.zeros(N, dtype=cp.float64)
-    with pytest.raises(ValueError, match=f"on GPU {other} passed to a kernel that runs on GPU"):
+    with pytest.raises(TypeError, match=f"on GPU {other} passed to a kernel that runs on GPU"):
         pk.parallel_for(N, bump, v=OnlyDLPack(elsewhere))
         pk.flush()
 

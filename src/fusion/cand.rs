@@ -27,7 +27,8 @@ pub struct Life {
     pub referenced: bool,
     /// Python can reach it behind the runtime's back (NumPy memory, exports).
     pub foreign: bool,
-    /// Memory exists already (else its zeros are a fresh local's).
+    /// Memory exists already, on the host or the device (else its zeros are a
+    /// fresh local's).
     pub allocated: bool,
 }
 
@@ -88,7 +89,7 @@ pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'
                 life: Life {
                     referenced: vv.alloc.live.load(Ordering::Acquire) != 0,
                     foreign: vv.alloc.is_foreign(),
-                    allocated: vv.alloc.is_allocated(),
+                    allocated: vv.alloc.holds_data(),
                 },
             });
         }

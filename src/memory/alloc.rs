@@ -238,6 +238,12 @@ impl Alloc {
         !self.ptr.load(Ordering::Acquire).is_null()
     }
 
+    /// Some copy may hold values other than zeros: host memory exists, or a
+    /// device copy does (a Cuda kernel may have written only that one).
+    pub fn holds_data(&self) -> bool {
+        self.is_allocated() || !self.dev.load(Ordering::Acquire).is_null()
+    }
+
     /// Memory Python can reach without the runtime knowing.
     pub fn is_foreign(&self) -> bool {
         self.borrowed || self.exports.load(Ordering::Acquire) > 0

@@ -219,7 +219,7 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             let life = [
                 a.live.load(Ordering::Acquire) != 0,
                 a.is_foreign(),
-                a.is_allocated(),
+                a.holds_data(),
             ];
             let life = life.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
             s.words

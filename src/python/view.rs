@@ -346,7 +346,7 @@ impl View {
     }
     #[getter]
     fn _is_allocated(&self) -> bool {
-        self.alloc.is_allocated()
+        self.alloc.holds_data()
     }
     /// Allocation identity and byte range, for aliasing analysis.
     #[getter]
