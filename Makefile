@@ -70,7 +70,7 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry test-gpu bench-gpu bench-gpus bench-numba
+.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu bench-gpu bench-gpus bench-numba
 bench-numba: setup
 	$(PY) benches/bench_numba.py
 
@@ -86,6 +86,10 @@ gpu-carry: $(STAMPS)/venv
 	rm -rf .carry/mpi && for v in 3.11 3.12 3.13; do $(PY) -m pip download -q --only-binary :all: \
 	  --python-version $$v --platform manylinux_2_28_x86_64 --platform manylinux1_x86_64 \
 	  -d .carry/mpi "mpi4py>=4" mpich || exit 1; done
+
+# A CUDA-aware Open MPI for make bench-gpus' device-memory halo path (about 15 minutes here).
+gpu-carry-cuda-mpi: $(STAMPS)/venv
+	PY=$(PY) bash scripts/gpu/build_cuda_mpi.sh
 
 test-gpu:
 	bash scripts/gpu/device_check.sh

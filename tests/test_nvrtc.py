@@ -130,6 +130,30 @@ def team_rows(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double],
 
 
 @pk.workunit
+def prefix(i: int, acc: pk.Acc[pk.double], last: bool, x: pk.View1D[pk.double], y: pk.View1D[pk.double]):
+    acc += x[i]
+    if last:
+        y[i] = acc
+
+
+@pk.workunit
+def offsets(i: int, acc: pk.Acc[pk.int64], last: bool, k: pk.View1D[pk.int64], y: pk.View1D[pk.int64]):
+    if last:
+        y[i] = acc
+    if k[i] > 2:
+        acc += k[i] * 2
+    else:
+        acc -= 1
+
+
+@pk.workunit
+def doubling(i: int, acc: pk.Acc[pk.int64], last: bool, y: pk.View1D[pk.int64]):
+    acc += acc + 1
+    if last:
+        y[i] = acc
+
+
+@pk.workunit
 def team_scan(m: pk.TeamMember, x: pk.View1D[pk.double]):
     pk.inclusive_scan(m, x)
 
@@ -162,12 +186,25 @@ template <class T> inline T pk_emulated_rmw(T* p, T v, int op) {
 template <class T> inline T atomicAdd(T* p, T v) { return pk_emulated_rmw(p, v, 0); }
 template <class T> inline T atomicMax(T* p, T v) { return pk_emulated_rmw(p, v, 1); }
 template <class T> inline T atomicMin(T* p, T v) { return pk_emulated_rmw(p, v, 2); }
+template <class T> inline T atomicExch(T* p, T v) { return pk_emulated_rmw(p, v, 3); }
 template <class T> inline T atomicCAS(T* p, T cmp, T v) { T o = *p; if (o == cmp) *p = v; return o; }
 inline double __longlong_as_double(long long v) { double d; std::memcpy(&d, &v, 8); return d; }
 """
 
 RUN_FOR = r"""
 extern "C" void run_for(const pk_args* a) { pk_for(*a); }
+"""
+# Blocks of a scan one after another, each taking its ticket as it starts:
+# later segments find the totals of earlier ones published.
+RUN_SCAN = r"""
+extern "C" void run_scan(const pk_args* a, unsigned blocks, char* out) {
+  static pk_vt agg[1024];
+  static unsigned flag[1024], ctl[4];
+  gridDim.x = blocks;
+  for (unsigned b = 0; b < blocks; ++b) { blockIdx.x = b; pk_scan(*a, agg, flag, ctl, out); }
+  gridDim.x = 1;
+  blockIdx.x = 0;
+}
 """
 RUN_REDUCE = r"""
 extern "C" void run_reduce(const pk_args* a, char* out) {
@@ -218,7 +255,8 @@ def emulate(tmp_path_factory):
         cpp = d / f"{name}.cpp"
         # One emulated team's level-0 scratch (dynamic shared memory on the GPU).
         src = src.replace("extern __shared__ double pk_shmem[];", "static double pk_shmem[4096];")
-        cpp.write_text(EMULATION + src + (RUN_REDUCE if "pk_reduce" in src else RUN_FOR))
+        run = RUN_SCAN if "void __launch_bounds__(256) pk_scan(" in src else RUN_REDUCE if "pk_reduce" in src else RUN_FOR
+        cpp.write_text(EMULATION + src + run)
         so = d / f"{name}.so"
         r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)],
                            capture_output=True, text=True)
@@ -390,6 +428,43 @@ def test_an_empty_range_gives_the_reducers_identity_as_the_kokkos_path_does(emul
     assert got == host[PROD] == 1
 
 
+@pytest.mark.parametrize("blocks", [1, 3, 8])
+def test_the_nvrtc_form_of_a_scan_computes_what_numpy_does(emulate, blocks):
+    # Segments in turn (one emulated thread each): each segment's prefix comes
+    # from the totals the earlier ones published.
+    n = 1001
+    x = np.random.default_rng(9).random(n)
+    y = np.zeros(n)
+    src = nvrtc_source(2, prefix, n, x=pk.View([n], pk.double), y=pk.View([n], pk.double))
+    assert src is not None and "pk_scan" in src
+    total = (ctypes.c_double * 2)()
+    lib = emulate("prefix", src)
+    lib.run_scan(ctypes.byref(args_struct([x, y], [], n)), blocks, total)
+    np.testing.assert_allclose(y, np.cumsum(x), rtol=1e-12)
+    np.testing.assert_allclose(total[0], x.sum(), rtol=1e-12)
+    lib.run_scan(ctypes.byref(args_struct([x, y], [], n)), blocks, total)  # the counters were cleared
+    np.testing.assert_allclose(y, np.cumsum(x), rtol=1e-12)
+    k = np.random.default_rng(4).integers(0, 6, size=n).astype(np.int64)
+    ky = np.zeros(n, dtype=np.int64)
+    src = nvrtc_source(2, offsets, n, k=pk.View([n], pk.int64), y=pk.View([n], pk.int64))
+    out = (ctypes.c_int64 * 2)()
+    emulate("offsets", src).run_scan(ctypes.byref(args_struct([k, ky], [], n)), blocks, out)
+    parts = np.where(k > 2, 2 * k, -1)
+    np.testing.assert_array_equal(ky, np.cumsum(parts) - parts)  # exclusive
+    assert out[0] == parts.sum()
+    # Kokkos' own order for the host to compare with: an empty range totals zero.
+    src = nvrtc_source(2, prefix, 0, x=pk.View([4], pk.double), y=pk.View([4], pk.double))
+    total[0] = 7.0
+    emulate("prefix", src).run_scan(ctypes.byref(args_struct([x, y], [], 0)), 1, total)
+    assert total[0] == 0.0
+
+
+def test_a_scan_that_does_more_than_add_keeps_the_kokkos_path():
+    v = pk.View([8], pk.int64)
+    assert nvrtc_source(2, doubling, 8, y=v) is None
+    assert nvrtc_source(2, offsets, 8, k=v, y=v) is not None
+
+
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
     assert nvrtc_source(0, with_printf, 8, x=v) is None
@@ -403,7 +478,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 @pytest.mark.device_only
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts), reductions (a sum, Min, Max, BAnd,
-    an empty range) and team reductions (nested sums, scratch, single, atomics)
+    an empty range), scans and team reductions (nested sums, scratch, single, atomics)
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
     script = tmp_path / "probe.py"
@@ -435,6 +510,18 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         @pk.workunit
         def bits(i: int, acc: pk.Acc[pk.int64], k: pk.View1D[pk.int64]):
             acc &= k[i]
+
+        @pk.workunit
+        def cum(i: int, acc: pk.Acc[pk.int64], last: bool, k: pk.View1D[pk.int64], y: pk.View1D[pk.int64]):
+            if last:
+                y[i] = acc
+            acc += k[i] % 1000
+
+        @pk.workunit
+        def cumf(i: int, acc: pk.Acc[pk.double], last: bool, a: pk.View1D[pk.double], y: pk.View1D[pk.double]):
+            acc += a[i]
+            if last:
+                y[i] = acc
 
         @pk.workunit
         def rows(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double], out: pk.View1D[pk.double],
@@ -505,10 +592,24 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         assert top == np.float32(ref.max())
         k = pk.array(np.random.default_rng(2).integers(0, 1 << 40, size=5000) | 0b101)
         assert pk.parallel_reduce(5000, bits, reducer=pk.BAnd, k=k) == np.bitwise_and.reduce(np.asarray(k))
+        # Scans: exclusive over integers (exact), inclusive over doubles, twice
+        # (the kernel leaves its counters cleared), over a sub-range, and empty.
+        ks = np.random.default_rng(5).integers(0, 1 << 30, size=n)
+        kv, ky = pk.array(ks), pk.View([n], pk.int64)
+        parts = ks % 1000
+        for _ in range(2):
+            scanned = pk.parallel_scan(n, cum, k=kv, y=ky)
+            np.testing.assert_array_equal(np.asarray(ky), np.cumsum(parts) - parts)
+            assert scanned == parts.sum()
+        fy = pk.View([n], pk.double)
+        ftot = pk.parallel_scan(pk.RangePolicy(10, n - 7), cumf, a=a, y=fy)
+        np.testing.assert_allclose(np.asarray(fy)[10:n - 7], np.cumsum(ref[10:n - 7]), rtol=1e-12)
+        assert abs(ftot - ref[10:n - 7].sum()) <= 1e-12 * ftot
+        assert pk.parallel_scan(pk.RangePolicy(0, 0), cum, k=kv, y=ky) == 0
         # Empty ranges give Kokkos' identities.
         empty = pk.parallel_reduce(pk.RangePolicy(0, 0), high, reducer=pk.Max, a=a)
         assert empty == -np.finfo(np.float32).max
-        print(repr(r), repr(mins), repr(top), repr(empty))
+        print(repr(r), repr(mins), repr(top), repr(empty), repr(scanned))
     """))
     base = dict(os.environ, PK_FUSE="0")
     if os.environ.get("PK_CACHE_DIR"):  # the Kokkos build stays where it is: only kernels are new

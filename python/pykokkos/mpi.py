@@ -22,7 +22,9 @@ def cuda_aware() -> bool:
     False when the library has no such query."""
     from mpi4py import MPI  # noqa: F401  (loads the MPI library first)
 
-    for lib in (None, "libmpi.so", "libmpi.so.12", "libmpi.so.40"):
+    # Ask the library mpi4py loaded (several may be installed: a carried MPICH
+    # beside the machine's Open MPI), then the names the loader would find.
+    for lib in (*_loaded_libmpi(), None, "libmpi.so", "libmpi.so.12", "libmpi.so.40"):
         try:
             fn = getattr(ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL), "MPIX_Query_cuda_support")
         except (OSError, AttributeError):
@@ -30,6 +32,16 @@ def cuda_aware() -> bool:
         fn.restype = ctypes.c_int
         return bool(fn())
     return False
+
+
+def _loaded_libmpi() -> list[str]:
+    """Paths of the MPI libraries mapped into this process (Linux)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "/libmpi.so" in line}
+    except OSError:
+        return []
+    return sorted(paths)
 
 
 def describe(comm=None) -> str:

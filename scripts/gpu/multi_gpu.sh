@@ -11,21 +11,22 @@ nvidia-smi topo -m 2>/dev/null | head -8
 rc=0
 echo "== carried MPICH ($(mpichversion 2>/dev/null | head -1 | tr -s ' '))"
 python3 benches/bench_gpus.py "$@" 2>&1 | tee "$OUT/bench_gpus_mpich.log" || rc=1
-# The machine's own Open MPI, if it has one: mpi4py's wheels load either library.
-lib=$(find /usr /opt -name 'libmpi.so.40' 2>/dev/null | head -1)
-if [ -n "$lib" ]; then
-  prefix=$(dirname "$(dirname "$lib")")
-  run=$(command -v "$prefix/bin/mpirun" || true)
-  aware=$("$prefix/bin/ompi_info" --parsable --all 2>/dev/null | grep -m1 'mpi_built_with_cuda_support:value' || true)
-  echo "== Open MPI at $prefix ($("$prefix/bin/ompi_info" --version 2>/dev/null | head -1)); ${aware:-no CUDA support query}"
-  if [ -n "$run" ]; then
-    PATH="$prefix/bin:$PATH" LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-      MPI4PY_LIBMPI="$lib" MPIEXEC="$run --allow-run-as-root --oversubscribe" \
-      python3 benches/bench_gpus.py "$@" 2>&1 | tee "$OUT/bench_gpus_openmpi.log" || rc=1
-  else
-    echo "no mpirun beside it: not run"
-  fi
+# The machine's own Open MPI (4.1.6 there on 2026-11-26, built without CUDA): whether it is CUDA-aware.
+if command -v ompi_info > /dev/null; then
+  echo "== the machine's Open MPI ($(ompi_info --version 2>/dev/null | head -1)):" \
+    "$(ompi_info --parsable --all 2>/dev/null | grep -m1 'opal_built_with_cuda_support:value' || echo 'no CUDA support query')"
+fi
+# A CUDA-aware Open MPI, built by `make gpu-carry-cuda-mpi` (scripts/gpu/build_cuda_mpi.sh) for this
+# prefix: the halo rows go to MPI as device memory (ob1 with the smcuda transport: CUDA IPC between
+# the GPUs of one host), and through host copies for comparison.
+if [ -x .carry/ompi-cuda/bin/mpirun ]; then
+  rm -rf /tmp/ompi-cuda && cp -a .carry/ompi-cuda /tmp/ompi-cuda
+  echo "== carried CUDA-aware Open MPI: $(/tmp/ompi-cuda/bin/ompi_info --parsable --all 2>/dev/null | grep -m1 'opal_built_with_cuda_support:value')"
+  PATH="/tmp/ompi-cuda/bin:$PATH" LD_LIBRARY_PATH="/tmp/ompi-cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    OPAL_PREFIX=/tmp/ompi-cuda MPI4PY_LIBMPI=/tmp/ompi-cuda/lib/libmpi.so.40 \
+    MPIEXEC="mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl smcuda,self" \
+    python3 benches/bench_gpus.py "$@" 2>&1 | tee "$OUT/bench_gpus_openmpi_cuda.log" || rc=1
 else
-  echo "== no Open MPI on this machine: the device-memory path needs a CUDA-aware MPI library"
+  echo "== no CUDA-aware MPI carried (make gpu-carry-cuda-mpi): the device-memory halo path did not run"
 fi
 exit $rc

@@ -237,6 +237,7 @@ pub fn lower_workunit(
             .zip(acc_dt)
             .map(|(p, d)| (crate::lower::cpp_ident(&p.name), d)),
         acc_only_added: acc.as_ref().is_some_and(|p| only_added(&def.body, &p.name)),
+        acc_grows_by_adds: acc.as_ref().is_some_and(|p| grows_by_adds(&def.body, &p.name)),
         last_pass: last_pass.as_ref().map(|p| crate::lower::cpp_ident(&p.name)),
         decls,
         body,
@@ -316,6 +317,34 @@ fn only_added(body: &[crate::frontend::ast::Stmt], acc: &str) -> bool {
         StmtKind::While { test, body } => !mentions(test) && only_added(body, acc),
         StmtKind::Return(Some(e)) | StmtKind::Expr(e) => !mentions(e),
         StmtKind::Def(d) => only_added(&d.body, acc),
+        _ => true,
+    })
+}
+
+/// `acc` changes only through `acc += x` (or `-=`) with `x` not reading it (other
+/// statements may read it): one item's part of a scan is what its body adds
+/// to zero, so the items may be taken in any grouping (Kokkos' scans assume
+/// as much: they join partial updates by adding them).
+fn grows_by_adds(body: &[crate::frontend::ast::Stmt], acc: &str) -> bool {
+    use crate::frontend::ast::{walk_exprs, BinOp, ExprKind, Stmt, StmtKind};
+    let is_acc = |e: &crate::frontend::ast::Expr| matches!(&e.kind, ExprKind::Name(n) if n == acc);
+    let reads = |e: &crate::frontend::ast::Expr| {
+        let mut any = false;
+        let s = Stmt { kind: StmtKind::Expr(e.clone()), span: e.span };
+        walk_exprs(std::slice::from_ref(&s), &mut |x| any |= matches!(&x.kind, ExprKind::Name(n) if n == acc));
+        any
+    };
+    body.iter().all(|s| match &s.kind {
+        StmtKind::AugAssign { target, op, value } if is_acc(target) => {
+            matches!(op, BinOp::Add | BinOp::Sub) && !reads(value)
+        }
+        StmtKind::Assign { target, .. } => !reads(target),
+        StmtKind::AugAssign { target, .. } => !reads(target),
+        StmtKind::If { body, orelse, .. } => grows_by_adds(body, acc) && grows_by_adds(orelse, acc),
+        StmtKind::For { var, body, .. } => var != acc && grows_by_adds(body, acc),
+        StmtKind::While { body, .. } => grows_by_adds(body, acc),
+        StmtKind::Nonlocal(names) => !names.iter().any(|n| n == acc),
+        StmtKind::Def(d) => grows_by_adds(&d.body, acc),
         _ => true,
     })
 }

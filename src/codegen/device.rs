@@ -6,6 +6,7 @@
 //! it (device_kernels.rs): fors over ranges and multi-dimensional ranges, and
 //! reductions whose bodies only add to their accumulators (sums) or that go
 //! through a scalar built-in reducer (Prod, Min, Max, logical and bitwise),
+//! 1-D scans whose bodies only add to their updates (device_scan.rs),
 //! atomics included, and team kernels (TeamPolicy) with nested fors and
 //! sums over team, vector and team-vector ranges, single and level-0
 //! scratch; with no bounds checks, printf, complex numbers or nested scans.
@@ -13,6 +14,7 @@
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
 pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
+pub use super::device_scan::{scan_blocks, SCAN_BLOCK, SCAN_MAX_BLOCKS};
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
 pub const SHIM: &str = concat!(
@@ -36,6 +38,20 @@ pub enum DeviceKind {
     For,
     /// `pk_reduce`: these totals, each in a 16-byte result slot.
     Reduce(Vec<Total>),
+    /// `pk_scan`: a 1-D scan whose body only adds to its update; the total
+    /// in the result slot.
+    Scan(Total),
+}
+
+impl DeviceKind {
+    /// The kernel's name in its module.
+    pub fn entry(&self) -> &'static str {
+        match self {
+            DeviceKind::For => "pk_for",
+            DeviceKind::Reduce(_) => "pk_reduce",
+            DeviceKind::Scan(_) => "pk_scan",
+        }
+    }
 }
 
 /// The pieces of a generated Kokkos translation unit the NVRTC form reuses.
@@ -161,10 +177,12 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     {
         return None;
     }
-    if let DeviceKind::Reduce(t) = &p.kind {
-        if t.is_empty() || t.len() > 8 || !t.iter().all(covers) {
-            return None;
+    match &p.kind {
+        DeviceKind::Reduce(t) if t.is_empty() || t.len() > 8 || !t.iter().all(covers) => return None,
+        DeviceKind::Scan(t) if p.rank != 1 || p.record || t.reducer.is_some() || !covers(t) => {
+            return None
         }
+        _ => {}
     }
     let mut s = String::from(SHIM);
     s.push_str(&p.functor);
@@ -182,7 +200,7 @@ pub fn source(p: &DeviceParts) -> Option<String> {
             DeviceKind::Reduce(t) if t.len() == 1 && !p.record => {
                 s.push_str(&team_reduce_kernel(t, &head))
             }
-            DeviceKind::Reduce(_) => return None,
+            DeviceKind::Reduce(_) | DeviceKind::Scan(_) => return None,
         }
         return Some(s);
     }
@@ -191,6 +209,7 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     match &p.kind {
         DeviceKind::For => s.push_str(&for_kernel(&head, &item)),
         DeviceKind::Reduce(totals) => s.push_str(&reduce_kernel(totals, p.record, &head, &item)),
+        DeviceKind::Scan(total) => s.push_str(&super::device_scan::scan_kernel(total, &head)),
     }
     Some(s)
 }

@@ -160,7 +160,7 @@ pub fn covers(t: &Total) -> bool {
 /// identities), `pk_join`, `pk_load` (a partial another block wrote), the
 /// block's tree and `pk_finish`, which joins the blocks and writes the totals. `record`: the functor's
 /// accumulator is the `pk_vals` record (fused reductions), one field a total.
-fn reduce_helpers(totals: &[Total], record: bool) -> String {
+pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
     let multi = record || totals.len() > 1;
     let vt = if multi {
         "pk_vals"

@@ -107,6 +107,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             dtype,
             reducer: Some(r),
         }])),
+        (Pattern::Scan, Some(d)) if nidx == 1 && !team && !repeat && lw.acc_grows_by_adds => {
+            Some(DeviceKind::Scan(Total::sum(d)))
+        }
         _ => None,
     };
     // Neighbouring threads take neighbouring elements of the first view.

@@ -69,6 +69,9 @@ pub struct Lowered {
     /// it: partial sums in any grouping give the same total (see
     /// pk::chunked_reduce). A body that reads it sees Kokkos' running value.
     pub acc_only_added: bool,
+    /// The body changes its accumulator only by adding to it (it may read
+    /// it): what a scan needs to split its range freely (the NVRTC form).
+    pub acc_grows_by_adds: bool,
     pub last_pass: Option<String>,
     pub decls: String,
     pub body: String,

@@ -8,7 +8,7 @@ use super::args::PkScalarArg;
 use crate::build::cudadrv::{self, CuPtr};
 use crate::build::nvrtc::DeviceFn;
 use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, FOR_BLOCK, MAX_RANK};
-use crate::codegen::device::{REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
+use crate::codegen::device::{scan_blocks, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, SCAN_BLOCK, SCAN_MAX_BLOCKS};
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
@@ -36,6 +36,11 @@ const SHARED_BYTES: i64 = 48 * 1024;
 fn partial_bytes(totals: usize) -> usize {
     REDUCE_MAX_BLOCKS as usize * 16 * totals
 }
+
+/// A scan's scratch: a total and a flag word per segment, then the ticket
+/// and finished-block counters (16 bytes), then the total (16 bytes).
+const SCAN_AGG: usize = SCAN_MAX_BLOCKS as usize * 16;
+const SCAN_FLAGS: usize = SCAN_MAX_BLOCKS as usize * 4;
 
 impl DeviceEntry {
     pub fn new(func: DeviceFn, parts: &DeviceParts, device: i32) -> DeviceEntry {
@@ -102,7 +107,7 @@ impl DeviceEntry {
         }
         let blocks = match self.kind {
             DeviceKind::For => league.min(i32::MAX as u64),
-            DeviceKind::Reduce(_) => league.clamp(1, REDUCE_MAX_BLOCKS as u64),
+            DeviceKind::Reduce(_) | DeviceKind::Scan(_) => league.clamp(1, REDUCE_MAX_BLOCKS as u64),
         };
         Ok((blocks, vector as u32, team as u32, shmem as u32))
     }
@@ -210,18 +215,7 @@ impl DeviceEntry {
                 let grid = (n as u64)
                     .div_ceil(REDUCE_BLOCK as u64)
                     .clamp(1, REDUCE_MAX_BLOCKS as u64);
-                let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-                let base = match *scratch {
-                    Some(p) => p,
-                    None => {
-                        let bytes = partial_bytes(dts.len()) + 16 + 16 * dts.len();
-                        let mut p: CuPtr = 0;
-                        drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
-                        drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
-                        *scratch = Some(p);
-                        p
-                    }
-                };
+                let base = self.scratch(drv, partial_bytes(dts.len()) + 16 + 16 * dts.len())?;
                 let mut partial = base;
                 let mut done = base + partial_bytes(dts.len()) as u64;
                 let mut out = done + 16;
@@ -235,14 +229,53 @@ impl DeviceEntry {
                         &mut out as *mut _ as *mut c_void,
                     ],
                 )?;
-                let bytes = (16 * dts.len()).min(8 * result.len());
-                // Synchronous: waits for the kernel on the legacy stream.
-                let rc =
-                    unsafe { (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes) };
-                drv.check(rc, "the copy of a total (cuMemcpyDtoH)")
+                total_back(drv, out, 16 * dts.len(), result)
+            }
+            DeviceKind::Scan(_) => {
+                let base = self.scratch(drv, SCAN_AGG + SCAN_FLAGS + 32)?;
+                let mut agg = base;
+                let mut flag = base + SCAN_AGG as u64;
+                let mut ctl = flag + SCAN_FLAGS as u64;
+                let mut out = ctl + 16;
+                launch(
+                    scan_blocks(n as u64),
+                    SCAN_BLOCK,
+                    &mut [
+                        a,
+                        &mut agg as *mut _ as *mut c_void,
+                        &mut flag as *mut _ as *mut c_void,
+                        &mut ctl as *mut _ as *mut c_void,
+                        &mut out as *mut _ as *mut c_void,
+                    ],
+                )?;
+                total_back(drv, out, 16, result)
             }
         }
     }
+}
+
+impl DeviceEntry {
+    /// The kernel's device scratch of `bytes`, zeroed once, allocated at the
+    /// first launch (the kernels leave their counters at zero).
+    fn scratch(&self, drv: &cudadrv::Driver, bytes: usize) -> Result<CuPtr, String> {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = *scratch {
+            return Ok(p);
+        }
+        let mut p: CuPtr = 0;
+        drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
+        drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
+        *scratch = Some(p);
+        Ok(p)
+    }
+}
+
+/// A reduction's or scan's totals (`bytes` at `out`) into `result`.
+fn total_back(drv: &cudadrv::Driver, out: CuPtr, bytes: usize, result: &mut [u64]) -> Result<(), String> {
+    let bytes = bytes.min(8 * result.len());
+    // Synchronous: waits for the kernel on the legacy stream.
+    let rc = unsafe { (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes) };
+    drv.check(rc, "the copy of a total (cuMemcpyDtoH)")
 }
 
 thread_local! {

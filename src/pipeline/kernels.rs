@@ -3,7 +3,7 @@
 //! loaded.
 use crate::build;
 use crate::build::nvrtc::Outcome;
-use crate::codegen::device::{DeviceKind, DeviceParts};
+use crate::codegen::device::DeviceParts;
 use crate::codegen::{self, fused, KernelSpec};
 use crate::errors::{LocatedError, PkError, PkResult};
 use crate::exec::device_entry::DeviceEntry;
@@ -141,10 +141,7 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
         .filter(|_| crate::config::get().nvrtc)
         .and_then(|d| codegen::device::source(d).map(|s| (d, s)));
     if let Some((d, nv)) = nvrtc_source {
-        let entry = match d.kind {
-            DeviceKind::For => "pk_for",
-            DeviceKind::Reduce(_) => "pk_reduce",
-        };
+        let entry = d.kind.entry();
         let device = crate::kokkos::device_id()?;
         match build::nvrtc::load(&nv, entry, label, device)? {
             Outcome::Loaded(f, key) => {
