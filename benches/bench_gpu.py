@@ -14,11 +14,12 @@
     the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
     the same run (results compared);
 (e) the first launch of a kernel no cache holds (a for, a sum, a 2-D for, a
-    Min reduction, a for with atomic adds and a team reduction with a nested
-    sum, each a new kernel text): through NVRTC (the default where the
-    kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each in
-    a fresh process, compile and load included; and the steady time of the 2-D
-    for in each, the NVRTC form's index split against Kokkos' MDRange.
+    Min reduction, a for with atomic adds, a team reduction with a nested
+    sum and a scan, each a new kernel text): through NVRTC (the default where
+    the kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each
+    in a fresh process, compile and load included; and the steady times of the
+    2-D for (the NVRTC form's index split against Kokkos' MDRange) and of a scan
+    over 2^27 doubles (one pk_scan kernel against Kokkos' parallel_scan).
 Kernel times are wall-clock around pk.fence()d calls; nothing here is asserted
 except equal results.
 """
@@ -292,6 +293,12 @@ def rows(m: pk.TeamMember, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
     if m.team_rank() == 0:
         acc += t
 
+@pk.workunit
+def prefix(i: int, acc: pk.Acc[pk.double], last: bool, a: pk.View1D[pk.double], y: pk.View1D[pk.double]):
+    acc += a[i] * SALT
+    if last:
+        y[i] = acc
+
 a = pk.View([1 << 20], pk.double)
 a.fill(1.0)
 h = pk.View([64], pk.int32)
@@ -316,6 +323,10 @@ pk.fence()
 t4a = time.perf_counter()
 tr = pk.parallel_reduce(pk.TeamPolicy((1 << 20) // 64, 32), rows, a=a)
 t4b = time.perf_counter()
+y = pk.View([1 << 20], pk.double)
+sc = pk.parallel_scan(1 << 20, prefix, a=a, y=y)
+t4c = time.perf_counter()
+assert abs(sc - (1 << 20) * 2.0 * SALT) <= 1e-9 * sc, sc
 assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
 assert lo == 2.0, lo
@@ -330,9 +341,19 @@ for _ in range(reps):
 pk.fence()
 t6 = time.perf_counter()
 assert abs(np.asarray(m)[-1, -1] - SALT * (reps + 1)) <= 1e-12, np.asarray(m)[-1, -1]
+# Steady state of a scan over 2^27 doubles (reads a, writes y): a result each launch.
+big, out = pk.View([1 << 27], pk.double), pk.View([1 << 27], pk.double)
+big.fill(1.0)
+pk.parallel_scan(1 << 27, prefix, a=big, y=out)
+t7 = time.perf_counter()
+for _ in range(reps):
+    pk.parallel_scan(1 << 27, prefix, a=big, y=out)
+t8 = time.perf_counter()
+assert abs(np.asarray(out)[-1] - (1 << 27) * SALT) <= 1e-9 * (1 << 27), np.asarray(out)[-1]
+del big, out
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3, "atomic_s": t4a - t4,
-                  "team_s": t4b - t4a,
-                  "md_ms": (t6 - t5) / reps * 1e3}))
+                  "team_s": t4b - t4a, "scan_s": t4c - t4b,
+                  "md_ms": (t6 - t5) / reps * 1e3, "scan_ms": (t8 - t7) / reps * 1e3}))
 """
 
 
@@ -402,10 +423,12 @@ def main() -> int:
         print(f"(e) first launch of a new kernel, compile included, through {name}: for {r['for_s']:.2f} s, "
               f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
               f"atomic for {r['atomic_s']:.2f} s, "
-              f"team reduction {r['team_s']:.2f} s; target <= 1.5 s",
+              f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s; target <= 1.5 s",
               flush=True)
     print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
           f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}", flush=True)
+    print(f"(e) scan over 2^27 doubles (read one View, write one), steady: NVRTC {nv['scan_ms']:.3f} ms, "
+          f"Kokkos {cc['scan_ms']:.3f} ms, NVRTC / Kokkos = {nv['scan_ms'] / cc['scan_ms']:.3f}", flush=True)
     print(pk.explain(show=False).splitlines()[0])
     print("eager and fused results equal:", ok)
     return 0 if ok else 1

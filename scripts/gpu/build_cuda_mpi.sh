@@ -33,6 +33,6 @@ strip --strip-unneeded "$work"/root/tmp/ompi-cuda/lib/*.so* "$work"/root/tmp/omp
 rm -rf "$work"/root/tmp/ompi-cuda/share/man "$work"/root/tmp/ompi-cuda/include
 mkdir -p "$(dirname "$dest")"
 mv "$work/root/tmp/ompi-cuda" "$dest"
-grep -q "opal_built_with_cuda_support:value:true" <("$dest/bin/ompi_info" --parsable --all 2>/dev/null | sed 's/^mca:opal:base:param://') \
-  || OPAL_PREFIX="$dest" "$dest/bin/ompi_info" --parsable --all | grep -m1 built_with_cuda
+LD_LIBRARY_PATH="$dest/lib" OPAL_PREFIX="$dest" "$dest/bin/ompi_info" --parsable --all | grep -q "opal_built_with_cuda_support:value:true" \
+  || { echo "Open MPI built without CUDA support"; exit 1; }
 echo "CUDA-aware Open MPI in $dest ($(du -sh "$dest" | cut -f1))"

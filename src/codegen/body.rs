@@ -237,7 +237,9 @@ pub fn lower_workunit(
             .zip(acc_dt)
             .map(|(p, d)| (crate::lower::cpp_ident(&p.name), d)),
         acc_only_added: acc.as_ref().is_some_and(|p| only_added(&def.body, &p.name)),
-        acc_grows_by_adds: acc.as_ref().is_some_and(|p| grows_by_adds(&def.body, &p.name)),
+        acc_grows_by_adds: acc
+            .as_ref()
+            .is_some_and(|p| grows_by_adds(&def.body, &p.name)),
         last_pass: last_pass.as_ref().map(|p| crate::lower::cpp_ident(&p.name)),
         decls,
         body,
@@ -330,8 +332,13 @@ fn grows_by_adds(body: &[crate::frontend::ast::Stmt], acc: &str) -> bool {
     let is_acc = |e: &crate::frontend::ast::Expr| matches!(&e.kind, ExprKind::Name(n) if n == acc);
     let reads = |e: &crate::frontend::ast::Expr| {
         let mut any = false;
-        let s = Stmt { kind: StmtKind::Expr(e.clone()), span: e.span };
-        walk_exprs(std::slice::from_ref(&s), &mut |x| any |= matches!(&x.kind, ExprKind::Name(n) if n == acc));
+        let s = Stmt {
+            kind: StmtKind::Expr(e.clone()),
+            span: e.span,
+        };
+        walk_exprs(std::slice::from_ref(&s), &mut |x| {
+            any |= matches!(&x.kind, ExprKind::Name(n) if n == acc)
+        });
         any
     };
     body.iter().all(|s| match &s.kind {

@@ -178,7 +178,9 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         return None;
     }
     match &p.kind {
-        DeviceKind::Reduce(t) if t.is_empty() || t.len() > 8 || !t.iter().all(covers) => return None,
+        DeviceKind::Reduce(t) if t.is_empty() || t.len() > 8 || !t.iter().all(covers) => {
+            return None
+        }
         DeviceKind::Scan(t) if p.rank != 1 || p.record || t.reducer.is_some() || !covers(t) => {
             return None
         }

@@ -8,7 +8,9 @@ use super::args::PkScalarArg;
 use crate::build::cudadrv::{self, CuPtr};
 use crate::build::nvrtc::DeviceFn;
 use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, FOR_BLOCK, MAX_RANK};
-use crate::codegen::device::{scan_blocks, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, SCAN_BLOCK, SCAN_MAX_BLOCKS};
+use crate::codegen::device::{
+    scan_blocks, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, SCAN_BLOCK, SCAN_MAX_BLOCKS,
+};
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
 use std::sync::{Mutex, OnceLock};
@@ -107,7 +109,9 @@ impl DeviceEntry {
         }
         let blocks = match self.kind {
             DeviceKind::For => league.min(i32::MAX as u64),
-            DeviceKind::Reduce(_) | DeviceKind::Scan(_) => league.clamp(1, REDUCE_MAX_BLOCKS as u64),
+            DeviceKind::Reduce(_) | DeviceKind::Scan(_) => {
+                league.clamp(1, REDUCE_MAX_BLOCKS as u64)
+            }
         };
         Ok((blocks, vector as u32, team as u32, shmem as u32))
     }
@@ -271,7 +275,12 @@ impl DeviceEntry {
 }
 
 /// A reduction's or scan's totals (`bytes` at `out`) into `result`.
-fn total_back(drv: &cudadrv::Driver, out: CuPtr, bytes: usize, result: &mut [u64]) -> Result<(), String> {
+fn total_back(
+    drv: &cudadrv::Driver,
+    out: CuPtr,
+    bytes: usize,
+    result: &mut [u64],
+) -> Result<(), String> {
     let bytes = bytes.min(8 * result.len());
     // Synchronous: waits for the kernel on the legacy stream.
     let rc = unsafe { (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes) };
