@@ -603,7 +603,8 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
             assert scanned == parts.sum()
         fy = pk.View([n], pk.double)
         ftot = pk.parallel_scan(pk.RangePolicy(10, n - 7), cumf, a=a, y=fy)
-        np.testing.assert_allclose(np.asarray(fy)[10:n - 7], np.cumsum(ref[10:n - 7]), rtol=1e-12)
+        # Segments add in another order than NumPy: within rounding of the running total.
+        np.testing.assert_allclose(np.asarray(fy)[10:n - 7], np.cumsum(ref[10:n - 7]), rtol=1e-12, atol=1e-13 * ftot)
         assert abs(ftot - ref[10:n - 7].sum()) <= 1e-12 * ftot
         assert pk.parallel_scan(pk.RangePolicy(0, 0), cum, k=kv, y=ky) == 0
         # Empty ranges give Kokkos' identities.
