@@ -93,6 +93,29 @@ def minloc(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
 
 
 @pk.workunit
+def maxloc(i: int, acc: pk.Acc[pk.float32], x: pk.View1D[pk.float32]):
+    if x[i] > acc.val:
+        acc.val = x[i]
+        acc.loc = i
+
+
+@pk.workunit
+def minmax(i: int, acc: pk.Acc[pk.int32], k: pk.View1D[pk.int32]):
+    acc.min_val = min(acc.min_val, k[i])
+    acc.max_val = max(acc.max_val, k[i])
+
+
+@pk.workunit
+def minmaxloc(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
+    if x[i] < acc.min_val:
+        acc.min_val = x[i]
+        acc.min_loc = i
+    if x[i] > acc.max_val:
+        acc.max_val = x[i]
+        acc.max_loc = i
+
+
+@pk.workunit
 def tallies(i: int, x: pk.View1D[pk.int64], h8: pk.View1D[pk.int8], h16: pk.View1D[pk.uint16],
             h32: pk.View1D[pk.int32], h64: pk.View1D[pk.int64], f: pk.View1D[pk.double], g: pk.View1D[pk.float],
             c: pk.View1D[pk.int64], bits: pk.View1D[pk.uint8], firsts: pk.View1D[pk.int64]):
@@ -384,7 +407,7 @@ def test_team_kernels_the_shim_lacks_keep_the_kokkos_path():
 
 
 # Pattern codes of the built-in reducers (python/pykokkos/_reducers.py).
-PROD, MIN, MAX, LOR, BAND, MINLOC = 3, 4, 5, 7, 8, 10
+PROD, MIN, MAX, LOR, BAND, MINLOC, MAXLOC, MINMAX, MINMAXLOC = 3, 4, 5, 7, 8, 10, 11, 12, 13
 
 
 def run_reducer(emulate, name, pattern, wu, arr, out_type, n=None, **kw):
@@ -414,6 +437,40 @@ def test_the_nvrtc_form_of_the_built_in_reducers_computes_what_numpy_does(emulat
     assert got == 1
     flags[217] = 0
     assert run_reducer(emulate, "any_set", LOR, any_set, flags, ctypes.c_uint8, flags=v(flags, pk.uint8)) == 0
+
+
+def run_record(emulate, name, pattern, wu, arr, fields, n=None, **kw):
+    """The result slots of a record reducer: (value dtype, is a location) a field."""
+    n = arr.shape[0] if n is None else n
+    src = nvrtc_source(pattern, wu, n, **kw)
+    assert src is not None and "pk_reduce" in src
+    out = (ctypes.c_uint64 * 4)()
+    emulate(name, src).run_reduce(ctypes.byref(args_struct([arr], [], n)), out)
+    raw = bytes(out)
+    return [np.frombuffer(raw[8 * k:8 * k + np.dtype(d).itemsize], d)[0] for k, d in enumerate(fields)]
+
+
+def test_the_nvrtc_form_of_the_record_reducers_finds_numpys_first_extremes(emulate):
+    # Ties: the first index wins, whatever the grouping (NumPy's argmin/argmax).
+    rng = np.random.default_rng(23)
+    x = rng.normal(size=999)
+    x[[5, 400, 998]] = x.min() - 1.0
+    x[[7, 600]] = x.max() + 1.0
+    f = x.astype(np.float32)
+    k = rng.integers(-50, 50, size=999).astype(np.int32)
+    v = lambda a, d: pk.View(list(a.shape), d)  # noqa: E731
+    lo, lo_at = run_record(emulate, "minloc", MINLOC, minloc, x, [np.float64, np.int64], x=v(x, pk.double))
+    assert (lo, lo_at) == (x.min(), 5)
+    hi, hi_at = run_record(emulate, "maxloc", MAXLOC, maxloc, f, [np.float32, np.int64], x=v(f, pk.float32))
+    assert (hi, hi_at) == (f.max(), 7)
+    assert run_record(emulate, "minmax", MINMAX, minmax, k, [np.int32, np.int32], k=v(k, pk.int32)) == [k.min(), k.max()]
+    got = run_record(emulate, "minmaxloc", MINMAXLOC, minmaxloc, x, [np.float64, np.float64, np.int64, np.int64],
+                     x=v(x, pk.double))
+    assert got == [x.min(), x.max(), 5, 7]
+    # An empty range: Kokkos' identities (the extremes, the largest index).
+    empty = run_record(emulate, "minloc", MINLOC, minloc, x, [np.float64, np.int64], n=0, x=v(x, pk.double))
+    host = pk.parallel_reduce(pk.RangePolicy(0, 0), minloc, reducer=pk.MinLoc, x=pk.array(x))
+    assert empty == [host.val, host.loc] == [np.finfo(np.float64).max, np.iinfo(np.int64).max]
 
 
 def test_an_empty_range_gives_the_reducers_identity_as_the_kokkos_path_does(emulate):
@@ -469,7 +526,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
     assert nvrtc_source(0, with_printf, 8, x=v) is None
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
-    assert nvrtc_source(MINLOC, minloc, 8, x=v) is None  # a record accumulator
+    assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
     host = _native.generate_source(0, _native.Policy([0], [8], 1), pk._kernels._capture(with_printf), {"x": v},
                                    nvrtc=True)
     assert host is None  # host kernels have no NVRTC form
@@ -478,7 +535,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 @pytest.mark.device_only
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts), reductions (a sum, Min, Max, BAnd,
-    an empty range), scans and team reductions (nested sums, scratch, single, atomics)
+    MinLoc, an empty range), scans and team reductions (nested sums, scratch, single, atomics)
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
     script = tmp_path / "probe.py"
@@ -510,6 +567,12 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         @pk.workunit
         def bits(i: int, acc: pk.Acc[pk.int64], k: pk.View1D[pk.int64]):
             acc &= k[i]
+
+        @pk.workunit
+        def lowloc(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
+            if a[i] < acc.val:
+                acc.val = a[i]
+                acc.loc = i
 
         @pk.workunit
         def cum(i: int, acc: pk.Acc[pk.int64], last: bool, k: pk.View1D[pk.int64], y: pk.View1D[pk.int64]):
@@ -607,10 +670,13 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         np.testing.assert_allclose(np.asarray(fy)[10:n - 7], np.cumsum(ref[10:n - 7]), rtol=1e-12, atol=1e-13 * ftot)
         assert abs(ftot - ref[10:n - 7].sum()) <= 1e-12 * ftot
         assert pk.parallel_scan(pk.RangePolicy(0, 0), cum, k=kv, y=ky) == 0
+        # A record reducer: the value and its first index.
+        ml = pk.parallel_reduce(n, lowloc, reducer=pk.MinLoc, a=a)
+        assert (ml.val, ml.loc) == (ref.min(), int(np.argmin(ref))), ml
         # Empty ranges give Kokkos' identities.
         empty = pk.parallel_reduce(pk.RangePolicy(0, 0), high, reducer=pk.Max, a=a)
         assert empty == -np.finfo(np.float32).max
-        print(repr(r), repr(mins), repr(top), repr(empty), repr(scanned))
+        print(repr(r), repr(mins), repr(top), repr(empty), repr(scanned), repr(tuple(ml)))
     """))
     base = dict(os.environ, PK_FUSE="0")
     if os.environ.get("PK_CACHE_DIR"):  # the Kokkos build stays where it is: only kernels are new

@@ -96,6 +96,10 @@ const KOKKOS_NAMES: &[&str] = &[
     "LOr",
     "BAnd",
     "BOr",
+    "MinLoc",
+    "MaxLoc",
+    "MinMax",
+    "MinMaxLoc",
     "atomic_fetch_add",
     "atomic_fetch_sub",
     "atomic_fetch_mul",
@@ -179,6 +183,15 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     }
     match &p.kind {
         DeviceKind::Reduce(t) if t.is_empty() || t.len() > 8 || !t.iter().all(covers) => {
+            return None
+        }
+        // A record total (MinLoc, ...) only alone, over a range: its fields
+        // fill the result slots, and a team's shared buffer would not hold it.
+        DeviceKind::Reduce(t)
+            if t.iter()
+                .any(|x| x.reducer.is_some_and(|r| !r.fields().is_empty()))
+                && (t.len() > 1 || p.record || p.rank == 0) =>
+        {
             return None
         }
         DeviceKind::Scan(t) if p.rank != 1 || p.record || t.reducer.is_some() || !covers(t) => {

@@ -1,6 +1,7 @@
 //! The dispatching kernels of the NVRTC form (device.rs): `pk_for` and
 //! `pk_reduce`, grid-stride over the flattened index space, each work item
 //! handed to the functor with its multi-dimensional index.
+use super::device_records as records;
 use crate::types::{DType, Reducer};
 
 /// Threads per block of the generated for and reduce kernels, and the most
@@ -114,7 +115,7 @@ pub(super) fn identity(t: &Total) -> String {
 }
 
 /// The lowest and highest finite values of `d` as C++ literals.
-fn limits(d: DType) -> (&'static str, &'static str) {
+pub(super) fn limits(d: DType) -> (&'static str, &'static str) {
     match d {
         DType::I8 => ("-128", "127"),
         DType::I16 => ("-32768", "32767"),
@@ -144,15 +145,17 @@ pub(super) fn join(t: &Total, dst: &str, src: &str) -> String {
 }
 
 /// Whether the NVRTC form can hold `t`: real numbers, the scalar reducers,
-/// and the logical and bitwise ones on integers only (Kokkos has no
-/// identity for them on floats).
+/// the record ones (MinLoc, ..., device_records.rs) on numbers, and the
+/// logical and bitwise ones on integers only (Kokkos has no identity for
+/// them on floats).
 pub fn covers(t: &Total) -> bool {
     let bitwise = matches!(
         t.reducer,
         Some(Reducer::LAnd | Reducer::LOr | Reducer::BAnd | Reducer::BOr)
     );
     !t.dtype.is_complex()
-        && t.reducer.is_none_or(|r| r.fields().is_empty())
+        && t.reducer
+            .is_none_or(|r| r.fields().is_empty() || t.dtype != DType::Bool)
         && !(bitwise && matches!(t.dtype, DType::F32 | DType::F64))
 }
 
@@ -163,9 +166,9 @@ pub fn covers(t: &Total) -> bool {
 pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
     let multi = record || totals.len() > 1;
     let vt = if multi {
-        "pk_vals"
+        "pk_vals".to_string()
     } else {
-        acc_type(&totals[0])
+        records::value_type(&totals[0]).unwrap_or_else(|| acc_type(&totals[0]).to_string())
     };
     let field = |r: usize, v: &str| {
         if multi {
@@ -182,20 +185,35 @@ pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let init = each(&|r, t| format!("{} = {};", field(r, "v"), identity(t)));
-    let joins = each(&|r, t| join(t, &field(r, "x"), &field(r, "y")));
-    let load = each(&|r, _| {
+    let record = |t: &Total| !records::fields(t).is_empty();
+    let init = each(&|r, t| match record(t) {
+        true => records::init(t, &field(r, "v")),
+        false => format!("{} = {};", field(r, "v"), identity(t)),
+    });
+    let joins = each(&|r, t| match record(t) {
+        true => records::join(t, &field(r, "x"), &field(r, "y")),
+        false => join(t, &field(r, "x"), &field(r, "y")),
+    });
+    let load = each(&|r, t| {
         let f = field(r, "v");
         let p = if multi {
             format!("p->r{r}")
         } else {
-            "*p".into()
+            "(*p)".into()
         };
-        format!("{f} = *(const volatile decltype({f})*)&{p};")
+        match record(t) {
+            true => records::load(t, &f, &p),
+            false => format!("{f} = *(const volatile decltype({f})*)&{p};"),
+        }
     });
-    let write = each(&|r, t| {
-        let d = t.dtype.cpp();
-        format!("*({d}*)(out + {}) = ({d}){};", 16 * r, field(r, "s[0]"))
+    // A record total is alone in its reduction (device.rs): its fields take
+    // 8-byte slots from the start.
+    let write = each(&|r, t| match record(t) {
+        true => records::write(t, &field(r, "s[0]")),
+        false => {
+            let d = t.dtype.cpp();
+            format!("*({d}*)(out + {}) = ({d}){};", 16 * r, field(r, "s[0]"))
+        }
     });
     let helpers = format!(
         r#"typedef {vt} pk_vt;

@@ -149,6 +149,23 @@ struct View {
 PK_REDUCER(Prod) PK_REDUCER(Min) PK_REDUCER(Max) PK_REDUCER(LAnd) PK_REDUCER(LOr)
 PK_REDUCER(BAnd) PK_REDUCER(BOr)
 #undef PK_REDUCER
+// The record reducers: their value types, fields in Kokkos' order.
+template <class S, class I>
+struct MinLoc {
+  struct value_type { S val; I loc; };
+};
+template <class S, class I>
+struct MaxLoc {
+  struct value_type { S val; I loc; };
+};
+template <class S, class P = void>
+struct MinMax {
+  struct value_type { S min_val; S max_val; };
+};
+template <class S, class I>
+struct MinMaxLoc {
+  struct value_type { S min_val; S max_val; I min_loc; I max_loc; };
+};
 
 // Kokkos::Experimental math on float and double, as CUDA's math library
 // spells them (the float forms end in f).

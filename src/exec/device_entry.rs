@@ -7,7 +7,7 @@
 use super::args::PkScalarArg;
 use crate::build::cudadrv::{self, CuPtr};
 use crate::build::nvrtc::DeviceFn;
-use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, FOR_BLOCK, MAX_RANK};
+use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, Total, FOR_BLOCK, MAX_RANK};
 use crate::codegen::device::{
     scan_blocks, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, SCAN_BLOCK, SCAN_MAX_BLOCKS,
 };
@@ -34,9 +34,22 @@ pub struct DeviceEntry {
 /// Shared memory a block may take without opting in (every CUDA GPU).
 const SHARED_BYTES: i64 = 48 * 1024;
 
-/// 16 bytes per total and block bound every accumulator type (up to 8).
-fn partial_bytes(totals: usize) -> usize {
-    REDUCE_MAX_BLOCKS as usize * 16 * totals
+/// Bytes of one total: 16 bound every scalar type, a record reducer's value
+/// (MinMaxLoc: two values and two locations) takes 8 a field, in 16s.
+fn total_bytes(totals: &[Total]) -> usize {
+    totals
+        .iter()
+        .map(|t| {
+            (8 * t.reducer.map_or(0, |r| r.fields().len()))
+                .next_multiple_of(16)
+                .max(16)
+        })
+        .sum()
+}
+
+/// The blocks' partials of a reduction.
+fn partial_bytes(totals: &[Total]) -> usize {
+    REDUCE_MAX_BLOCKS as usize * total_bytes(totals)
 }
 
 /// A scan's scratch: a total and a flag word per segment, then the ticket
@@ -219,9 +232,9 @@ impl DeviceEntry {
                 let grid = (n as u64)
                     .div_ceil(REDUCE_BLOCK as u64)
                     .clamp(1, REDUCE_MAX_BLOCKS as u64);
-                let base = self.scratch(drv, partial_bytes(dts.len()) + 16 + 16 * dts.len())?;
+                let base = self.scratch(drv, partial_bytes(dts) + 16 + total_bytes(dts))?;
                 let mut partial = base;
-                let mut done = base + partial_bytes(dts.len()) as u64;
+                let mut done = base + partial_bytes(dts) as u64;
                 let mut out = done + 16;
                 launch(
                     grid,
@@ -233,7 +246,7 @@ impl DeviceEntry {
                         &mut out as *mut _ as *mut c_void,
                     ],
                 )?;
-                total_back(drv, out, 16 * dts.len(), result)
+                total_back(drv, out, total_bytes(dts), result)
             }
             DeviceKind::Scan(_) => {
                 let base = self.scratch(drv, SCAN_AGG + SCAN_FLAGS + 32)?;
