@@ -15,7 +15,7 @@
     the same run (results compared);
 (e) the first launch of a kernel no cache holds (a for, a sum, a 2-D for, a
     Min reduction, a for with atomic adds, a team reduction with a nested
-    sum and a scan, each a new kernel text): through NVRTC (the default where
+    sum, a scan and a MinLoc reduction, each a new kernel text): through NVRTC (the default where
     the kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each
     in a fresh process, compile and load included; and the steady times of the
     2-D for (the NVRTC form's index split against Kokkos' MDRange) and of a scan
@@ -294,6 +294,12 @@ def rows(m: pk.TeamMember, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
         acc += t
 
 @pk.workunit
+def lowloc(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
+    if a[i] - SALT < acc.val:
+        acc.val = a[i] - SALT
+        acc.loc = i
+
+@pk.workunit
 def prefix(i: int, acc: pk.Acc[pk.double], last: bool, a: pk.View1D[pk.double], y: pk.View1D[pk.double]):
     acc += a[i] * SALT
     if last:
@@ -327,6 +333,9 @@ y = pk.View([1 << 20], pk.double)
 sc = pk.parallel_scan(1 << 20, prefix, a=a, y=y)
 t4c = time.perf_counter()
 assert abs(sc - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * sc, sc
+ml = pk.parallel_reduce(1 << 20, lowloc, reducer=pk.MinLoc, a=a)
+t4d = time.perf_counter()
+assert ml.loc == 0 and abs(ml.val - 2.0) <= 1e-12, tuple(ml)
 assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
 assert lo == 2.0, lo
@@ -352,7 +361,7 @@ t8 = time.perf_counter()
 assert abs(np.asarray(out)[-1] - (1 << 27) * SALT) <= 1e-9 * (1 << 27), np.asarray(out)[-1]
 del big, out
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3, "atomic_s": t4a - t4,
-                  "team_s": t4b - t4a, "scan_s": t4c - t4b,
+                  "team_s": t4b - t4a, "scan_s": t4c - t4b, "minloc_s": t4d - t4c,
                   "md_ms": (t6 - t5) / reps * 1e3, "scan_ms": (t8 - t7) / reps * 1e3}))
 """
 
@@ -383,7 +392,8 @@ def compile_rows() -> None:
         print(f"(e) first launch of a new kernel, compile included, through {name}: for {r['for_s']:.2f} s, "
               f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
               f"atomic for {r['atomic_s']:.2f} s, "
-              f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s; target <= 1.5 s",
+              f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s, MinLoc {r['minloc_s']:.2f} s; "
+              f"target <= 1.5 s",
               flush=True)
     print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
           f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}", flush=True)
