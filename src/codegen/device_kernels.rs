@@ -115,7 +115,7 @@ pub(super) fn identity(t: &Total) -> String {
 }
 
 /// The lowest and highest finite values of `d` as C++ literals.
-pub(super) fn limits(d: DType) -> (&'static str, &'static str) {
+fn limits(d: DType) -> (&'static str, &'static str) {
     match d {
         DType::I8 => ("-128", "127"),
         DType::I16 => ("-32768", "32767"),
@@ -168,7 +168,8 @@ pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
     let vt = if multi {
         "pk_vals".to_string()
     } else {
-        records::value_type(&totals[0]).unwrap_or_else(|| acc_type(&totals[0]).to_string())
+        records::value_type(totals[0].reducer, totals[0].dtype)
+            .unwrap_or_else(|| acc_type(&totals[0]).to_string())
     };
     let field = |r: usize, v: &str| {
         if multi {
@@ -185,14 +186,15 @@ pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let record = |t: &Total| !records::fields(t).is_empty();
+    // A record reducer (MinLoc, ...): its fields one by one.
+    let record = |t: &Total| t.reducer.filter(|r| !r.fields().is_empty());
     let init = each(&|r, t| match record(t) {
-        true => records::init(t, &field(r, "v")),
-        false => format!("{} = {};", field(r, "v"), identity(t)),
+        Some(red) => records::init(red, limits(t.dtype), &field(r, "v")),
+        None => format!("{} = {};", field(r, "v"), identity(t)),
     });
     let joins = each(&|r, t| match record(t) {
-        true => records::join(t, &field(r, "x"), &field(r, "y")),
-        false => join(t, &field(r, "x"), &field(r, "y")),
+        Some(red) => records::join(red, &field(r, "x"), &field(r, "y")),
+        None => join(t, &field(r, "x"), &field(r, "y")),
     });
     let load = each(&|r, t| {
         let f = field(r, "v");
@@ -202,15 +204,15 @@ pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
             "(*p)".into()
         };
         match record(t) {
-            true => records::load(t, &f, &p),
-            false => format!("{f} = *(const volatile decltype({f})*)&{p};"),
+            Some(red) => records::load(red, &f, &p),
+            None => format!("{f} = *(const volatile decltype({f})*)&{p};"),
         }
     });
     // A record total is alone in its reduction (device.rs): its fields take
     // 8-byte slots from the start.
     let write = each(&|r, t| match record(t) {
-        true => records::write(t, &field(r, "s[0]")),
-        false => {
+        Some(red) => records::write(red, t.dtype, &field(r, "s[0]")),
+        None => {
             let d = t.dtype.cpp();
             format!("*({d}*)(out + {}) = ({d}){};", 16 * r, field(r, "s[0]"))
         }

@@ -2,18 +2,14 @@
 //! form's reduction helpers (device_kernels.rs): each field's identity, the
 //! join, loads of a partial another block wrote and the write of the result,
 //! one 8-byte slot a field in Kokkos' field order (as the Kokkos entry writes it).
-use super::device_kernels::{limits, Total};
-use crate::types::Reducer;
-
-/// The record's fields, (name, is a location); empty for scalar totals.
-pub fn fields(t: &Total) -> &'static [(&'static str, bool)] {
-    t.reducer.map_or(&[], |r| r.fields())
-}
+//! Functions take the total's reducer and value type (device_kernels::Total);
+//! `Reducer::fields` lists the fields.
+use crate::types::{DType, Reducer};
 
 /// The value type the functor's accumulator has (the shim's value_type).
-pub fn value_type(t: &Total) -> Option<String> {
-    let r = t.reducer.filter(|r| !r.fields().is_empty())?;
-    Some(format!("{}::value_type", r.kokkos(t.dtype)))
+pub fn value_type(r: Option<Reducer>, d: DType) -> Option<String> {
+    let r = r.filter(|r| !r.fields().is_empty())?;
+    Some(format!("{}::value_type", r.kokkos(d)))
 }
 
 /// Whether a value field keeps the smaller value (else the larger).
@@ -22,11 +18,10 @@ fn keeps_min(r: Reducer, field: &str) -> bool {
 }
 
 /// `v`'s fields set to Kokkos' identities: a value field the extreme it
-/// can only improve on, a location the largest index (reduction_identity).
-pub fn init(t: &Total, v: &str) -> String {
-    let r = t.reducer.expect("a record total has a reducer");
-    let (lowest, highest) = limits(t.dtype);
-    fields(t)
+/// can only improve on (`(lowest, highest)` of its type), a location the
+/// largest index (reduction_identity).
+pub fn init(r: Reducer, (lowest, highest): (&str, &str), v: &str) -> String {
+    r.fields()
         .iter()
         .map(|&(f, loc)| {
             let x = match (loc, keeps_min(r, f)) {
@@ -42,8 +37,7 @@ pub fn init(t: &Total, v: &str) -> String {
 
 /// `dst` joined with `src`. A tie in value keeps the smaller location, so
 /// the result is the first extreme whatever the grouping (NumPy's argmin).
-pub fn join(t: &Total, dst: &str, src: &str) -> String {
-    let r = t.reducer.expect("a record total has a reducer");
+pub fn join(r: Reducer, dst: &str, src: &str) -> String {
     let pick = |val: &str, loc: Option<&str>| {
         let op = if keeps_min(r, val) { "<" } else { ">" };
         match loc {
@@ -65,8 +59,8 @@ pub fn join(t: &Total, dst: &str, src: &str) -> String {
 }
 
 /// `v` read field by field from `p` (a partial another block wrote).
-pub fn load(t: &Total, v: &str, p: &str) -> String {
-    fields(t)
+pub fn load(r: Reducer, v: &str, p: &str) -> String {
+    r.fields()
         .iter()
         .map(|(f, _)| format!("{v}.{f} = *(const volatile decltype({v}.{f})*)&{p}.{f};"))
         .collect::<Vec<_>>()
@@ -74,9 +68,9 @@ pub fn load(t: &Total, v: &str, p: &str) -> String {
 }
 
 /// The result's fields into 8-byte slots from `out`.
-pub fn write(t: &Total, src: &str) -> String {
-    let d = t.dtype.cpp();
-    fields(t)
+pub fn write(r: Reducer, d: DType, src: &str) -> String {
+    let d = d.cpp();
+    r.fields()
         .iter()
         .enumerate()
         .map(|(k, &(f, loc))| {
