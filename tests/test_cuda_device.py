@@ -38,6 +38,19 @@ def bump(i, v):
     v[i] = v[i] + 1.0
 
 
+class OnlyDLPack:
+    """A producer with DLPack alone (no CUDA array interface)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, stream=None, **kw):
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(7)
@@ -200,16 +213,6 @@ def test_cupy_arrays_are_used_in_place(pk_mode, cp):
 
 
 def test_dlpack_inputs_and_export(pk_mode, cp):
-    class OnlyDLPack:  # a producer with DLPack alone (no CUDA array interface)
-        def __init__(self, a):
-            self.a = a
-
-        def __dlpack__(self, stream=None, **kw):
-            return self.a.__dlpack__()
-
-        def __dlpack_device__(self):
-            return self.a.__dlpack_device__()
-
     ca = cp.arange(N, dtype=cp.float64)
     dz = cp.zeros(N, dtype=cp.float64)
     pk.parallel_for(N, axpy, a=1.0, x=OnlyDLPack(ca), y=OnlyDLPack(dz))
@@ -230,18 +233,7 @@ def test_dlpack_exports_name_the_gpu_kernels_run_on(pk_mode, cp):
 def test_a_tensor_on_another_gpu_is_refused(pk_mode, cp):
     if cp.cuda.runtime.getDeviceCount() < 2:
         pytest.skip("needs a second GPU (nvidia-h100-x2)")
-    other = 1 - pk._native.device_id() if pk._native.device_id() < 2 else 0
-
-    class OnlyDLPack:
-        def __init__(self, a):
-            self.a = a
-
-        def __dlpack__(self, stream=None, **kw):
-            return self.a.__dlpack__()
-
-        def __dlpack_device__(self):
-            return self.a.__dlpack_device__()
-
+    other = (pk._native.device_id() + 1) % cp.cuda.runtime.getDeviceCount()
     with cp.cuda.Device(other):
         elsewhere = cp.zeros(N, dtype=cp.float64)
     with pytest.raises(TypeError, match=f"on GPU {other} passed to a kernel that runs on GPU"):
