@@ -70,7 +70,7 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu bench-gpu bench-gpus bench-numba
+.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-numba
 bench-numba: setup
 	$(PY) benches/bench_numba.py
 
@@ -93,6 +93,9 @@ gpu-carry-cuda-mpi: $(STAMPS)/venv
 
 test-gpu:
 	bash scripts/gpu/device_check.sh
+
+fuzz-gpu:
+	bash scripts/gpu/fuzz_gpu.sh
 
 bench-gpu:
 	bash scripts/gpu/bench_gpu.sh
