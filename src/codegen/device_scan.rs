@@ -4,12 +4,9 @@
 //! so it only ever waits for segments whose blocks are already running.
 //! Each block adds up its segment and publishes the total; joins the totals
 //! of the segments before it (in segment order, the same on every run); then
-//! walks its segment in rounds: each item's part from zero, an inclusive
-//! scan of the round's thread totals in shared memory, and the final call
-//! of each item from its exclusive prefix; a thread takes `SCAN_ITEMS`
-//! neighbouring items a round (their parts added in turn, their final calls
-//! made in turn from the thread's prefix), so a round's barriers serve that
-//! many items per thread. The last segment's running value
+//! walks its segment in rounds of one item per thread: each item's part from
+//! zero, an inclusive scan of the round in shared memory, and the final call
+//! of each item from its exclusive prefix. The last segment's running value
 //! is the scan's total; the last block to finish clears the tickets and flags
 //! for the next launch.
 use super::device_kernels::{reduce_helpers, Total};
@@ -19,12 +16,10 @@ use super::device_kernels::{reduce_helpers, Total};
 pub const SCAN_BLOCK: u32 = 256;
 pub const SCAN_MAX_BLOCKS: u32 = 1024;
 const SCAN_MIN_ROUNDS: u64 = 4;
-/// Items a thread takes per round.
-const SCAN_ITEMS: u64 = 4;
 
 /// Blocks (segments) of a scan over `n` items.
 pub fn scan_blocks(n: u64) -> u64 {
-    n.div_ceil(SCAN_BLOCK as u64 * SCAN_ITEMS * SCAN_MIN_ROUNDS)
+    n.div_ceil(SCAN_BLOCK as u64 * SCAN_MIN_ROUNDS)
         .clamp(1, SCAN_MAX_BLOCKS as u64)
 }
 
@@ -36,7 +31,6 @@ pub fn scan_kernel(total: &Total, head: &str) -> String {
     let helpers = reduce_helpers(std::slice::from_ref(total), false);
     let b = SCAN_BLOCK;
     let d = total.dtype.cpp();
-    let k = SCAN_ITEMS;
     format!(
         r#"{helpers}extern "C" __global__ void __launch_bounds__({b}) pk_scan(const pk_args a, pk_vt* agg, unsigned* flag, unsigned* ctl, char* out) {{
   __shared__ pk_vt s[{b}];
@@ -72,10 +66,10 @@ pub fn scan_kernel(total: &Total, head: &str) -> String {
   pk_tree(s, me, nt);
   pk_vt carry = s[0];
   __syncthreads();
-  for (int64_t base = lo; base < hi; base += (int64_t)nt * {k}) {{
-    const int64_t i = base + (int64_t)me * {k};
+  for (int64_t base = lo; base < hi; base += nt) {{
+    const int64_t i = base + me;
     pk_vt v = pk_init();
-    for (int64_t j = i; j < i + {k} && j < hi; ++j) f(a.lo[0] + j, v, false);
+    if (i < hi) f(a.lo[0] + i, v, false);
     s[me] = v;
     __syncthreads();
     for (unsigned w = 1; w < nt; w <<= 1) {{
@@ -87,7 +81,7 @@ pub fn scan_kernel(total: &Total, head: &str) -> String {
     }}
     pk_vt u = carry;
     if (me > 0) pk_join(u, s[me - 1]);
-    for (int64_t j = i; j < i + {k} && j < hi; ++j) f(a.lo[0] + j, u, true);
+    if (i < hi) f(a.lo[0] + i, u, true);
     pk_join(carry, s[nt - 1]);
     __syncthreads();
   }}
