@@ -341,10 +341,46 @@ mod tests {
             land.contains("typedef int32_t pk_vt;")
                 && land.contains("*(bool*)(out + 0) = (bool)s[0];")
         );
-        // Kokkos has no float identity for bitwise/logical joins, nor a
-        // scalar form of the location reducers.
+        // Kokkos has no float identity for bitwise/logical joins.
         assert!(one(Reducer::BOr, DType::F64).is_none());
-        assert!(one(Reducer::MinLoc, DType::F64).is_none());
+        // A record reducer: its value type, its fields' identities, ties
+        // keeping the first index, fields in 8-byte slots; alone over a range.
+        let loc = one(Reducer::MinLoc, DType::F64).unwrap();
+        assert!(loc.contains("typedef Kokkos::MinLoc<double, int64_t>::value_type pk_vt;"));
+        assert!(loc.contains("v.val = 1.7976931348623157e+308; v.loc = 9223372036854775807L;"));
+        assert!(loc.contains("if (y.val < x.val || (y.val == x.val && y.loc < x.loc))"));
+        assert!(loc.contains("*(double*)(out + 0) = s[0].val; *(int64_t*)(out + 8) = s[0].loc;"));
+        let mm = one(Reducer::MinMax, DType::I32).unwrap();
+        assert!(mm.contains("v.min_val = 2147483647; v.max_val = (-2147483647 - 1);"));
+        let rec = Total {
+            dtype: DType::F64,
+            reducer: Some(Reducer::MaxLoc),
+        };
+        let team = DeviceKind::Reduce(vec![rec.clone()]);
+        assert!(source(&parts(team, 0, false)).is_none());
+        let fused = DeviceKind::Reduce(vec![rec, Total::sum(DType::F64)]);
+        assert!(source(&parts(fused, 1, false)).is_none());
+        assert!(one(Reducer::MinLoc, DType::Bool).is_none());
+    }
+
+    #[test]
+    fn scans_are_one_kernel_over_one_dimension() {
+        let scan = |rank| {
+            source(&parts(
+                DeviceKind::Scan(Total::sum(DType::I64)),
+                rank,
+                false,
+            ))
+        };
+        let s = scan(1).unwrap();
+        assert!(s.contains(
+            "pk_scan(const pk_args a, pk_vt* agg, unsigned* flag, unsigned* ctl, char* out)"
+        ));
+        assert!(s.contains("f(a.lo[0] + i, u, true);"));
+        assert!(s.contains("*(int64_t*)out = (int64_t)carry;"));
+        assert!(scan(2).is_none() && scan(0).is_none());
+        let complex = DeviceKind::Scan(Total::sum(DType::C128));
+        assert!(source(&parts(complex, 1, false)).is_none());
     }
 
     #[test]
