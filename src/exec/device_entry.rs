@@ -13,7 +13,7 @@ use crate::codegen::device::{
 };
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub struct DeviceEntry {
     func: DeviceFn,
@@ -129,6 +129,25 @@ impl DeviceEntry {
         Ok((blocks, vector as u32, team as u32, shmem as u32))
     }
 
+    /// The kernel's device scratch of `bytes`, zeroed once, allocated at the
+    /// first launch (the kernels leave their counters at zero). The guard
+    /// is held until the totals are back: two launches never share it.
+    fn scratch(
+        &self,
+        drv: &cudadrv::Driver,
+        bytes: usize,
+    ) -> Result<(MutexGuard<'_, Option<CuPtr>>, CuPtr), String> {
+        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = *scratch {
+            return Ok((scratch, p));
+        }
+        let mut p: CuPtr = 0;
+        drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
+        drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
+        *scratch = Some(p);
+        Ok((scratch, p))
+    }
+
     /// Runs the kernel over the range `lo..hi` (one pair per dimension); a
     /// reduction writes its totals into `result` (16 bytes each), as the
     /// Kokkos entry point does.
@@ -232,7 +251,8 @@ impl DeviceEntry {
                 let grid = (n as u64)
                     .div_ceil(REDUCE_BLOCK as u64)
                     .clamp(1, REDUCE_MAX_BLOCKS as u64);
-                let base = self.scratch(drv, partial_bytes(dts) + 16 + total_bytes(dts))?;
+                let (_held, base) =
+                    self.scratch(drv, partial_bytes(dts) + 16 + total_bytes(dts))?;
                 let mut partial = base;
                 let mut done = base + partial_bytes(dts) as u64;
                 let mut out = done + 16;
@@ -249,7 +269,7 @@ impl DeviceEntry {
                 total_back(drv, out, total_bytes(dts), result)
             }
             DeviceKind::Scan(_) => {
-                let base = self.scratch(drv, SCAN_AGG + SCAN_FLAGS + 32)?;
+                let (_held, base) = self.scratch(drv, SCAN_AGG + SCAN_FLAGS + 32)?;
                 let mut agg = base;
                 let mut flag = base + SCAN_AGG as u64;
                 let mut ctl = flag + SCAN_FLAGS as u64;
@@ -268,22 +288,6 @@ impl DeviceEntry {
                 total_back(drv, out, 16, result)
             }
         }
-    }
-}
-
-impl DeviceEntry {
-    /// The kernel's device scratch of `bytes`, zeroed once, allocated at the
-    /// first launch (the kernels leave their counters at zero).
-    fn scratch(&self, drv: &cudadrv::Driver, bytes: usize) -> Result<CuPtr, String> {
-        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = *scratch {
-            return Ok(p);
-        }
-        let mut p: CuPtr = 0;
-        drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
-        drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
-        *scratch = Some(p);
-        Ok(p)
     }
 }
 
