@@ -182,7 +182,8 @@ pub fn device(alloc: &Alloc) -> (i32, i32) {
     }
 }
 
-/// The allocation's current copy for a DLPack export, and its device.
+/// The start of the copy an export hands out, made current: the device copy
+/// (counted newer: the consumer may write it) or host memory; and its device.
 pub fn current_copy(alloc: &Alloc) -> crate::errors::PkResult<(*mut u8, (i32, i32))> {
     let device = device(alloc);
     if device.0 == CUDA {
