@@ -65,15 +65,16 @@ def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> tuple[f
     return statistics.median(times[True]), statistics.median(times[False]), statistics.median(ratios)
 
 
-def _read_each_iteration() -> tuple[float, float, float]:
-    """Per iteration of: a map, a reduction, reading its value."""
-    v = pk.View([100], pk.double)
+def _read_each_iteration(n: int = 100, iters: int = 20000) -> tuple[float, float, float]:
+    """Per iteration of: a map over `n` doubles, a reduction of them, reading
+    its value (past the adaptive bypass's size, fused into one kernel)."""
+    v = pk.View([n], pk.double)
 
     def step():
-        pk.parallel_for(100, scale, v=v, a=1.0)
-        float(pk.parallel_reduce(100, total, v=v))
+        pk.parallel_for(n, scale, v=v, a=1.0)
+        float(pk.parallel_reduce(n, total, v=v))
 
-    return _side_by_side(step, 20000)
+    return _side_by_side(step, iters)
 
 
 def _tiny_chain_step():
@@ -168,6 +169,7 @@ def main(calls: int = 5000) -> dict:
     chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
     loop_lazy, loop_eager, loop_ratio = _read_each_iteration()
+    mid_lazy, mid_eager, mid_ratio = _read_each_iteration(1 << 18, 200)
     tiny_lazy, tiny_eager, tiny_ratio = _tiny_chain_side_by_side()
     cached, uncached = _forced_fusion(True), _forced_fusion(False)
     return {
@@ -179,6 +181,9 @@ def main(calls: int = 5000) -> dict:
         "tiny_chain_eager_us": tiny_eager,
         "tiny_chain_lazy_over_eager": tiny_ratio,
         "loop_read_lazy_us": loop_lazy,
+        "loop_mid_lazy_us": mid_lazy,
+        "loop_mid_eager_us": mid_eager,
+        "loop_mid_lazy_over_eager": mid_ratio,
         "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
         "record_p99_us": rec["p99"],

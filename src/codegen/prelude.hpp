@@ -152,14 +152,18 @@ struct Chunked {
     T s0 = T(), s1 = T(), s2 = T(), s3 = T();
     const int64_t b = lo + rc * chunk;
     const int64_t e = b + chunk < hi ? b + chunk : hi;
-    int64_t i       = b;
+    // A copy of the functor in a local: a body's stores through a view
+    // cannot alias its scalar members or view handles then, which stay in
+    // registers (read through `this`, each store forces them to be reloaded).
+    const F g = f;
+    int64_t i = b;
     for (; i + 3 < e; i += 4) {
-      f(i, s0);
-      f(i + 1, s1);
-      f(i + 2, s2);
-      f(i + 3, s3);
+      g(i, s0);
+      g(i + 1, s1);
+      g(i + 2, s2);
+      g(i + 3, s3);
     }
-    for (; i < e; ++i) f(i, s0);
+    for (; i < e; ++i) g(i, s0);
     acc += (s0 + s1) + (s2 + s3);
   }
 };
@@ -174,13 +178,50 @@ struct Chunked {
 // more than their work. Kokkos' parallel_for promises no order, so running
 // them in order is one of its schedules.
 constexpr int64_t SERIAL_ITEMS = 128;
+// A 1-D for on the host in chunks laid out as chunked_reduce's, each chunk
+// through a local copy of the functor (see Chunked): Kokkos' own loop calls
+// the functor in place, where a store through a view may alias its scalar
+// members, so they are reloaded after every store and the loop does not
+// vectorize.
+template <class F>
+struct ChunkedFor {
+  F f;
+  int64_t lo, hi, chunk, per, threads, chunks;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t c) const {
+    const int64_t rc = (c % per) * threads + c / per;
+    if (rc >= chunks) return;
+    const F g       = f;
+    const int64_t b = lo + rc * chunk;
+    const int64_t e = b + chunk < hi ? b + chunk : hi;
+    for (int64_t i = b; i < e; ++i) g(i);
+  }
+};
+// How a host range of `items` splits into chunks: (chunk, threads dealt
+// over, chunks, chunks per thread); see chunked_reduce.
+template <class Space>
+inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chunks, int64_t& per) {
+  const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
+  const bool deal       = items <= (int64_t(1) << 20) && threads > 1;
+  chunk                 = 4096;
+  if (deal) {
+    chunk = (items + 16 * threads - 1) / (16 * threads);
+    chunk = chunk < 1 ? 1 : (chunk > 4096 ? 4096 : chunk);
+  }
+  chunks = (items + chunk - 1) / chunk;
+  t      = deal ? threads : 1;
+  per    = (chunks + t - 1) / t;
+}
 template <class Space, class F>
 void host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   if (hi - lo <= SERIAL_ITEMS) {
-    for (int64_t i = lo; i < hi; ++i) f(i);
+    const F g = f;
+    for (int64_t i = lo; i < hi; ++i) g(i);
     return;
   }
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(lo, hi), f);
+  int64_t chunk, t, chunks, per;
+  host_chunks<Space>(hi - lo, chunk, t, chunks, per);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
+                       ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks});
 }
 template <class Space, class F, class T>
 void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
@@ -191,16 +232,8 @@ void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r)
     r = acc;
     return;
   }
-  const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
-  const bool deal       = items <= (int64_t(1) << 20) && threads > 1;
-  int64_t chunk         = 4096;
-  if (deal) {
-    chunk = (items + 16 * threads - 1) / (16 * threads);
-    chunk = chunk < 1 ? 1 : (chunk > 4096 ? 4096 : chunk);
-  }
-  const int64_t chunks = (items + chunk - 1) / chunk;
-  const int64_t t      = deal ? threads : 1;
-  const int64_t per    = (chunks + t - 1) / t;
+  int64_t chunk, t, chunks, per;
+  host_chunks<Space>(items, chunk, t, chunks, per);
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           Chunked<F, T>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
 }
