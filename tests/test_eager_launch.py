@@ -78,6 +78,11 @@ def fill3(i, j, k, v):
 
 
 @pk.workunit
+def bump2(i, j, v):
+    v[i, j] = v[i, j] + 1
+
+
+@pk.workunit
 def sum2(i, j, acc, v):
     acc += v[i, j]
 
@@ -336,6 +341,28 @@ def test_rank2_mdrange(layout):
     part[1:4, 2:5] = expected[1:4, 2:5]
     np.testing.assert_array_equal(np.asarray(v), part)
     assert pk.parallel_reduce(pk.MDRangePolicy([1, 2], [4, 5]), sum2, v=v) == float(part.sum())
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
+@pytest.mark.parametrize("shape", [(2, 9000), (9000, 3), (300, 301)], ids=["few_rows", "short_rows", "square"])
+def test_rank2_mdrange_split_into_tasks(layout, shape):
+    """Past the in-place size a 2-D host for runs in tasks of rows, of
+    pieces of rows when there are few, or of several short rows (in the
+    order the layout stores them): every item exactly once, sub-ranges
+    included."""
+    v = pk.View(list(shape), pk.int32, layout=layout)
+    i, j = np.indices(shape)
+    expected = i * 100 + j + 1
+    pk.parallel_for(pk.MDRangePolicy([0, 0], list(shape)), fill2, v=v)
+    np.testing.assert_array_equal(np.asarray(v), expected)
+    pk.parallel_for(pk.MDRangePolicy([0, 0], list(shape)), bump2, v=v)
+    np.testing.assert_array_equal(np.asarray(v), expected + 1)
+    v.fill(0)
+    lo, hi = [1, 2], [shape[0] - 1, shape[1] - 1]
+    pk.parallel_for(pk.MDRangePolicy(lo, hi), fill2, v=v)
+    part = np.zeros(shape, np.int32)
+    part[1:-1, 2:-1] = expected[1:-1, 2:-1]
+    np.testing.assert_array_equal(np.asarray(v), part)
 
 
 def test_empty_mdrange():

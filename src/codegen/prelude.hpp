@@ -223,6 +223,49 @@ void host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                        ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks});
 }
+// A 2-D for on the host in tasks of whole rows (columns when `left`: the
+// index that moves fastest in memory is the inner one), or of pieces of rows
+// when there are few of them, each task through a local copy of the functor
+// as in ChunkedFor (Kokkos' MDRange tiles call it in place).
+template <class F>
+struct Rows2 {
+  F f;
+  int64_t lo0, lo1, hi0, hi1;
+  int64_t per, piece, pieces;  // rows per task; inner items per piece, pieces per row
+  bool left;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t t) const {
+    const F g        = f;
+    const int64_t ob = (left ? lo1 : lo0) + (t / pieces) * per, oend = left ? hi1 : hi0;
+    const int64_t oe = ob + per < oend ? ob + per : oend;
+    const int64_t ib = (left ? lo0 : lo1) + (t % pieces) * piece, iend = left ? hi0 : hi1;
+    const int64_t ie = ib + piece < iend ? ib + piece : iend;
+    for (int64_t o = ob; o < oe; ++o) {
+      if (left)
+        for (int64_t i = ib; i < ie; ++i) g(i, o);
+      else
+        for (int64_t j = ib; j < ie; ++j) g(o, j);
+    }
+  }
+};
+template <class Space, class F>
+void host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
+  const int64_t n0 = hi[0] > lo[0] ? hi[0] - lo[0] : 0, n1 = hi[1] > lo[1] ? hi[1] - lo[1] : 0;
+  const int64_t outer = left ? n1 : n0, inner = left ? n0 : n1;
+  if (outer == 0 || inner == 0) return;
+  // Few rows: pieces of 4096 items, so that every thread has work. Short
+  // rows: about 2048 items a task (a copy of the functor per row would cost
+  // more than the row).
+  const int64_t piece  = outer >= 64 || inner <= 4096 ? inner : 4096;
+  const int64_t pieces = (inner + piece - 1) / piece;
+  const int64_t per    = piece >= 2048 ? 1 : (2048 + piece - 1) / piece;
+  const int64_t tasks  = (outer + per - 1) / per * pieces;
+  const Rows2<F> r{f, lo[0], lo[1], hi[0], hi[1], per, piece, pieces, left};
+  if (n0 * n1 <= SERIAL_ITEMS) {
+    for (int64_t t = 0; t < tasks; ++t) r(t);
+    return;
+  }
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, tasks), r);
+}
 template <class Space, class F, class T>
 void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
   const int64_t items   = hi > lo ? hi - lo : 0;

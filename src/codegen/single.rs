@@ -164,6 +164,13 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         (Pattern::For, _) if nidx == 1 && !team => {
             s.push_str(&range_for(spec.space, &label))
         }
+        // 2-D on the host: rows through a local copy of the functor (prelude.hpp).
+        (Pattern::For, _) if nidx == 2 && !team && spec.space != Space::Cuda => {
+            s.push_str(&format!(
+                "    pk::host_for2<{}>(\"{label}\", f, lo, hi, {left_fastest});\n",
+                spec.space.cpp()
+            ))
+        }
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
         (Pattern::Reduce, Some(d)) if nidx == 1 && !team && lw.acc_only_added => {
             s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp()))
