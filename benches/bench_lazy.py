@@ -77,6 +77,20 @@ def _read_each_iteration(n: int = 100, iters: int = 20000) -> tuple[float, float
     return _side_by_side(step, iters)
 
 
+def _alone_each_iteration(n: int = 1 << 15, iters: int = 2000) -> tuple[float, float, float]:
+    """Per iteration of: a map over `n` doubles and one element read, then a
+    reduction read at once: every flush runs one launch, nothing can fuse
+    (past the adaptive bypass's size: solo.rs runs them at once)."""
+    v = pk.View([n], pk.double)
+
+    def step():
+        pk.parallel_for(n, scale, v=v, a=1.0)
+        v[3]
+        float(pk.parallel_reduce(n, total, v=v))
+
+    return _side_by_side(step, iters)
+
+
 def _tiny_chain_step():
     """One iteration of bench_fusion's 7-map chain and sum over 64 doubles,
     its total read."""
@@ -170,6 +184,7 @@ def main(calls: int = 5000) -> dict:
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
     loop_lazy, loop_eager, loop_ratio = _read_each_iteration()
     mid_lazy, mid_eager, mid_ratio = _read_each_iteration(1 << 18, 200)
+    alone_lazy, alone_eager, alone_ratio = _alone_each_iteration()
     tiny_lazy, tiny_eager, tiny_ratio = _tiny_chain_side_by_side()
     cached, uncached = _forced_fusion(True), _forced_fusion(False)
     return {
@@ -184,6 +199,9 @@ def main(calls: int = 5000) -> dict:
         "loop_mid_lazy_us": mid_lazy,
         "loop_mid_eager_us": mid_eager,
         "loop_mid_lazy_over_eager": mid_ratio,
+        "alone_lazy_us": alone_lazy,
+        "alone_eager_us": alone_eager,
+        "alone_lazy_over_eager": alone_ratio,
         "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
         "record_p99_us": rec["p99"],

@@ -77,6 +77,11 @@ pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
 }
 
+/// Whether the adaptive choices are on (`PK_FUSION_DISABLE=adaptive`: off).
+pub fn on() -> bool {
+    switches().0
+}
+
 /// (adaptive, adaptive_cost): whether each is on. The configuration is the
 /// process's, read once; these are asked on every small launch.
 fn switches() -> (bool, bool) {

@@ -6,7 +6,7 @@
 //!   dropped -> candidates -> partition -> verify -> dead temporaries ->
 //!   deferral -> explain) -> per region: take it out of the DAG (deferred
 //!   launches stay in it) -> kernel (fused: layout -> generate -> build and
-//!   load) -> run.
+//!   load) -> run -> note the kernels that ran alone (solo.rs).
 //!
 //! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
@@ -15,6 +15,7 @@ mod kernels;
 mod plan_cache;
 mod planning;
 mod settle;
+mod solo;
 
 use crate::errors::{PkError, PkResult};
 use crate::exec::args::ArgVal;
@@ -42,8 +43,9 @@ pub enum Submitted {
     /// To run now (`run_now`): eager mode, or it touches memory Python can
     /// change behind our back (NumPy arrays, exported views).
     Now(Launch),
-    /// A small host launch lazy mode runs at once with nothing pending
-    /// (`at_once`), timed for the adaptive cost signal when the flag says so.
+    /// A host launch lazy mode runs at once with nothing pending (`at_once`):
+    /// a small one (adaptive.rs), timed for the adaptive cost signal when the
+    /// flag says so, or one that flushed alone lately (solo.rs).
     AtOnce(Launch, bool),
 }
 
@@ -64,6 +66,10 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
             return Ok(Submitted::AtOnce(l, timed));
         }
         return Ok(Submitted::Now(l));
+    }
+    // A launch that flushed alone lately, with nothing pending (solo.rs).
+    if graph::enabled() && !foreign && graph::pending_count() == 0 && solo::run_at_once(&l) {
+        return Ok(Submitted::AtOnce(l, false));
     }
     if graph::enabled() && !foreign {
         // Folding exact repeats into one node is a fusion decision: not when unfused.
@@ -147,6 +153,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     if let (Some(t0), true) = (t0, small) {
         adaptive::flushed_small(launches, t0.elapsed().as_nanos() as u64);
     }
+    solo::flushed(&nodes, &planned);
     Ok(Ran(nodes))
 }
 
@@ -185,6 +192,7 @@ fn trace_flush(
 /// adaptive.rs), and so does what deferral learned (lazy/deferral.rs).
 pub fn lazy_switched() {
     adaptive::reset();
+    solo::forget();
     deferral::forget();
 }
 

@@ -1,0 +1,106 @@
+//! Launches that always flush alone. A host launch past the adaptive
+//! bypass's size (adaptive.rs) that its last flushes ran by itself (nothing
+//! fused with it, kept in registers, deferred or dropped) gained nothing from
+//! being recorded, and paid recording and planning on top of its kernel:
+//! 1-3 us, a fifth of a kernel over 2^15 doubles. A program that reads a
+//! result or an element after every launch does this on every launch.
+//!
+//! Such a launch, submitted while nothing is pending (so nothing recorded
+//! before it could fuse with it), runs at once as in eager mode. Every
+//! `PROBE`th is recorded again (the period doubles, up to `MAX_PERIOD`,
+//! while probes find it still alone): a program whose launches start to
+//! fuse (a consumer now follows before the read) gets fusion back at the
+//! next probe.
+//! GPU launches are always recorded (a recording costs a fraction of a
+//! kernel launch there). `PK_FUSION_DISABLE=adaptive` switches this off too.
+use super::planning::Planned;
+use crate::exec::kernel::{KernelKey, KeyMap};
+use crate::exec::launch::Launch;
+use crate::lazy::graph::Node;
+use crate::types::Space;
+use std::sync::{Arc, LazyLock};
+
+/// Flushes alone in a row before a kernel's launches run at once.
+const ALONE: u32 = 3;
+/// While they do, every this many is recorded again, at first.
+const PROBE: u32 = 64;
+const MAX_PERIOD: u32 = 16 * PROBE;
+
+struct Streak {
+    /// Flushes in a row that ran a launch of this kernel by itself.
+    alone: u32,
+    /// Launches run at once since the last recorded one.
+    skipped: u32,
+    /// Launches run at once between probes.
+    period: u32,
+}
+
+impl Default for Streak {
+    fn default() -> Self {
+        Streak {
+            alone: 0,
+            skipped: 0,
+            period: PROBE,
+        }
+    }
+}
+
+static STREAKS: LazyLock<KeyMap<Streak>> = LazyLock::new(KeyMap::default);
+
+/// Whether this module decides about `l`: a host launch the adaptive bypass
+/// does not (it has its own signals for small ones).
+fn tracked(l: &Launch) -> bool {
+    l.key.space != Space::Cuda && !super::adaptive::small(l) && super::adaptive::on()
+}
+
+/// Whether `l`, submitted while nothing is pending, should run at once.
+pub fn run_at_once(l: &Launch) -> bool {
+    if !tracked(l) {
+        return false;
+    }
+    let Some(mut s) = STREAKS.get_mut(&l.key) else {
+        return false;
+    };
+    if s.alone < ALONE {
+        return false;
+    }
+    s.skipped += 1;
+    if s.skipped >= s.period {
+        s.skipped = 0;
+        return false; // a probe: recorded, and its flush says what it is now
+    }
+    true
+}
+
+/// After a flush ran `planned` over `nodes`: which kernels ran alone.
+pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
+    let node = |seq: u64| nodes.iter().find(|n| n.seq == seq);
+    for r in &planned.regions {
+        let alone = r.seqs.len() == 1 && r.registers.is_empty() && r.deferred.is_empty();
+        for n in r.seqs.iter().filter_map(|&s| node(s)) {
+            if tracked(&n.launch) {
+                note(&n.launch.key, alone && n.count() == 1);
+            }
+        }
+    }
+    for n in planned.overwritten.iter().filter(|n| tracked(&n.launch)) {
+        note(&n.launch.key, false);
+    }
+}
+
+fn note(key: &KernelKey, alone: bool) {
+    let mut s = STREAKS.entry(key.clone()).or_default();
+    // A probe that found it alone again: probe half as often.
+    s.period = match (alone, s.alone >= ALONE) {
+        (true, true) => (2 * s.period).min(MAX_PERIOD),
+        (true, false) => s.period,
+        (false, _) => PROBE,
+    };
+    s.alone = if alone { s.alone.saturating_add(1) } else { 0 };
+    s.skipped = 0;
+}
+
+/// Starts over (lazy mode switched).
+pub fn forget() {
+    STREAKS.clear();
+}
