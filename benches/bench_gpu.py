@@ -8,7 +8,8 @@
     measured in the same run with CuPy (device-to-device copy);
 (c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
     k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, max, min
-    and sum of one View read in turn, many small launches. Eager and fused
+    and sum of one View read in turn, many small launches, flushes of one
+    launch each (lazy / eager side by side). Eager and fused
     results are compared and a mismatch fails the run;
 (d) a chain of 7 maps and its sum whose last temporary is still referenced when
     the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
@@ -36,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pykokkos as pk  # noqa: E402
 from _util import per_call_us  # noqa: E402
 from bench_fusion import add, chain, copy, dot, mul, stat_max, stat_min, step, tiny, total, triad  # noqa: E402
+
+step_map = step
 
 N = 1 << 27
 
@@ -255,6 +258,30 @@ def small_launches(launches: int = 100_000) -> tuple[dict, bool]:
             "small_speedup": tm[False] / tm[True]}, ok
 
 
+def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
+    """Flushes of one launch each, nothing to fuse: a map over `n` doubles and
+    one element read, then a sum read at once; lazy and eager blocks
+    alternating (bench_lazy's side by side). Lazy mode runs such launches at
+    once after three flushes alone (src/pipeline/solo.rs)."""
+    from bench_lazy import _side_by_side
+
+    x, y = pk.View([n], pk.double), pk.View([n], pk.double)
+    np.asarray(x)[:] = 1.0
+    got = {}
+
+    def step():
+        pk.parallel_for(n, step_map, a=1.0, x=x, y=y)
+        e = y[3]
+        return e, float(pk.parallel_reduce(n, total, t=y))
+
+    for mode in (False, True):
+        lazy(mode)
+        got[mode] = step()
+    lazy(False)
+    lz, eg, ratio = _side_by_side(step, iters, reps=7, settle=20)
+    return {"alone_lazy_us": lz, "alone_eager_us": eg, "alone_lazy_over_eager": ratio}, got[False] == got[True]
+
+
 PROBE = """
 import json, sys, time
 import numpy as np
@@ -414,6 +441,11 @@ def main() -> int:
               f"ratio {lc['live_fused_over_cupy_fuse']:.3f}; eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
               f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms", flush=True)
         return 0 if good else 1
+    if "--alone" in sys.argv:  # the flushes-of-one-launch row alone
+        al, good = alone_row()
+        print(f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
+              f"lazy / eager = {al['alone_lazy_over_eager']:.3f}", flush=True)
+        return 0 if good else 1
     r = launch_overhead()
     print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
           f"(p99 {r['launch_p99_us']:.2f} us; {r['launch_batch_us']:.2f} us per launch over a batch of 20000), "
@@ -446,6 +478,11 @@ def main() -> int:
     ok &= good
     print(f"(c) {s['small_launches']} launches of a 10-element kernel + 1 read: eager {s['small_eager_s']:.3f} s, "
           f"fused {s['small_fused_s']:.3f} s, {s['small_speedup']:.2f}x", flush=True)
+    al, good = alone_row()
+    ok &= good
+    print(f"(c) flushes of one launch (map over 2^20 + element read, then a sum read): lazy {al['alone_lazy_us']:.1f} us, "
+          f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f}, "
+          f"target <= 1", flush=True)
     compile_rows()
     print(pk.explain(show=False).splitlines()[0])
     print("eager and fused results equal:", ok)

@@ -1,5 +1,5 @@
 """Lazy mode and launches that always flush alone (src/pipeline/solo.rs): past
-the adaptive bypass's size, a host launch whose last three flushes ran it by
+the adaptive bypass's size (or on the GPU), a launch whose last three flushes ran it by
 itself runs at once while nothing is pending, and a probe every 64th launch
 records it again, so fusion comes back once a consumer follows it. Values
 equal NumPy's throughout."""
@@ -36,7 +36,6 @@ def solo_total(i, acc, v):
     acc += v[i]
 
 
-@pytest.mark.host_only("GPU launches are always recorded (solo.rs)")
 def test_a_launch_read_after_every_run_runs_at_once_after_three_flushes_alone(lazy):
     v = pk.View([N], pk.double)
     v.fill(1.0)
@@ -51,7 +50,6 @@ def test_a_launch_read_after_every_run_runs_at_once_after_three_flushes_alone(la
     np.testing.assert_array_equal(np.asarray(v), ref)
 
 
-@pytest.mark.host_only("GPU launches are always recorded (solo.rs)")
 def test_a_probe_gives_fusion_back_once_a_consumer_follows(lazy):
     v, out = pk.View([N], pk.double), pk.View([N], pk.double)
     v.fill(1.0)
@@ -91,7 +89,6 @@ print(seen)
 """
 
 
-@pytest.mark.host_only("GPU launches are always recorded (solo.rs)")
 def test_with_the_adaptive_choices_off_every_launch_is_recorded():
     """`PK_FUSION_DISABLE=adaptive` (read once per process) keeps recording."""
     env = {**os.environ, "PK_FUSE": "1", "PK_FUSION_DISABLE": "adaptive",

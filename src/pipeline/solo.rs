@@ -1,23 +1,21 @@
-//! Launches that always flush alone. A host launch past the adaptive
-//! bypass's size (adaptive.rs) that its last flushes ran by itself (nothing
-//! fused with it, kept in registers, deferred or dropped) gained nothing from
-//! being recorded, and paid recording and planning on top of its kernel:
-//! 1-3 us, a fifth of a kernel over 2^15 doubles. A program that reads a
-//! result or an element after every launch does this on every launch.
+//! Launches that always flush alone. A launch that its last flushes ran by
+//! itself (nothing fused with it, kept in registers, deferred or dropped)
+//! gained nothing from being recorded, and paid recording and planning on
+//! top of its kernel: 1-3 us, a fifth of a host kernel over 2^15 doubles,
+//! about a kernel launch on the GPU. A program that reads a result or an
+//! element after every launch pays this on every launch. (Small host
+//! launches have the adaptive bypass, adaptive.rs, with signals of its own.)
 //!
 //! Such a launch, submitted while nothing is pending (so nothing recorded
 //! before it could fuse with it), runs at once as in eager mode. Every
 //! `PROBE`th is recorded again (the period doubles, up to `MAX_PERIOD`,
 //! while probes find it still alone): a program whose launches start to
 //! fuse (a consumer now follows before the read) gets fusion back at the
-//! next probe.
-//! GPU launches are always recorded (a recording costs a fraction of a
-//! kernel launch there). `PK_FUSION_DISABLE=adaptive` switches this off too.
+//! next probe. `PK_FUSION_DISABLE=adaptive` switches this off too.
 use super::planning::Planned;
 use crate::exec::kernel::{KernelKey, KeyMap};
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
-use crate::types::Space;
 use std::sync::{Arc, LazyLock};
 
 /// Flushes alone in a row before a kernel's launches run at once.
@@ -47,10 +45,10 @@ impl Default for Streak {
 
 static STREAKS: LazyLock<KeyMap<Streak>> = LazyLock::new(KeyMap::default);
 
-/// Whether this module decides about `l`: a host launch the adaptive bypass
-/// does not (it has its own signals for small ones).
+/// Whether this module decides about `l`: a launch the adaptive bypass
+/// does not (it has its own signals for small host ones).
 fn tracked(l: &Launch) -> bool {
-    l.key.space != Space::Cuda && !super::adaptive::small(l) && super::adaptive::on()
+    super::adaptive::on() && !super::adaptive::small(l)
 }
 
 /// Whether `l`, submitted while nothing is pending, should run at once.
