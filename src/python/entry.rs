@@ -62,22 +62,6 @@ fn common<'py>(f: &Forms, wu: &Borrowed<'_, 'py, PyAny>) -> PyResult<Option<Boun
     Ok(nat.cast_into::<Workunit>().ok())
 }
 
-/// The caller's code object and instruction offset: the launch's call site.
-fn call_site(py: Python<'_>) -> PyResult<(Option<Bound<'_, PyAny>>, i64)> {
-    // SAFETY: the GIL is held; PyEval_GetFrame returns a borrowed reference
-    // (or null outside any Python frame) and PyFrame_GetCode a new one.
-    unsafe {
-        let frame = ffi::PyEval_GetFrame();
-        if frame.is_null() {
-            return Ok((None, 0));
-        }
-        let frame = Bound::from_borrowed_ptr(py, frame.cast());
-        let code = Bound::from_owned_ptr(py, ffi::PyFrame_GetCode(frame.as_ptr().cast()).cast());
-        let lasti: i64 = frame.getattr(pyo3::intern!(py, "f_lasti"))?.extract()?;
-        Ok((Some(code), lasti))
-    }
-}
-
 // The entries are C functions of the vectorcall convention (METH_FASTCALL |
 // METH_KEYWORDS): the arguments arrive as an array and the keyword names as
 // a tuple, so the common call builds no argument tuple and only the one dict
@@ -103,8 +87,8 @@ fn enter<'py>(
         && (kw.has(pyo3::intern!(py, "reducer"))? || kw.has(pyo3::intern!(py, "initial_value"))?);
     if let ([policy, wu], false) = (pos, special) {
         if let Some(wu) = common(f, wu)? {
-            let site = call_site(py)?;
-            let r = launch_with(py, pattern, policy, &wu, &kw, None, false, None, None, site)?;
+            // The call site is looked up only if the launch is recorded.
+            let r = launch_with(py, pattern, policy, &wu, &kw, None, false, None, None, None)?;
             return Ok(match r {
                 // Lazy mode hands back a pending total: the Python number type wraps it.
                 Some(r) if r.is_instance_of::<Pending>() => {

@@ -6,7 +6,7 @@ use super::bridge::{detached, py_err, total_to_py};
 use super::buffer::HeldBuffer;
 use super::kw::Kw;
 use super::lazy::record_result;
-use super::origin::{CallOrigin, PyOrigin};
+use super::origin::{call_site, CallOrigin, PyOrigin, Site};
 use super::policy::Policy;
 use super::resolve;
 use super::workunit::Workunit;
@@ -214,7 +214,7 @@ pub fn launch<'py>(
     site_code: Option<Bound<'py, PyAny>>,
     site_offset: i64,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let site = (site_code, site_offset);
+    let site = Some((site_code, site_offset));
     launch_with(
         py,
         pattern,
@@ -230,7 +230,7 @@ pub fn launch<'py>(
 }
 
 /// `launch` with its keyword arguments as a `Kw` (the launch entries pass a
-/// call's own) and its call site as (code object, instruction offset).
+/// call's own) and its call site.
 #[allow(clippy::too_many_arguments)]
 pub fn launch_with<'py>(
     py: Python<'py>,
@@ -242,7 +242,7 @@ pub fn launch_with<'py>(
     is_method: bool,
     methods: Option<&Bound<'py, PyDict>>,
     initial: Option<&Bound<'py, PyAny>>,
-    (site_code, site_offset): (Option<Bound<'py, PyAny>>, i64),
+    site: Site<'py>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let wu_ref = wu;
     let wu = wu.get();
@@ -273,6 +273,8 @@ pub fn launch_with<'py>(
     // A recorded launch owns its origin (shared by the launches of one call
     // site: a loop records one origin); one that runs now borrows it.
     let recorded = || -> Arc<dyn Origin> {
+        // No frame to name (the launch came from C): no call site.
+        let (site_code, site_offset) = site.unwrap_or_else(|| call_site(py).unwrap_or((None, 0)));
         let key = (
             methods.map_or(0, |m| m.as_ptr() as usize),
             site_code.as_ref().map_or(0, |c| c.as_ptr() as usize),

@@ -8,6 +8,7 @@ use super::workunit::Workunit;
 use crate::errors::{PkError, PkResult};
 use crate::exec::launch::Origin;
 use crate::lower::Globals;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
@@ -93,4 +94,26 @@ fn locate(code: &Bound<'_, PyAny>, lasti: i64) -> String {
         }
     }
     format!("{file}:{line}")
+}
+
+/// A launch's call site: (code object, instruction offset), or None for
+/// the calling Python frame's, looked up only when the launch is recorded
+/// (a frame object costs an allocation on every call of the function that
+/// launches).
+pub type Site<'py> = Option<(Option<Bound<'py, PyAny>>, i64)>;
+
+/// The caller's code object and instruction offset: the launch's call site.
+pub fn call_site(py: Python<'_>) -> PyResult<(Option<Bound<'_, PyAny>>, i64)> {
+    // SAFETY: the GIL is held; PyEval_GetFrame returns a borrowed reference
+    // (or null outside any Python frame) and PyFrame_GetCode a new one.
+    unsafe {
+        let frame = ffi::PyEval_GetFrame();
+        if frame.is_null() {
+            return Ok((None, 0));
+        }
+        let frame = Bound::from_borrowed_ptr(py, frame.cast());
+        let code = Bound::from_owned_ptr(py, ffi::PyFrame_GetCode(frame.as_ptr().cast()).cast());
+        let lasti: i64 = frame.getattr(pyo3::intern!(py, "f_lasti"))?.extract()?;
+        Ok((Some(code), lasti))
+    }
 }
