@@ -189,6 +189,7 @@ def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
 
 EMULATION = r"""
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #define __device__
 #define __global__
@@ -307,6 +308,16 @@ def test_the_nvrtc_form_of_a_for_computes_what_numpy_does(emulate, layout):
     i = np.arange(n)
     want = 1.5 * x + np.sqrt(np.abs(m[:, 1])) + (i // 3) % 5 - x // 0.25 + m[:, 0] % 1.5
     np.testing.assert_array_equal(out, want)
+
+
+def test_the_nvrtc_form_of_printf_prints_each_item(emulate, capfd):
+    x = np.array([0.5, 1.5, 2.5])
+    src = nvrtc_source(0, with_printf, 3, x=pk.View([3], pk.double))
+    assert src is not None and "printf(" in src
+    lib = emulate("with_printf", src)
+    lib.run_for(ctypes.byref(args_struct([x], [], 3)))
+    ctypes.CDLL(None).fflush(None)  # C's stdout, as the GPU's printf buffer reaches it
+    assert capfd.readouterr().out.splitlines() == ["0.500000", "1.500000", "2.500000"]
 
 
 def test_the_nvrtc_form_of_a_sum_computes_what_numpy_does(emulate):
@@ -524,7 +535,6 @@ def test_a_scan_that_does_more_than_add_keeps_the_kokkos_path():
 
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
-    assert nvrtc_source(0, with_printf, 8, x=v) is None
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
     assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
     host = _native.generate_source(0, _native.Policy([0], [8], 1), pk._kernels._capture(with_printf), {"x": v},
@@ -534,7 +544,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 
 @pytest.mark.device_only
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
-    """New fors (1-D and 2-D, both layouts), reductions (a sum, Min, Max, BAnd,
+    """New fors (1-D and 2-D, both layouts, one that prints), reductions (a sum, Min, Max, BAnd,
     MinLoc, an empty range), scans and team reductions (nested sums, scratch, single, atomics)
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
@@ -550,6 +560,10 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         @pk.workunit
         def norm(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
             acc += a[i] * a[i]
+
+        @pk.workunit
+        def say(i: int, k: int, a: pk.View1D[pk.double]):
+            pk.printf("say %d %d %.1f\\n", k, i, a[i] * 0.0 + i)
 
         @pk.workunit
         def grid(i: int, j: int, m: pk.View2D[pk.double], s: pk.View2D[pk.double]):
@@ -633,6 +647,8 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         a = pk.View([n], pk.double)
         pk.parallel_for(n, fill, a=a)
         r = pk.parallel_reduce(n, norm, a=a)
+        pk.parallel_for(3, say, k=7, a=a)
+        pk.fence()
         i = np.arange(n)
         ref = np.sin(0.001 * i) + 1.0 / (i + 1)
         # CUDA's sin is within 2 ulp of NumPy's, not equal to it.
@@ -686,7 +702,11 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         r = subprocess.run([sys.executable, str(script)], env=dict(base, PK_NVRTC=nvrtc), capture_output=True,
                            text=True, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-3000:]
-        runs[nvrtc] = r.stdout.strip()
+        # printf lines, in whatever order the threads made them.
+        lines = r.stdout.splitlines()
+        says = sorted(line for line in lines if line.startswith("say "))
+        assert says == ["say 7 0 0.0", "say 7 1 1.0", "say 7 2 2.0"], r.stdout[-3000:]
+        runs[nvrtc] = [line for line in lines if not line.startswith("say ")][-1]
     cubins = list(_kernel_dir().glob("*.cubin"))
     assert cubins, "no kernel went through NVRTC"
     # A source the shim claims to cover that NVRTC refuses is a shim bug (it

@@ -9,7 +9,7 @@
 //! 1-D scans whose bodies only add to their updates (device_scan.rs),
 //! atomics included, and team kernels (TeamPolicy) with nested fors and
 //! sums over team, vector and team-vector ranges, single and level-0
-//! scratch; with no bounds checks, printf, complex numbers or nested scans.
+//! scratch, printf included; with no bounds checks, complex numbers or nested scans.
 //! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
@@ -147,7 +147,8 @@ const PK_NAMES: &[&str] = &[
 ];
 /// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
 /// Level-1 scratch (global memory per team) and any level not spelled 0 too.
-const FOREIGN: &[&str] = &["printf", "Kokkos::complex", "__shared__"];
+/// (`printf` is CUDA's own in device code, NVRTC's included.)
+const FOREIGN: &[&str] = &["Kokkos::complex", "__shared__"];
 
 /// Whether every qualified name in `text` is one the shim provides.
 fn shim_covers(text: &str) -> bool {
