@@ -52,6 +52,16 @@ fn k(text: &str, line: u32, pattern: Pattern, args: &[(&str, ArgTy)], plans: &[P
 }
 
 fn fused(ks: &[K], groups: usize, locals: &[(usize, DType)], label: &str) -> String {
+    fused_cached(ks, groups, locals, &[], label)
+}
+
+fn fused_cached(
+    ks: &[K],
+    groups: usize,
+    locals: &[(usize, DType)],
+    cached: &[(usize, DType)],
+    label: &str,
+) -> String {
     let g = globals();
     let bodies: Vec<Body> = ks
         .iter()
@@ -72,7 +82,7 @@ fn fused(ks: &[K], groups: usize, locals: &[(usize, DType)], label: &str) -> Str
         })
         .collect();
     let groups: Vec<(usize, usize, ViewTy)> = (0..groups).map(|_| (0, 0, VIEW)).collect();
-    generate(&bodies, &groups, locals, Space::OpenMP, label)
+    generate(&bodies, &groups, locals, cached, Space::OpenMP, label)
         .expect("fused region generates")
         .0
 }
@@ -87,6 +97,38 @@ fn member(n: &str) -> Plan {
 
 fn shared(n: &str) -> Plan {
     Plan::Shared(n.into())
+}
+
+#[test]
+fn buffers_accessed_only_at_the_work_index_live_in_locals() {
+    // y += a*x; x += b*y: each element of x and y loaded once, stored once.
+    let cached = |g: usize, declares: bool| {
+        Plan::Cached(format!("pk_b{g}"), format!("pk_c{g}"), DType::F64, declares)
+    };
+    let scalar = ArgTy::Scalar {
+        dtype: DType::F64,
+        weak: true,
+    };
+    let axpy = |line: u32, first: bool| {
+        k(
+            "def axpy(i, a, x, y):\n    y[i] = a * x[i] + y[i]\n",
+            line,
+            Pattern::For,
+            &[("a", scalar.clone()), ("x", v()), ("y", v())],
+            &[
+                member(if first { "pk_s0_0" } else { "pk_s1_0" }),
+                cached(if first { 0 } else { 1 }, first),
+                cached(if first { 1 } else { 0 }, first),
+            ],
+        )
+    };
+    insta::assert_snapshot!(fused_cached(
+        &[axpy(3, true), axpy(4, false)],
+        2,
+        &[],
+        &[(0, DType::F64), (1, DType::F64)],
+        "fused(axpy+axpy)"
+    ));
 }
 
 #[test]

@@ -24,6 +24,9 @@ pub struct Access {
     /// (A kernel that writes a temporary only under a condition leaves the
     /// other elements as they were: they cannot live in registers.)
     pub always_written: bool,
+    /// Every access is in the workunit's own body (none in a function or
+    /// method it calls, whose code reaches the view on its own).
+    pub direct: bool,
 }
 
 /// Resolves the functions a kernel calls, so that their accesses count.
@@ -186,6 +189,7 @@ impl<'a> Walk<'a, '_> {
         a.read |= m != Mode::Write;
         a.write |= m != Mode::Read;
         a.at_work_index = (first || a.at_work_index) && at_work_index;
+        a.direct = (first || a.direct) && self.site.is_none();
         a.always_written |= m == Mode::Write
             && at_work_index
             && self.nested == 0

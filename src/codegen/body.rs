@@ -171,7 +171,7 @@ pub fn lower_workunit(
         let decided = plan.map(|p| p(k, name));
         match &decided {
             Some(Plan::Member(c)) | Some(Plan::Shared(c)) => var.cpp = c.clone(),
-            Some(Plan::Local(c, _)) => var.cpp = c.clone(),
+            Some(Plan::Local(c, _)) | Some(Plan::Cached(c, ..)) => var.cpp = c.clone(),
             None => {}
         }
         let cpp = var.cpp.clone();
@@ -182,7 +182,15 @@ pub fn lower_workunit(
             cx.elem_locals.insert(key.clone(), (c.clone(), *d));
             continue;
         }
-        let declare = !matches!(decided, Some(Plan::Shared(_)));
+        // `v[i]` is the local; the member stays for the load and the store.
+        if let Some(Plan::Cached(_, local, d, _)) = &decided {
+            cx.elem_locals.insert(key.clone(), (local.clone(), *d));
+        }
+        let declare = match &decided {
+            Some(Plan::Shared(_)) => false,
+            Some(Plan::Cached(.., declares)) => *declares,
+            _ => true,
+        };
         match &ty {
             Ty::View(v) => {
                 abi.view_slots.push(k);

@@ -34,11 +34,14 @@ pub struct FusedAbi {
     pub accs: Vec<(usize, DType)>,
 }
 
-/// `groups[g]`: the view type of member `pk_b{g}`; `locals[t]`: dtype of `pk_t{t}`.
+/// `groups[g]`: the view type of member `pk_b{g}`; `locals[t]`: dtype of
+/// `pk_t{t}`; `cached`: the members `pk_b{g}` each work item keeps in a local
+/// `pk_c{g}` of this dtype.
 pub fn generate(
     bodies: &[Body],
     groups: &[(usize, usize, ViewTy)],
     locals: &[(usize, DType)],
+    cached: &[(usize, DType)],
     space: Space,
     label: &str,
 ) -> KResult<(String, FusedAbi, Option<DeviceParts>)> {
@@ -117,6 +120,9 @@ pub fn generate(
         for (t, (_, d)) in locals.iter().enumerate() {
             sig.push_str(&format!(", {}& pk_t{t}", d.cpp()));
         }
+        for (g, d) in cached {
+            sig.push_str(&format!(", {}& pk_c{g}", d.cpp()));
+        }
         s.push_str(&format!(
             "  // {} ({}:{})\n  KOKKOS_INLINE_FUNCTION void pk_body{b}({sig}) const {{\n{}{}  }}\n",
             bodies[b].spec.def.name,
@@ -139,6 +145,13 @@ pub fn generate(
     ));
     for (t, (_, d)) in locals.iter().enumerate() {
         s.push_str(&format!("    {0} pk_t{t} = {0}();\n", d.cpp()));
+    }
+    // Buffers only ever accessed at the work index: each element is loaded
+    // once and stored once, the bodies working on a local in between (read
+    // through the member, each access after a store to another buffer would
+    // be loaded again: the compiler cannot tell that they do not alias).
+    for (g, d) in cached {
+        s.push_str(&format!("    {} pk_c{g} = pk_b{g}(pk_i);\n", d.cpp()));
     }
     // Each reduction adds into a register of its own, folded into the
     // accumulator once per work item: the accumulator is a reference the
@@ -174,7 +187,11 @@ pub fn generate(
             });
         }
         args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
+        args.extend(cached.iter().map(|(g, _)| format!("pk_c{g}")));
         s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
+    }
+    for (g, _) in cached {
+        s.push_str(&format!("    pk_b{g}(pk_i) = pk_c{g};\n"));
     }
     for r in (0..reduces.len()).filter(|&r| in_register(r)) {
         s.push_str(&format!(

@@ -56,6 +56,10 @@ pub enum Plan {
     Shared(String),
     /// A dead temporary of a fused kernel: a per-work-item local of this dtype.
     Local(String, DType),
+    /// A buffer of a fused kernel only ever accessed at the work index: the
+    /// member (declared here when the flag says so) is loaded into the local
+    /// once per work item and stored back after the last body (fused.rs).
+    Cached(String, String, DType, bool),
 }
 
 /// (C++ name, C++ type, view slot) of one functor member.

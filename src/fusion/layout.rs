@@ -3,11 +3,12 @@
 //! temporaries per-work-item locals, scalars members of their own body. Also
 //! the region's structural key: regions of the same workunits, argument types
 //! and sharing reuse one compiled kernel.
+use crate::analysis::access::Access;
 use crate::codegen::Plan;
 use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use crate::types::{ArgTy, DType, ViewTy};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::hash::Hash;
 
 pub struct Layout {
@@ -17,17 +18,47 @@ pub struct Layout {
     pub groups: Vec<(usize, usize, ViewTy)>,
     /// Per local `pk_t{t}`: its allocation and dtype.
     pub locals: Vec<(usize, DType)>,
+    /// Members kept in a local `pk_c{g}` for each work item: (g, dtype).
+    pub cached: Vec<(usize, DType)>,
+}
+
+/// Whether member `g` may live in a local for each work item (loaded once,
+/// stored back once): every access of it in the region is `v[i]` at the work
+/// index in a workunit's own body (so no other work item touches element i,
+/// and no code sees it but through `v[i]`: a called function would reach the
+/// memory, not the local), it is no atomic view, no other member shares its
+/// allocation (a write through one would not show in the other's local), and
+/// some body writes it in every work item (so element i is in bounds: the
+/// load and the store at the ends touch only what the program touches).
+fn cacheable(g: usize, uses: &[(usize, Access)], keys: &[GroupKey]) -> bool {
+    let (alloc, .., vt) = keys[g];
+    vt.rank == 1
+        && !vt.atomic
+        && keys.iter().filter(|k| k.0 == alloc).count() == 1
+        && uses.iter().all(|(_, a)| a.at_work_index && a.direct)
+        && uses.iter().any(|(_, a)| a.write && a.always_written)
 }
 
 /// What makes two view arguments one member: allocation, offset, extents,
 /// strides and type.
 type GroupKey = (usize, isize, [i64; 8], [i64; 8], ViewTy);
 
-pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
+/// The layout of `region` (its launches in program order, with each one's
+/// accesses by argument name), `dead` its dead temporaries; `cache`: whether
+/// members may be kept in locals (not under bounds checks: they check at
+/// each access).
+pub fn layout(
+    region: &[&Launch],
+    accesses: &[&BTreeMap<String, Access>],
+    dead: &BTreeSet<usize>,
+    cache: bool,
+) -> Layout {
     let mut groups: Vec<(usize, usize, ViewTy)> = Vec::new();
     let mut group_keys: Vec<GroupKey> = Vec::new();
     let mut locals: Vec<(usize, DType)> = Vec::new();
     let mut plans = Vec::new();
+    // (member, body, argument, access) of every view argument given a member.
+    let mut uses: Vec<(usize, usize, usize, Access)> = Vec::new();
     for (b, l) in region.iter().enumerate() {
         let mut p = Vec::new();
         for (k, v) in l.vals.iter().enumerate() {
@@ -47,24 +78,51 @@ pub fn layout(region: &[&Launch], dead: &BTreeSet<usize>) -> Layout {
                     }
                     // Dimensions past the rank are zero in both arrays.
                     let gk = (id, x.offset, x.raw.extent, x.raw.stride, *vt);
-                    match group_keys.iter().position(|g| *g == gk) {
-                        Some(g) => p.push(Plan::Shared(format!("pk_b{g}"))),
+                    let g = match group_keys.iter().position(|g| *g == gk) {
+                        Some(g) => {
+                            p.push(Plan::Shared(format!("pk_b{g}")));
+                            g
+                        }
                         None => {
                             group_keys.push(gk);
                             groups.push((b, k, *vt));
                             p.push(Plan::Member(format!("pk_b{}", groups.len() - 1)));
+                            groups.len() - 1
                         }
-                    }
+                    };
+                    let access = accesses
+                        .get(b)
+                        .and_then(|m| m.get(&*l.names[k]))
+                        .copied()
+                        .unwrap_or_default();
+                    uses.push((g, b, k, access));
                 }
                 _ => p.push(Plan::Member(format!("pk_s{b}_{k}"))),
             }
         }
         plans.push(p);
     }
+    let mut cached = Vec::new();
+    for (g, (_, _, vt)) in groups.iter().enumerate() {
+        let mine: Vec<(usize, Access)> = uses
+            .iter()
+            .filter(|u| u.0 == g)
+            .map(|u| (u.1, u.3))
+            .collect();
+        if !(cache && cacheable(g, &mine, &group_keys)) {
+            continue;
+        }
+        cached.push((g, vt.dtype));
+        for &(_, b, k, _) in uses.iter().filter(|u| u.0 == g) {
+            let declares = matches!(plans[b][k], Plan::Member(_));
+            plans[b][k] = Plan::Cached(format!("pk_b{g}"), format!("pk_c{g}"), vt.dtype, declares);
+        }
+    }
     Layout {
         plans,
         groups,
         locals,
+        cached,
     }
 }
 

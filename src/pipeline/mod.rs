@@ -305,7 +305,10 @@ fn region_kernel(
     {
         return Ok((f.kernel.clone(), f.label.clone()));
     }
-    let lay = layout::layout(region, &r.registers);
+    let accesses: Vec<&std::collections::BTreeMap<_, _>> =
+        nodes.iter().map(|n| &*n.access_map).collect();
+    let cache = !crate::codegen::emit::bounds_checked(region[0].key.space);
+    let lay = layout::layout(region, &accesses, &r.registers, cache);
     let label = layout::region_label(region);
     let kernel = fused_kernel(nodes, region, &lay, &label)?;
     if let Some(m) = &r.memo {

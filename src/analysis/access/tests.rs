@@ -26,6 +26,7 @@ fn read_then_store_same_element_is_a_write() {
             at_work_index: true,
             off_index: None,
             always_written: true,
+            direct: true,
         }
     );
 }
@@ -47,6 +48,7 @@ fn copy_reads_src_writes_dst_and_ignores_unused() {
             at_work_index: true,
             off_index: None,
             always_written: true,
+            direct: true,
         }
     );
     assert_eq!(
@@ -57,6 +59,7 @@ fn copy_reads_src_writes_dst_and_ignores_unused() {
             at_work_index: true,
             off_index: None,
             always_written: false,
+            direct: true,
         }
     );
     assert!(!acc.contains_key("unused"));
@@ -177,4 +180,13 @@ fn a_store_under_a_condition_or_after_a_return_is_not_always_written() {
     let f = parse_function("def k(i, y):\n    y[i] = 1.0\n").unwrap();
     let acc = view_access(&f, &[v("y", 1)], Some("i"), None);
     assert!(acc["y"].always_written);
+}
+
+#[test]
+fn accesses_inside_called_functions_are_not_direct() {
+    let t = table(&[("put", "def put(v, j, x):\n    v[j] = x\n")]);
+    let f = parse_function("def k(i, a, b):\n    put(a, i, 1.0)\n    b[i] = 2.0\n").unwrap();
+    let acc = view_access(&f, &[v("a", 1), v("b", 1)], Some("i"), Some(&t));
+    assert!(acc["a"].write && acc["a"].at_work_index && !acc["a"].direct);
+    assert!(acc["b"].write && acc["b"].direct);
 }
