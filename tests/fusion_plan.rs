@@ -46,6 +46,7 @@ fn at(name: &'static str, alloc: usize, read: bool, write: bool) -> ViewUse<'sta
             at_work_index: true,
             off_index: None,
             always_written: write,
+            direct: true,
         },
         // Memory that exists and no Python View of it is left.
         life: Life {

@@ -123,9 +123,10 @@ fn build_fused(
         })
         .collect();
     let space = region[0].key.space;
-    let (source, abi, device) = fused::generate(&bodies, &lay.groups, &lay.locals, &lay.cached, space, label)
-        // A body that does not translate alone fails here too: report it as its own.
-        .map_err(|e| located(e, region[0].workunit()))?;
+    let (source, abi, device) =
+        fused::generate(&bodies, &lay.groups, &lay.locals, &lay.cached, space, label)
+            // A body that does not translate alone fails here too: report it as its own.
+            .map_err(|e| located(e, region[0].workunit()))?;
     let mut kernel = load(&source, device.as_ref(), label, space)?;
     kernel.views = abi.groups;
     kernel.scalars = abi.scalars;
