@@ -373,7 +373,7 @@ t4e = time.perf_counter()
 assert ml.loc == 0 and abs(ml.val - 2.0) <= 1e-12, tuple(ml)
 assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
-assert lo == 2.0, lo
+assert abs(lo - 2.0) <= 1e-12, lo  # (2 + SALT) - SALT rounds
 assert (np.asarray(h) == (1 << 20) // 64).all(), np.asarray(h)
 assert abs(np.asarray(f).sum() - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), np.asarray(f).sum()
 # Steady state of the 2-D for: the index split of the NVRTC form against
