@@ -8,13 +8,57 @@ use super::launch::Launch;
 use crate::types::{ArgTy, Pattern};
 use std::fmt::Write;
 
-fn quoted(s: &str) -> String {
-    serde_json::Value::String(s.to_string()).to_string()
+/// `s` as a JSON string, written in place.
+pub(crate) struct Quoted<'a>(&'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("\"")?;
+        let mut plain = 0; // start of the run of characters written as they are
+        for (at, c) in self.0.char_indices() {
+            let escaped = match c {
+                '"' => "\\\"",
+                '\\' => "\\\\",
+                '\n' => "\\n",
+                '\t' => "\\t",
+                '\r' => "\\r",
+                c if c < ' ' => "",
+                _ => continue,
+            };
+            f.write_str(&self.0[plain..at])?;
+            match escaped {
+                "" => write!(f, "\\u{:04x}", c as u32)?,
+                e => f.write_str(e)?,
+            }
+            plain = at + c.len_utf8();
+        }
+        f.write_str(&self.0[plain..])?;
+        f.write_str("\"")
+    }
 }
 
-fn list(xs: &[i64]) -> String {
-    let parts: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
-    format!("[{}]", parts.join(","))
+pub(crate) fn quoted(s: &str) -> Quoted<'_> {
+    Quoted(s)
+}
+
+/// `[a,b,...]`, written in place.
+struct List<'a>(&'a [i64]);
+
+impl std::fmt::Display for List<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[")?;
+        for (k, x) in self.0.iter().enumerate() {
+            if k > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{x}")?;
+        }
+        f.write_str("]")
+    }
+}
+
+fn list(xs: &[i64]) -> List<'_> {
+    List(xs)
 }
 
 /// The fields of a `launch` event (without braces; the caller adds `seq`).
@@ -97,4 +141,20 @@ pub fn describe(l: &Launch) -> String {
         let _ = write!(s, r#","source":{}"#, quoted(&wu.src.text));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths_are_json_strings() {
+        for s in ["plain", "C:\\dir\\f.py", "say \"hi\"\n\tnow\r", "\u{1}bell\u{1f}", "é∑"] {
+            let ours = quoted(s).to_string();
+            assert_eq!(ours, serde_json::Value::String(s.into()).to_string(), "{s:?}");
+            assert_eq!(serde_json::from_str::<String>(&ours).unwrap(), s);
+        }
+        assert_eq!(list(&[3, -1, 0]).to_string(), "[3,-1,0]");
+        assert_eq!(list(&[]).to_string(), "[]");
+    }
 }

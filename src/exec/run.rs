@@ -156,7 +156,7 @@ pub fn run(
             Who::Region(l) => ("region", l),
         };
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        let name = serde_json::Value::String(name.to_string());
+        let name = super::describe::quoted(name);
         crate::trace::event_text(
             "kernel",
             &format!(
