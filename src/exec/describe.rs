@@ -149,9 +149,19 @@ mod tests {
 
     #[test]
     fn names_and_paths_are_json_strings() {
-        for s in ["plain", "C:\\dir\\f.py", "say \"hi\"\n\tnow\r", "\u{1}bell\u{1f}", "é∑"] {
+        for s in [
+            "plain",
+            "C:\\dir\\f.py",
+            "say \"hi\"\n\tnow\r",
+            "\u{1}bell\u{1f}",
+            "é∑",
+        ] {
             let ours = quoted(s).to_string();
-            assert_eq!(ours, serde_json::Value::String(s.into()).to_string(), "{s:?}");
+            assert_eq!(
+                ours,
+                serde_json::Value::String(s.into()).to_string(),
+                "{s:?}"
+            );
             assert_eq!(serde_json::from_str::<String>(&ours).unwrap(), s);
         }
         assert_eq!(list(&[3, -1, 0]).to_string(), "[3,-1,0]");
