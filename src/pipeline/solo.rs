@@ -72,7 +72,13 @@ pub fn run_at_once(l: &Launch) -> bool {
 
 /// After a flush ran `planned` over `nodes`: which kernels ran alone.
 pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
-    let node = |seq: u64| nodes.iter().find(|n| n.seq == seq);
+    // The flush's launches come in program order (sequence numbers rise).
+    let node = |seq: u64| {
+        nodes
+            .binary_search_by_key(&seq, |n| n.seq)
+            .ok()
+            .map(|k| &nodes[k])
+    };
     for r in &planned.regions {
         let alone = r.seqs.len() == 1 && r.registers.is_empty() && r.deferred.is_empty();
         for n in r.seqs.iter().filter_map(|&s| node(s)) {
