@@ -96,3 +96,66 @@ def test_with_the_adaptive_choices_off_every_launch_is_recorded():
     r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split()[-6:] == ["[1,", "1,", "1,", "1,", "1,", "1]"], r.stdout
+
+
+def test_a_solo_launch_waits_for_another_threads_flush(tmp_path, monkeypatch):
+    """Found in review: while another thread's flush builds the kernel of a
+    region it took out of the DAG, nothing counts as pending; a launch that
+    reads that region's output must wait for it, not run at once."""
+    import importlib
+    import random
+    import threading
+    import time
+
+    nonce = random.randint(1, 10**9)  # a new fused kernel: its build is the window
+    (tmp_path / f"solo_wu_{nonce}.py").write_text(f"""
+import pykokkos as pk
+
+@pk.workunit
+def K(i, x, y):
+    y[i] = x[i]
+
+@pk.workunit
+def W(i, x, a):
+    x[i] = a + 0.0 * {nonce}
+
+@pk.workunit
+def W2(i, x, z):
+    z[i] = x[i] * 2.0
+""")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    m = importlib.import_module(f"solo_wu_{nonce}")
+    pk._native.set_lazy(True)
+    try:
+        x, y, z = (pk.View([N], pk.double) for _ in range(3))
+        for _ in range(4):  # K flushes alone three times: then it runs at once
+            pk.parallel_for(N, m.K, x=x, y=y)
+            assert y[0] == 0.0
+        pk.parallel_for(N, m.W, x=x, a=0.0)  # W and W2 built alone first
+        assert x[0] == 0.0
+        pk.parallel_for(N, m.W2, x=x, z=z)
+        assert z[0] == 0.0
+        launched, got = threading.Event(), {}
+
+        def writer():
+            pk.parallel_for(N, m.W, x=x, a=5.0)
+            pk.parallel_for(N, m.W2, x=x, z=z)
+            launched.set()
+            pk.flush()  # W + W2: one fused kernel, built now
+
+        def reader():
+            launched.wait()
+            time.sleep(0.1)  # inside the writer's build
+            pk.parallel_for(N, m.K, x=x, y=y)  # after W in program order
+            got["y"] = float(y[0])
+
+        threads = [threading.Thread(target=f) for f in (writer, reader)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got["y"] == 5.0
+        np.testing.assert_array_equal(np.asarray(y), np.full(N, 5.0))
+    finally:
+        pk.flush()
+        pk._native.set_lazy(False)

@@ -61,14 +61,14 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     if graph::enabled() && !foreign && adaptive::run_at_once(&l, || graph::folds_into_newest(&l)) {
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
-        if graph::pending_count() == 0 {
+        if quiet() {
             let timed = adaptive::time_at_once();
             return Ok(Submitted::AtOnce(l, timed));
         }
         return Ok(Submitted::Now(l));
     }
     // A launch that flushed alone lately, with nothing pending (solo.rs).
-    if graph::enabled() && !foreign && graph::pending_count() == 0 && solo::run_at_once(&l) {
+    if graph::enabled() && !foreign && quiet() && solo::run_at_once(&l) {
         return Ok(Submitted::AtOnce(l, false));
     }
     if graph::enabled() && !foreign {
@@ -85,13 +85,20 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
     Ok(Submitted::Now(l))
 }
 
+/// Nothing pending, and no flush under way in another thread: a region that
+/// flush took out of the DAG may be what a launch run at once would read
+/// (its turn makes such a launch wait until the region has run).
+fn quiet() -> bool {
+    graph::pending_count() == 0 && !turn::flushing()
+}
+
 /// Runs a launch now, after the pending work it depends on.
 pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if !graph::enabled() {
         return eager(l, origin);
     }
     // Nothing pending (the common case once launches run at once): no flush.
-    if graph::pending_count() > 0 {
+    if !quiet() {
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     // The sampling counter first: most launches then skip the rest.
