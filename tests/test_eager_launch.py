@@ -346,8 +346,8 @@ def test_rank2_mdrange(layout):
 @pytest.mark.parametrize("layout", LAYOUTS, ids=LAYOUT_IDS)
 @pytest.mark.parametrize("shape", [(2, 9000), (9000, 3), (300, 301)], ids=["few_rows", "short_rows", "square"])
 def test_rank2_mdrange_split_into_tasks(layout, shape):
-    """Past the in-place size a 2-D host for runs in tasks of rows, of
-    pieces of rows when there are few, or of several short rows (in the
+    """Past the in-place size a 2-D host for (and sum) runs in tasks of rows,
+    of pieces of rows when there are few, or of several short rows (in the
     order the layout stores them): every item exactly once, sub-ranges
     included."""
     v = pk.View(list(shape), pk.int32, layout=layout)
@@ -357,6 +357,10 @@ def test_rank2_mdrange_split_into_tasks(layout, shape):
     np.testing.assert_array_equal(np.asarray(v), expected)
     pk.parallel_for(pk.MDRangePolicy([0, 0], list(shape)), bump2, v=v)
     np.testing.assert_array_equal(np.asarray(v), expected + 1)
+    # Sums run in the same tasks, each into partial sums of its own (exact here).
+    assert pk.parallel_reduce(pk.MDRangePolicy([0, 0], list(shape)), sum2, v=v) == float((expected + 1).sum())
+    assert pk.parallel_reduce(pk.MDRangePolicy([1, 2], [shape[0] - 1, shape[1] - 1]), sum2, v=v) \
+        == float((expected + 1)[1:-1, 2:-1].sum())
     v.fill(0)
     lo, hi = [1, 2], [shape[0] - 1, shape[1] - 1]
     pk.parallel_for(pk.MDRangePolicy(lo, hi), fill2, v=v)

@@ -223,24 +223,45 @@ void host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                        ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks});
 }
-// A 2-D for on the host in tasks of whole rows (columns when `left`: the
-// index that moves fastest in memory is the inner one), or of pieces of rows
-// when there are few of them, each task through a local copy of the functor
-// as in ChunkedFor (Kokkos' MDRange tiles call it in place).
+// A 2-D host range in tasks of whole rows (columns when `left`: the index
+// that moves fastest in memory is the inner one), or of pieces of rows when
+// there are few of them (every thread gets work), or of several short rows
+// (about 2048 items a task: a copy of the functor per row would cost more
+// than the row). Each task runs through a local copy of the functor, as in
+// ChunkedFor (Kokkos' MDRange tiles call it in place). The static schedule
+// keeps a reduction's order, and so its total, the same from run to run.
+struct Tasks2 {
+  int64_t lo0, lo1, hi0, hi1;
+  int64_t per, piece, pieces, tasks;  // rows per task; inner items per piece, pieces per row
+  bool left;
+  Tasks2(const int64_t* lo, const int64_t* hi, bool l) : lo0(lo[0]), lo1(lo[1]), hi0(hi[0]), hi1(hi[1]), left(l) {
+    const int64_t n0 = hi0 > lo0 ? hi0 - lo0 : 0, n1 = hi1 > lo1 ? hi1 - lo1 : 0;
+    const int64_t outer = left ? n1 : n0, inner = left ? n0 : n1;
+    piece  = outer >= 64 || inner <= 4096 ? inner : 4096;
+    pieces = piece > 0 ? (inner + piece - 1) / piece : 0;
+    per    = piece >= 2048 || piece == 0 ? 1 : (2048 + piece - 1) / piece;
+    tasks  = outer > 0 && inner > 0 ? (outer + per - 1) / per * pieces : 0;
+  }
+  int64_t items() const { return (hi0 > lo0 ? hi0 - lo0 : 0) * (hi1 > lo1 ? hi1 - lo1 : 0); }
+  // Task t: outer indices [ob, oe), inner indices [ib, ie).
+  KOKKOS_INLINE_FUNCTION void bounds(int64_t t, int64_t& ob, int64_t& oe, int64_t& ib, int64_t& ie) const {
+    const int64_t oend = left ? hi1 : hi0, iend = left ? hi0 : hi1;
+    ob = (left ? lo1 : lo0) + (t / pieces) * per;
+    oe = ob + per < oend ? ob + per : oend;
+    ib = (left ? lo0 : lo1) + (t % pieces) * piece;
+    ie = ib + piece < iend ? ib + piece : iend;
+  }
+};
 template <class F>
 struct Rows2 {
   F f;
-  int64_t lo0, lo1, hi0, hi1;
-  int64_t per, piece, pieces;  // rows per task; inner items per piece, pieces per row
-  bool left;
+  Tasks2 k;
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t t) const {
-    const F g        = f;
-    const int64_t ob = (left ? lo1 : lo0) + (t / pieces) * per, oend = left ? hi1 : hi0;
-    const int64_t oe = ob + per < oend ? ob + per : oend;
-    const int64_t ib = (left ? lo0 : lo1) + (t % pieces) * piece, iend = left ? hi0 : hi1;
-    const int64_t ie = ib + piece < iend ? ib + piece : iend;
+    const F g = f;
+    int64_t ob, oe, ib, ie;
+    k.bounds(t, ob, oe, ib, ie);
     for (int64_t o = ob; o < oe; ++o) {
-      if (left)
+      if (k.left)
         for (int64_t i = ib; i < ie; ++i) g(i, o);
       else
         for (int64_t j = ib; j < ie; ++j) g(o, j);
@@ -249,22 +270,49 @@ struct Rows2 {
 };
 template <class Space, class F>
 void host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
-  const int64_t n0 = hi[0] > lo[0] ? hi[0] - lo[0] : 0, n1 = hi[1] > lo[1] ? hi[1] - lo[1] : 0;
-  const int64_t outer = left ? n1 : n0, inner = left ? n0 : n1;
-  if (outer == 0 || inner == 0) return;
-  // Few rows: pieces of 4096 items, so that every thread has work. Short
-  // rows: about 2048 items a task (a copy of the functor per row would cost
-  // more than the row).
-  const int64_t piece  = outer >= 64 || inner <= 4096 ? inner : 4096;
-  const int64_t pieces = (inner + piece - 1) / piece;
-  const int64_t per    = piece >= 2048 ? 1 : (2048 + piece - 1) / piece;
-  const int64_t tasks  = (outer + per - 1) / per * pieces;
-  const Rows2<F> r{f, lo[0], lo[1], hi[0], hi[1], per, piece, pieces, left};
-  if (n0 * n1 <= SERIAL_ITEMS) {
-    for (int64_t t = 0; t < tasks; ++t) r(t);
+  const Tasks2 k(lo, hi, left);
+  const Rows2<F> r{f, k};
+  if (k.items() <= SERIAL_ITEMS) {
+    for (int64_t t = 0; t < k.tasks; ++t) r(t);
     return;
   }
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, tasks), r);
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+}
+// A 2-D sum on the host (bodies that only add to their accumulator): tasks
+// as host_for2's, each into four partial sums of its own (see Chunked).
+template <class F, class T>
+struct Rows2Sum {
+  F f;
+  Tasks2 k;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t t, T& acc) const {
+    const F g = f;
+    T s0 = T(), s1 = T(), s2 = T(), s3 = T();
+    int64_t ob, oe, ib, ie;
+    k.bounds(t, ob, oe, ib, ie);
+    for (int64_t o = ob; o < oe; ++o) {
+      int64_t x = ib;
+      if (k.left) {
+        for (; x + 3 < ie; x += 4) g(x, o, s0), g(x + 1, o, s1), g(x + 2, o, s2), g(x + 3, o, s3);
+        for (; x < ie; ++x) g(x, o, s0);
+      } else {
+        for (; x + 3 < ie; x += 4) g(o, x, s0), g(o, x + 1, s1), g(o, x + 2, s2), g(o, x + 3, s3);
+        for (; x < ie; ++x) g(o, x, s0);
+      }
+    }
+    acc += (s0 + s1) + (s2 + s3);
+  }
+};
+template <class Space, class F, class T>
+void chunked_reduce2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left, T& r) {
+  const Tasks2 k(lo, hi, left);
+  const Rows2Sum<F, T> s{f, k};
+  if (k.items() <= SERIAL_ITEMS) {
+    T acc = T();
+    for (int64_t t = 0; t < k.tasks; ++t) s(t, acc);
+    r = acc;
+    return;
+  }
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), s, r);
 }
 template <class Space, class F, class T>
 void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {

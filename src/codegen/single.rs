@@ -175,6 +175,16 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         (Pattern::Reduce, Some(d)) if nidx == 1 && !team && lw.acc_only_added => {
             s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp()))
         }
+        // A 2-D sum on the host: rows into partial sums in registers (prelude.hpp).
+        (Pattern::Reduce, Some(d))
+            if nidx == 2 && !team && lw.acc_only_added && spec.space != Space::Cuda =>
+        {
+            s.push_str(&format!(
+                "    {0} r = {0}();\n    pk::chunked_reduce2<{1}>(\"{label}\", f, lo, hi, {left_fastest}, r);\n    *({0}*)result = r;\n",
+                d.cpp(),
+                spec.space.cpp()
+            ))
+        }
         (Pattern::Reduce, Some(d)) => s.push_str(&format!(
             "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
             d.cpp()
