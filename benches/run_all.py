@@ -24,6 +24,7 @@ import bench_host_access  # noqa: E402
 import bench_trace  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_lazy  # noqa: E402
+import bench_md  # noqa: E402
 import bench_translate  # noqa: E402
 import bench_triad  # noqa: E402
 
@@ -37,6 +38,7 @@ BENCHES = [
     ("triad", bench_triad),
     ("fusion", bench_fusion),
     ("host", bench_host_access),
+    ("md", bench_md),
     ("trace", bench_trace),
 ]
 
@@ -147,6 +149,13 @@ ROWS = [
     ("fusion", "many_fused_s", "same, fused (record + flush)", "s", ("<=", 1.0)),
     ("fusion", "compile_single_s", "compile of one new single-launch kernel", "s", None),
     ("fusion", "compile_region_s", "compile of one new 2-launch fused region", "s", None),
+    ("md", None, "(g) 2-D host kernels over 2048^2 doubles", None, None),
+    ("md", "sum2_ms", "2-D sum (MDRangePolicy)", "ms", None),
+    ("md", "sum1_ms", "1-D sum of the same bytes", "ms", None),
+    ("md", "sum2_over_sum1", "2-D sum / 1-D sum (was 2.6 through Kokkos' MDRange)", "x", ("<=", 1.5)),
+    ("md", "sum2_over_numpy", "2-D sum / NumPy's sum", "x", ("<=", 1.0)),
+    ("md", "stencil_ms", "5-point stencil (MDRangePolicy)", "ms", None),
+    ("md", "stencil_over_numpy", "stencil / NumPy's slicing form", "x", ("<=", 1.0)),
     ("translate", None, "(d) parse + translate, 30-line workunit", None, None),
     ("translate", "generate_source_us", "generate_source (parse cached; incl. name resolution)", "us", ("<=", 1000.0)),
     ("translate", "generate_source_fresh_us", "generate_source on a fresh workunit (parse+resolve+translate)", "us", ("<=", 1000.0)),
