@@ -2,7 +2,7 @@
 //! the bounds of each dimension, typed as NumPy would.
 use super::values::{cpp_string, scalar};
 use super::{FnCx, Lit, VTy, Val};
-use crate::errors::{type_error, KResult};
+use crate::errors::{type_error, unsupported, KResult};
 use crate::frontend::ast::{Expr, ExprKind, Index};
 use crate::types::{DType, Layout, STy, ViewTy};
 
@@ -43,10 +43,21 @@ impl FnCx<'_> {
                 }
                 _ => None,
             };
-            if let (Some(n), [Index::At(_)]) = (key, idx.as_slice()) {
+            if let (Some(n), [Index::At(at)]) = (key, idx.as_slice()) {
                 if let Some((cpp, dt)) = self.elem_locals.get(n.as_str()) {
-                    // A dead temporary of a fused kernel: only ever indexed by the
-                    // work index (checked by fusion legality), so it is a local.
+                    // A view a fused kernel keeps in a register (a dead
+                    // temporary, or a member loaded once per work item): the
+                    // access analysis found it only ever indexed by the work
+                    // index. Checked again here: anything else must not build
+                    // (the region then runs launch by launch).
+                    let at_work_index = matches!(&at.kind, ExprKind::Name(i)
+                        if self.vars.get(i.as_str()).is_some_and(|v| v.kind == super::VarKind::Index));
+                    if !at_work_index {
+                        return unsupported(
+                            at.span,
+                            "internal error: a view kept in a register is indexed by something other than the work index",
+                        );
+                    }
                     return Ok(scalar(cpp.clone(), STy::strong(*dt)));
                 }
             }
