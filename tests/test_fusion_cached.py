@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
-from test_fusion import both
+from test_fusion import N, both, mul2, plus, total
+from test_fusion import fresh as views
 
 pytestmark = pytest.mark.eager_only  # each test runs its program both ways itself
 
-N = 40
 
 
 @pk.workunit
@@ -34,32 +34,8 @@ def c_plus_one(i, x, y):
 
 
 @pk.workunit
-def c_twice(i, x, y):
-    y[i] = 2.0 * x[i]
-
-
-@pk.workunit
-def c_sum3(i, x, y, z):
-    z[i] = x[i] + y[i]
-
-
-@pk.workunit
-def c_total(i, acc, v):
-    acc += v[i]
-
-
-@pk.workunit
 def c_count(i, x, h):
     h[i] += x[i]
-
-
-def views(*values):
-    out = []
-    for val in values:
-        v = pk.View([N], pk.double)
-        np.asarray(v)[:] = val
-        out.append(v)
-    return out
 
 
 def check(prog, want: dict, fuses: bool = True):
@@ -92,9 +68,9 @@ def test_an_element_read_before_the_launch_that_writes_it_keeps_its_old_value():
 
     def prog():
         x, y, z, w = views(x0, y0, 0.0, 0.0)
-        pk.parallel_for(N, c_twice, x=y, y=z)  # reads the old y
+        pk.parallel_for(N, mul2, x=y, y=z)  # reads the old y
         pk.parallel_for(N, c_plus_one, x=x, y=y)  # writes every y[i]
-        pk.parallel_for(N, c_sum3, x=y, y=z, z=w)
+        pk.parallel_for(N, plus, x=y, y=z, z=w)
         return {k: np.asarray(v).copy() for k, v in zip("yzw", (y, z, w))}
 
     check(prog, {"y": x0 + 1.0, "z": 2.0 * y0, "w": x0 + 1.0 + 2.0 * y0})
@@ -106,7 +82,7 @@ def test_a_buffer_written_only_under_a_condition_keeps_its_other_elements():
     def prog():
         x, y, z = views(x0, 5.0, 0.0)
         pk.parallel_for(N, c_pos_double, x=x, y=y)
-        pk.parallel_for(N, c_sum3, x=x, y=y, z=z)
+        pk.parallel_for(N, plus, x=x, y=y, z=z)
         return {"y": np.asarray(y).copy(), "z": np.asarray(z).copy()}
 
     y = np.where(x0 > 0, 2.0 * x0, 5.0)
@@ -119,7 +95,7 @@ def test_one_buffer_under_two_names_is_one_local():
     def prog():
         x, z = views(x0, 0.0)
         pk.parallel_for(N, c_axpy, a=2.0, x=x, y=x)  # x = 3x
-        pk.parallel_for(N, c_sum3, x=x, y=x, z=z)
+        pk.parallel_for(N, plus, x=x, y=x, z=z)
         return {"x": np.asarray(x).copy(), "z": np.asarray(z).copy()}
 
     check(prog, {"x": 3.0 * x0, "z": 6.0 * x0})
@@ -133,7 +109,7 @@ def test_two_views_of_one_allocation_stay_in_memory():
         np.asarray(base)[:] = base0
         lo, hi = base[0:N], base[N:2 * N]
         pk.parallel_for(N, c_plus_one, x=lo, y=hi)
-        pk.parallel_for(N, c_twice, x=hi, y=lo)
+        pk.parallel_for(N, mul2, x=hi, y=lo)
         return {"base": np.asarray(base).copy()}
 
     hi = base0[:N] + 1.0
@@ -146,7 +122,7 @@ def test_a_map_and_the_reduction_after_it():
     def prog():
         x, = views(x0)
         pk.parallel_for(N, c_axpy, a=1.0, x=x, y=x)
-        t = pk.parallel_reduce(N, c_total, v=x)
+        t = pk.parallel_reduce(N, total, v=x)
         return {"x": np.asarray(x).copy(), "t": np.array([float(t)])}
 
     check(prog, {"x": 2.0 * x0, "t": np.array([2.0 * x0.sum()])})
@@ -160,7 +136,7 @@ def test_an_atomic_view_stays_in_memory():
         h = pk.View([N], pk.double, trait=pk.Atomic)
         w, = views(0.0)
         pk.parallel_for(N, c_count, x=x, h=h)
-        pk.parallel_for(N, c_sum3, x=h, y=x, z=w)
+        pk.parallel_for(N, plus, x=h, y=x, z=w)
         return {"h": np.asarray(h).copy(), "w": np.asarray(w).copy()}
 
     eager, lazy, reports = both(prog)

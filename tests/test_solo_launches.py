@@ -14,26 +14,12 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
+from test_fusion import mul2, scale_by, total
 
 pytestmark = pytest.mark.eager_only  # each test switches lazy mode on itself
 
 N = 1 << 15  # past the adaptive bypass's 2^14 items: these launches are its
 HALVES = (2.0, 0.5)  # exact in binary: the values stay exact, so == holds
-
-
-@pk.workunit
-def solo_scale(i, v, a):
-    v[i] = a * v[i]
-
-
-@pk.workunit
-def solo_triple(i, x, y):
-    y[i] = 3.0 * x[i]
-
-
-@pk.workunit
-def solo_total(i, acc, v):
-    acc += v[i]
 
 
 def test_a_launch_read_after_every_run_runs_at_once_after_three_flushes_alone(lazy):
@@ -42,7 +28,7 @@ def test_a_launch_read_after_every_run_runs_at_once_after_three_flushes_alone(la
     ref = np.ones(N)
     pending = []
     for k in range(8):
-        pk.parallel_for(N, solo_scale, v=v, a=HALVES[k % 2])
+        pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
         ref *= HALVES[k % 2]
         pending.append(pk.pending())
         assert v[k] == ref[k]  # an element read: a flush of that launch alone
@@ -55,34 +41,35 @@ def test_a_probe_gives_fusion_back_once_a_consumer_follows(lazy):
     v.fill(1.0)
     ref = np.ones(N)
     for k in range(4):  # alone: from the fourth on it runs at once
-        pk.parallel_for(N, solo_scale, v=v, a=HALVES[k % 2])
+        pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
         ref *= HALVES[k % 2]
         assert v[k] == ref[k]
     assert pk.pending() == 0
     seen = []
     for k in range(100):
-        pk.parallel_for(N, solo_scale, v=v, a=HALVES[k % 2])
+        pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
         ref *= HALVES[k % 2]
         seen.append(pk.pending())
-        pk.parallel_for(N, solo_triple, x=v, y=out)
-        assert float(pk.parallel_reduce(N, solo_total, v=out)) == 3.0 * ref.sum()
+        pk.parallel_for(N, mul2, x=v, y=out)
+        assert float(pk.parallel_reduce(N, total, v=out)) == 2.0 * ref.sum()
     # Run at once until the probe, recorded (and fused with its consumer,
     # so no longer alone) from then on; deferral may keep it pending too.
     first = next(k for k, n in enumerate(seen) if n > 0)
     assert 0 < first <= 64 and min(seen[first:]) >= 1, seen
-    assert "solo_scale" in pk.explain(show=False) and "fused" in pk.explain(show=False)
+    assert "scale_by" in pk.explain(show=False) and "fused" in pk.explain(show=False)
     np.testing.assert_array_equal(np.asarray(v), ref)
-    np.testing.assert_array_equal(np.asarray(out), 3.0 * ref)
+    np.testing.assert_array_equal(np.asarray(out), 2.0 * ref)
 
 
 PROGRAM = """
 import numpy as np, pykokkos as pk
-from test_solo_launches import N, solo_scale
+from test_solo_launches import N
+from test_fusion import scale_by
 v = pk.View([N], pk.double)
 v.fill(1.0)
 seen = []
 for k in range(6):
-    pk.parallel_for(N, solo_scale, v=v, a=2.0)
+    pk.parallel_for(N, scale_by, v=v, a=2.0)
     seen.append(pk.pending())
     assert v[k] == 2.0 ** (k + 1)
 print(seen)

@@ -8,7 +8,8 @@ use super::launch::Launch;
 use crate::types::{ArgTy, Pattern};
 use std::fmt::Write;
 
-/// `s` as a JSON string, written in place.
+/// `s` as a JSON string, written in place (serde_json's escaper writes only
+/// to an `io::Write`: through it, each name cost a String of its own).
 pub(crate) struct Quoted<'a>(&'a str);
 
 impl std::fmt::Display for Quoted<'_> {

@@ -30,13 +30,13 @@ pub struct Layout {
 /// allocation (a write through one would not show in the other's local), and
 /// some body writes it in every work item (so element i is in bounds: the
 /// load and the store at the ends touch only what the program touches).
-fn cacheable(g: usize, uses: &[(usize, Access)], keys: &[GroupKey]) -> bool {
+fn cacheable(g: usize, uses: &[Access], keys: &[GroupKey]) -> bool {
     let (alloc, .., vt) = keys[g];
     vt.rank == 1
         && !vt.atomic
         && keys.iter().filter(|k| k.0 == alloc).count() == 1
-        && uses.iter().all(|(_, a)| a.at_work_index && a.direct)
-        && uses.iter().any(|(_, a)| a.write && a.always_written)
+        && uses.iter().all(|a| a.at_work_index && a.direct)
+        && uses.iter().any(|a| a.write && a.always_written)
 }
 
 /// What makes two view arguments one member: allocation, offset, extents,
@@ -104,11 +104,7 @@ pub fn layout(
     }
     let mut cached = Vec::new();
     for (g, (_, _, vt)) in groups.iter().enumerate() {
-        let mine: Vec<(usize, Access)> = uses
-            .iter()
-            .filter(|u| u.0 == g)
-            .map(|u| (u.1, u.3))
-            .collect();
+        let mine: Vec<Access> = uses.iter().filter(|u| u.0 == g).map(|u| u.3).collect();
         if !(cache && cacheable(g, &mine, &group_keys)) {
             continue;
         }
