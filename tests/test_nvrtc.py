@@ -181,6 +181,40 @@ def team_scan(m: pk.TeamMember, x: pk.View1D[pk.double]):
     pk.inclusive_scan(m, x)
 
 
+@pk.workunit
+def cmaths(i: int, c: complex, out: pk.View2D[pk.complex128], z: pk.View1D[pk.complex128],
+           w: pk.View1D[pk.complex64], o32: pk.View1D[pk.complex64]):
+    out[i, 0] = pk.sqrt(z[i]) + pk.exp(z[i]) * c - pk.log(z[i]) / w[i]
+    out[i, 1] = pk.sin(z[i]) + pk.cos(z[i]) + pk.tan(z[i])
+    out[i, 2] = pk.sinh(z[i]) - pk.cosh(z[i]) + pk.tanh(z[i])
+    out[i, 3] = pk.asin(z[i]) + pk.acos(z[i]) + pk.atan(z[i])
+    out[i, 4] = pk.asinh(z[i]) + pk.acosh(z[i]) + pk.atanh(z[i])
+    out[i, 5] = z[i] ** w[i] + pk.log10(z[i]) + abs(z[i]) + np.conj(z[i]) * 2
+    out[i, 6] = -z[i] / (z[i].imag + 1j) if z[i] != w[i] else z[i] * 0.5
+    o32[i] = w[i] * w[i] - w[i] / 3 + w[i].real
+
+
+@pk.workunit
+def cdot(i: int, acc: pk.Acc[pk.complex128], z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64]):
+    acc += z[i] * np.conj(w[i])
+
+
+@pk.workunit
+def team_cnorms(m: pk.TeamMember, acc: pk.Acc[pk.complex128], z: pk.View2D[pk.complex128]):
+    j: int = m.league_rank()
+
+    def row(k: int, a: pk.Acc[pk.complex128]):
+        a += z[j, k] * z[j, k]
+    s: pk.complex128 = pk.parallel_reduce(pk.TeamThreadRange(m, z.extent(1)), row)
+    if m.team_rank() == 0:
+        acc += s
+
+
+@pk.workunit
+def cadd(i: int, out: pk.View1D[pk.complex128], z: pk.View1D[pk.complex128]):
+    pk.atomic_add(out, [0], z[i])
+
+
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
     hi = list(n) if isinstance(n, (list, tuple)) else [n]
     lo = lo or [0] * len(hi)
@@ -259,7 +293,8 @@ def args_struct(views: list[np.ndarray], scalars: list[float], n, lo=None):
     for k, v in enumerate(views):
         a.views[k] = view_arg(v)
     for j, s in enumerate(scalars):
-        a.scalars[2 * j] = s
+        a.scalars[2 * j] = s.real
+        a.scalars[2 * j + 1] = s.imag if isinstance(s, complex) else 0.0
     for d, h in enumerate(n if isinstance(n, (list, tuple)) else [n]):
         a.hi[d] = h
         a.lo[d] = lo[d] if lo else 0
@@ -533,7 +568,59 @@ def test_a_scan_that_does_more_than_add_keeps_the_kokkos_path():
     assert nvrtc_source(2, offsets, 8, k=v, y=v) is not None
 
 
+def crandom(n: int, seed: int, dtype=np.complex128) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-0.9, 0.9, n) + 1j * rng.uniform(-0.9, 0.9, n)).astype(dtype)
+
+
+def test_the_nvrtc_form_of_complex_arithmetic_and_math_computes_what_numpy_does(emulate):
+    n = 500
+    z, w = crandom(n, 1), crandom(n, 2, np.complex64)
+    w[:7] = z[:7]  # equal to z: the other branch
+    z = np.where(np.arange(n) < 7, w.astype(np.complex128), z)
+    out, o32 = np.zeros((n, 7), np.complex128), np.zeros(n, np.complex64)
+    c = 0.5 - 1.5j
+    src = nvrtc_source(0, cmaths, n, c=c, out=pk.View([n, 7], pk.complex128), z=pk.View([n], pk.complex128),
+                       w=pk.View([n], pk.complex64), o32=pk.View([n], pk.complex64))
+    assert src is not None and "Kokkos_Core" not in src
+    emulate("cmaths", src).run_for(ctypes.byref(args_struct([out, z, w, o32], [c], n)))
+    w64 = w.astype(np.complex128)
+    want = np.stack([
+        np.sqrt(z) + np.exp(z) * c - np.log(z) / w64,
+        np.sin(z) + np.cos(z) + np.tan(z),
+        np.sinh(z) - np.cosh(z) + np.tanh(z),
+        np.arcsin(z) + np.arccos(z) + np.arctan(z),
+        np.arcsinh(z) + np.arccosh(z) + np.arctanh(z),
+        z ** w64 + np.log10(z) + np.abs(z) + np.conj(z) * 2,
+        np.where(z != w64, -z / (z.imag + 1j), z * 0.5),
+    ], axis=1)
+    np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(o32, w * w - w / np.float32(3) + w.real, rtol=1e-6)
+    assert (out[:7, 6] == z[:7] * 0.5).all()
+
+
+def test_the_nvrtc_form_of_complex_sums_computes_what_numpy_does(emulate):
+    n = 999
+    z, w = crandom(n, 3), crandom(n, 4, np.complex64)
+    src = nvrtc_source(1, cdot, n, z=pk.View([n], pk.complex128), w=pk.View([n], pk.complex64))
+    assert src is not None
+    out = (ctypes.c_double * 2)()
+    emulate("cdot", src).run_reduce(ctypes.byref(args_struct([z, w], [], n)), out)
+    want = np.sum(z * np.conj(w.astype(np.complex128)))
+    np.testing.assert_allclose(complex(out[0], out[1]), want, rtol=1e-12)
+    league, cols = 6, 11
+    m = crandom(league * cols, 5).reshape(league, cols)
+    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
+    src = _native.generate_source(1, team, pk._kernels._capture(team_cnorms),
+                                  {"z": pk.View([league, cols], pk.complex128)}, nvrtc=True)
+    assert src is not None
+    emulate("team_cnorms", src).run_reduce(ctypes.byref(args_struct([m], [], [league, 1, 1, 0])), out)
+    np.testing.assert_allclose(complex(out[0], out[1]), np.sum(m * m), rtol=1e-12)
+
+
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
+    # An atomic on a complex128 needs Kokkos' 16-byte atomics.
+    assert nvrtc_source(0, cadd, 8, out=pk.View([8], pk.complex128), z=pk.View([8], pk.complex128)) is None
     v = pk.View([8], pk.double)
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
     assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
@@ -545,7 +632,8 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 @pytest.mark.device_only
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts, one that prints), reductions (a sum, Min, Max, BAnd,
-    MinLoc, an empty range), scans and team reductions (nested sums, scratch, single, atomics)
+    MinLoc, an empty range), scans, team reductions (nested sums, scratch, single, atomics)
+    and complex numbers (a for, a sum, a team's nested sums)
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
     script = tmp_path / "probe.py"
@@ -626,6 +714,48 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
             pk.single(pk.PerTeam(m), one)
             if m.team_rank() == 0:
                 acc += s
+
+        @pk.workunit
+        def cwave(i: int, z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64]):
+            z[i] = pk.exp(1j * 0.001 * i) * pk.sqrt(z[i]) + pk.log10(z[i]) / (z[i] + 2) - pk.atanh(z[i] * 0.5)
+            w[i] = w[i] * w[i] / (w[i] + 3) + 1
+
+        @pk.workunit
+        def cnorm(i: int, acc: pk.Acc[pk.complex128], z: pk.View1D[pk.complex128]):
+            acc += z[i] * z[i]
+
+        @pk.workunit
+        def crows(m: pk.TeamMember, acc: pk.Acc[pk.complex128], z: pk.View2D[pk.complex128],
+                  out: pk.View1D[pk.complex128]):
+            j: int = m.league_rank()
+
+            def row(k: int, a: pk.Acc[pk.complex128]):
+                a += z[j, k] * z[j, k]
+            s: pk.complex128 = pk.parallel_reduce(pk.TeamThreadRange(m, z.extent(1)), row)
+
+            def lanes(k: int, a: pk.Acc[pk.complex128]):
+                a += z[j, k]
+            v: pk.complex128 = pk.parallel_reduce(pk.ThreadVectorRange(m, z.extent(1)), lanes)
+            if m.team_rank() == 0:
+                out[j] = v
+                acc += s
+
+        # Complex numbers: a for, a sum, a team's nested sums over threads and lanes.
+        rng = np.random.default_rng(11)
+        zs = rng.uniform(-1, 1, 100_000) + 1j * rng.uniform(-1, 1, 100_000)
+        ws = (rng.uniform(-1, 1, 100_000) + 1j * rng.uniform(-1, 1, 100_000)).astype(np.complex64)
+        z, w = pk.array(zs.copy()), pk.array(ws.copy())
+        pk.parallel_for(zs.size, cwave, z=z, w=w)
+        zw = np.exp(1j * 0.001 * np.arange(zs.size)) * np.sqrt(zs) + np.log10(zs) / (zs + 2) - np.arctanh(zs * 0.5)
+        np.testing.assert_allclose(np.asarray(z), zw, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(w), ws * ws / (ws + 3) + 1, rtol=1e-5)
+        np.testing.assert_allclose(pk.parallel_reduce(zs.size, cnorm, z=z), np.sum(zw * zw), rtol=1e-12)
+        zm = zw[:77 * 300].reshape(300, 77)
+        cout = pk.View([300], pk.complex128)
+        for team, vector in ((8, 4), (3, 2)):
+            ct = pk.parallel_reduce(pk.TeamPolicy(300, team, vector), crows, z=pk.array(zm), out=cout)
+            np.testing.assert_allclose(ct, np.sum(zm * zm), rtol=1e-12)
+            np.testing.assert_allclose(np.asarray(cout), zm.sum(axis=1), rtol=1e-12)
 
         league, cols = 200, 77
         xs = np.random.default_rng(3).integers(-8, 8, size=(league, cols)).astype(np.float64)

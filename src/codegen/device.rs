@@ -9,7 +9,8 @@
 //! 1-D scans whose bodies only add to their updates (device_scan.rs),
 //! atomics included, and team kernels (TeamPolicy) with nested fors and
 //! sums over team, vector and team-vector ranges, single and level-0
-//! scratch, printf included; with no bounds checks, complex numbers or nested scans.
+//! scratch, printf and complex numbers included (device_complex.hpp); with
+//! no bounds checks or nested scans.
 //! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
@@ -19,6 +20,7 @@ pub use super::device_scan::{scan_blocks, SCAN_BLOCK, SCAN_MAX_BLOCKS};
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
 pub const SHIM: &str = concat!(
     include_str!("device_shim.hpp"),
+    include_str!("device_complex.hpp"),
     include_str!("device_atomics.hpp"),
     include_str!("device_teams.hpp"),
     include_str!("portable.hpp")
@@ -125,6 +127,28 @@ const KOKKOS_NAMES: &[&str] = &[
     "single",
     "PerTeam",
     "PerThread",
+    // Complex numbers (device_complex.hpp).
+    "complex",
+    "real",
+    "imag",
+    "abs",
+    "conj",
+    "sqrt",
+    "exp",
+    "log",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "pow",
 ];
 const PK_NAMES: &[&str] = &[
     "km",
@@ -148,11 +172,16 @@ const PK_NAMES: &[&str] = &[
 /// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
 /// Level-1 scratch (global memory per team) and any level not spelled 0 too.
 /// (`printf` is CUDA's own in device code, NVRTC's included.)
-const FOREIGN: &[&str] = &["Kokkos::complex", "__shared__"];
+const FOREIGN: &[&str] = &["__shared__"];
 
 /// Whether every qualified name in `text` is one the shim provides.
 fn shim_covers(text: &str) -> bool {
     if FOREIGN.iter().any(|w| text.contains(w)) {
+        return false;
+    }
+    // The shim's atomics are compare-and-swap loops on at most 8 bytes; a
+    // complex128 element needs Kokkos' (a kernel with both keeps nvcc).
+    if text.contains("atomic_") && text.contains("complex<double>") {
         return false;
     }
     let names_after = |prefix: &str, allowed: &[&str]| {
@@ -195,7 +224,13 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         {
             return None
         }
-        DeviceKind::Scan(t) if p.rank != 1 || p.record || t.reducer.is_some() || !covers(t) => {
+        DeviceKind::Scan(t)
+            if p.rank != 1
+                || p.record
+                || t.reducer.is_some()
+                || t.dtype.is_complex()
+                || !covers(t) =>
+        {
             return None
         }
         _ => {}
@@ -275,13 +310,17 @@ mod tests {
     #[test]
     fn only_names_the_shim_defines_pass() {
         assert!(shim_covers("Kokkos::View<double*, Kokkos::LayoutRight, Kokkos::CudaSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> x; pk::km::sqrt(y); pk::floordiv(a, b); printf(\"%d\", i);"));
+        assert!(shim_covers(
+            "Kokkos::complex<float> z = Kokkos::sqrt(w); Kokkos::atomic_fetch_add(&v(0), z);"
+        ));
         for bad in [
             "Kokkos::subview(v, 0, Kokkos::ALL)",
             "pk::Rng r(1, 2);",
             "pk::at(v, \"w\", \"v\", i)",
             "Kokkos::atomic_add(&x(0), 1.0);",
             "Kokkos::atomic_fetch_nand(&x(0), 1);",
-            "Kokkos::complex<double> z;",
+            "Kokkos::complex<double> z; Kokkos::atomic_fetch_add(&v(0), z);",
+            "Kokkos::polar(r, t)",
             "std::numeric_limits<double>::max()",
         ] {
             assert!(!shim_covers(bad), "{bad}");
@@ -315,8 +354,17 @@ mod tests {
         assert!(s.contains(
             "*(double*)(out + 0) = (double)s[0].r0; *(float*)(out + 16) = (float)s[0].r1;"
         ));
+        // A complex total fills its slot; a complex scan keeps the Kokkos path.
         let complex = DeviceKind::Reduce(vec![Total::sum(DType::C128)]);
-        assert!(source(&parts(complex, 1, false)).is_none());
+        let s = source(&parts(complex, 1, false)).unwrap();
+        assert!(s.contains("*(Kokkos::complex<double>*)(out + 0) = (Kokkos::complex<double>)s[0];"));
+        let scan = DeviceKind::Scan(Total::sum(DType::C128));
+        assert!(source(&parts(scan, 1, false)).is_none());
+        let min = DeviceKind::Reduce(vec![Total {
+            dtype: DType::C64,
+            reducer: Some(Reducer::Min),
+        }]);
+        assert!(source(&parts(min, 1, false)).is_none());
     }
 
     #[test]

@@ -30,6 +30,8 @@ __device__ T pk_cas_loop(T* p, F op) {
 }
 template <class T, class F>
 __device__ T pk_atomic(T* p, F op) {
+  // A complex128 needs Kokkos' 16-byte atomics: NVRTC refuses it, nvcc builds it.
+  static_assert(sizeof(T) <= 8, "no NVRTC atomics on elements over 8 bytes");
   if constexpr (sizeof(T) == 8) {
     return pk_cas_loop<unsigned long long>(p, op);
   } else if constexpr (sizeof(T) == 4) {

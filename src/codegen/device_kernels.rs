@@ -147,13 +147,14 @@ pub(super) fn join(t: &Total, dst: &str, src: &str) -> String {
 /// Whether the NVRTC form can hold `t`: real numbers, the scalar reducers,
 /// the record ones (MinLoc, ..., device_records.rs) on numbers, and the
 /// logical and bitwise ones on integers only (Kokkos has no identity for
-/// them on floats).
+/// them on floats); complex numbers in sums and products.
 pub fn covers(t: &Total) -> bool {
     let bitwise = matches!(
         t.reducer,
         Some(Reducer::LAnd | Reducer::LOr | Reducer::BAnd | Reducer::BOr)
     );
-    !t.dtype.is_complex()
+    let complex_ok = t.reducer.is_none() || t.reducer == Some(Reducer::Prod);
+    (!t.dtype.is_complex() || complex_ok)
         && t.reducer
             .is_none_or(|r| r.fields().is_empty() || t.dtype != DType::Bool)
         && !(bitwise && matches!(t.dtype, DType::F32 | DType::F64))
@@ -205,7 +206,7 @@ pub(super) fn reduce_helpers(totals: &[Total], record: bool) -> String {
         };
         match record(t) {
             Some(red) => records::load(red, &f, &p),
-            None => format!("{f} = *(const volatile decltype({f})*)&{p};"),
+            None => format!("{f} = Kokkos::pk_vload(&{p});"),
         }
     });
     // A record total is alone in its reduction (device.rs): its fields take
@@ -286,7 +287,7 @@ pub fn reduce_kernel(
     let tail = item("t", "acc");
     format!(
         r#"{helpers}extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
-  __shared__ pk_vt s[{b}];
+  pk_vt* s = Kokkos::pk_shared_values<pk_vt, {b}>();
   __shared__ bool last;
 {head}  pk_vt acc = pk_init(), acc1 = pk_init(), acc2 = pk_init(), acc3 = pk_init();
   for (; t + 3 * step < n; t += 4 * step) {{
@@ -337,7 +338,7 @@ pub fn team_reduce_kernel(totals: &[Total], head: &str) -> String {
     let walk = team_loop("f(m, acc);");
     format!(
         r#"{helpers}extern "C" __global__ void pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
-  __shared__ pk_vt s[1024];
+  pk_vt* s = Kokkos::pk_shared_values<pk_vt, 1024>();
   __shared__ bool last;
 {head}  pk_vt acc = pk_init();
 {walk}  const unsigned me = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;

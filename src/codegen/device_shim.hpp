@@ -139,6 +139,22 @@ struct View {
   __device__ value_type* data() const { return ptr; }
 };
 
+// A partial another block wrote, read past the cache (complex numbers:
+// device_complex.hpp reads their parts).
+template <class T>
+__device__ __forceinline__ T pk_vload(const T* p) { return *(const volatile T*)p; }
+// A block's N values of type T in shared memory, one array per Tag. Raw
+// bytes: a __shared__ array may not have a constructor, and complex numbers
+// start at zero.
+struct alignas(16) pk_raw16 {
+  unsigned char b[16];
+};
+template <class T, int N, int Tag = 0>
+__device__ __forceinline__ T* pk_shared_values() {
+  __shared__ pk_raw16 raw[(N * sizeof(T) + 15) / 16];
+  return (T*)raw;
+}
+
 // The built-in reducers as kernel signatures name them (`Kokkos::Min<double>::
 // value_type&`); their joins and identities come with the kernel (device.rs).
 #define PK_REDUCER(R)                   \

@@ -77,21 +77,23 @@ __device__ inline unsigned pk_vector_mask() {
   const unsigned first = ((threadIdx.y * blockDim.x) % 32);
   return ((1u << blockDim.x) - 1) << first;
 }
+// A lane's value, 8 bytes at a time (a complex128 takes two shuffles).
 template <class T>
 __device__ T pk_shuffle(T v, int from, bool down) {
-  unsigned long long bits = 0;
-  pk_copy_bytes(&bits, &v, sizeof(T));
-  bits = down ? __shfl_down_sync(pk_vector_mask(), bits, from, blockDim.x)
-              : __shfl_sync(pk_vector_mask(), bits, from, blockDim.x);
-  pk_copy_bytes(&v, &bits, sizeof(T));
+  unsigned long long bits[(sizeof(T) + 7) / 8] = {};
+  pk_copy_bytes(bits, &v, sizeof(T));
+  for (auto& w : bits) {
+    w = down ? __shfl_down_sync(pk_vector_mask(), w, from, blockDim.x)
+             : __shfl_sync(pk_vector_mask(), w, from, blockDim.x);
+  }
+  pk_copy_bytes(&v, bits, sizeof(T));
   return v;
 }
 // One buffer per type for every nested sum of a kernel (a team has at most
 // 1024 threads): a buffer per call site would add up past shared memory.
 template <class T>
 __device__ T* pk_team_buffer() {
-  __shared__ T buf[1024];
-  return buf;
+  return pk_shared_values<T, 1024, 1>();
 }
 // A nested sum: each thread (or lane) adds its items into a value of its own,
 // then the values are added in a fixed order (lane 0's, or thread 0's, result)

@@ -54,14 +54,15 @@ def maths(i: int, out: pk.View2D[pk.complex128], z: pk.View1D[pk.complex128]):
     out[i][4] = pk.cosh(z[i])
     out[i][5] = pk.pow(z[i], 2.5)
     out[i][6] = np.conj(z[i]) + z[i].real - z[i].imag
+    out[i][7] = pk.log10(z[i]) + pk.atanh(z[i])
 
 
 def test_math_functions_match_numpy():
     z = crandom(N)
-    out = pk.View([N, 7], pk.complex128)
+    out = pk.View([N, 8], pk.complex128)
     pk.parallel_for(N, maths, out=out, z=pk.array(z))
     want = np.stack([np.sqrt(z), np.exp(z), np.log(z), np.sin(z), np.cosh(z), z ** 2.5,
-                     np.conj(z) + z.real - z.imag], axis=1)
+                     np.conj(z) + z.real - z.imag, np.log10(z) + np.arctanh(z)], axis=1)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-12)
 
 
