@@ -337,6 +337,10 @@ def shout(i: int, a: pk.View1D[pk.double]):
     if i == 0:
         pk.printf("first %.3f\\n", a[i] + SALT)
 
+@pk.workunit
+def spin(i: int, acc: pk.Acc[pk.complex128], a: pk.View1D[pk.double]):
+    acc += pk.exp(1j * (a[i] + SALT))
+
 a = pk.View([1 << 20], pk.double)
 a.fill(1.0)
 h = pk.View([64], pk.int32)
@@ -370,6 +374,9 @@ t4d = time.perf_counter()
 pk.parallel_for(1 << 20, shout, a=a)
 pk.fence()
 t4e = time.perf_counter()
+cz = pk.parallel_reduce(1 << 20, spin, a=a)
+t4f = time.perf_counter()
+assert abs(cz - (1 << 20) * np.exp(1j * (2.0 + 2 * SALT))) <= 1e-9 * (1 << 20), cz
 assert ml.loc == 0 and abs(ml.val - 2.0) <= 1e-12, tuple(ml)
 assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
@@ -397,6 +404,7 @@ assert abs(np.asarray(out)[-1] - (1 << 27) * SALT) <= 1e-9 * (1 << 27), np.asarr
 del big, out
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3, "atomic_s": t4a - t4,
                   "team_s": t4b - t4a, "scan_s": t4c - t4b, "minloc_s": t4d - t4c, "printf_s": t4e - t4d,
+                  "complex_s": t4f - t4e,
                   "md_ms": (t6 - t5) / reps * 1e3, "scan_ms": (t8 - t7) / reps * 1e3}))
 """
 
@@ -429,7 +437,7 @@ def compile_rows() -> None:
               f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
               f"atomic for {r['atomic_s']:.2f} s, "
               f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s, MinLoc {r['minloc_s']:.2f} s, "
-              f"for with printf {r['printf_s']:.2f} s; "
+              f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s; "
               f"target <= 1.5 s",
               flush=True)
     print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
