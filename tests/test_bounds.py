@@ -46,6 +46,11 @@ for lazy in (False, True):
     except IndexError as e:
         print("IndexError:", e)
     pk._native.set_lazy(False)
+if space is pk.Cuda:  # the checked kernels went through NVRTC (device_bounds.hpp), not nvcc
+    from pathlib import Path
+    kernels = Path(pk.config()["cache"]) / "kernels"
+    print("checked through NVRTC:", any("pk_oob_record" in p.read_text() for p in kernels.glob("*.cu")
+                                        if p.with_suffix(".cubin").exists()))
 """
 
 
@@ -56,6 +61,8 @@ def test_an_index_outside_a_view_is_an_index_error(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     out = r.stdout.splitlines()
+    if os.environ.get("PK_TEST_SPACE") == "cuda" and os.environ.get("PK_NVRTC", "1") != "0":
+        assert out.pop() == "checked through NVRTC: True", r.stdout
     assert len(out) == 6, r.stdout
     for mode in (0, 3):  # eager, then lazy
         write, fence, read = out[mode:mode + 3]

@@ -618,6 +618,43 @@ def test_the_nvrtc_form_of_complex_sums_computes_what_numpy_does(emulate):
     np.testing.assert_allclose(complex(out[0], out[1]), np.sum(m * m), rtol=1e-12)
 
 
+class OobRecord(ctypes.Structure):
+    _fields_ = [("set", ctypes.c_int), ("dim", ctypes.c_int), ("index", ctypes.c_longlong),
+                ("extent", ctypes.c_longlong), ("view", ctypes.c_char * 64), ("where", ctypes.c_char * 256)]
+
+
+def test_the_nvrtc_form_of_a_bounds_checked_kernel_records_the_first_index_outside(emulate, tmp_path):
+    # PK_BOUNDS_CHECK is read once per process: the source comes from a child.
+    prog = tmp_path / "gen.py"
+    prog.write_text(textwrap.dedent("""
+        import sys
+        sys.path.insert(0, sys.argv[1])
+        import pykokkos as pk
+        from test_nvrtc import mix, nvrtc_source
+        n = 10
+        print(nvrtc_source(0, mix, n, a=1.5, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double),
+                           out=pk.View([n], pk.double)))
+    """))
+    env = dict(os.environ, PK_BOUNDS_CHECK="1")
+    r = subprocess.run([sys.executable, str(prog), os.path.dirname(__file__)], capture_output=True, text=True,
+                       env=env, check=True)
+    src = r.stdout
+    assert "pk::at(" in src and "pk_oob_record" in src
+    lib = emulate("mix_checked", src)
+    rec = OobRecord.in_dll(lib, "pk_oob")
+    ctypes.memset(ctypes.addressof(rec), 0, ctypes.sizeof(rec))  # as the runtime leaves it after a read
+    x, m, out = np.arange(10.0), np.ones((10, 3)), np.zeros(10)
+    lib.run_for(ctypes.byref(args_struct([x, m, out], [1.5], 10)))
+    assert rec.set == 0  # inside: nothing recorded, everything written
+    np.testing.assert_array_equal(out, 1.5 * x + 1 + (np.arange(10) // 3) % 5 - x // 0.25 + 1 % 1.5)
+    short, guard = np.zeros(16), 7.25
+    short[8:] = guard  # out's allocation past its extent of 8
+    lib.run_for(ctypes.byref(args_struct([x, m, short[:8]], [1.5], 10)))
+    assert (rec.set, rec.dim, rec.index, rec.extent, rec.view) == (1, 0, 8, 8, b"out")
+    assert rec.where.decode().endswith(f"test_nvrtc.py:{mix.__code__.co_firstlineno + 2}")  # its body
+    assert (short[8:] == guard).all()  # nothing written outside
+
+
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     # An atomic on a complex128 needs Kokkos' 16-byte atomics.
     assert nvrtc_source(0, cadd, 8, out=pk.View([8], pk.complex128), z=pk.View([8], pk.complex128)) is None

@@ -18,6 +18,8 @@ pub struct Driver {
     pub primary_ctx_retain: unsafe extern "C" fn(*mut Handle, c_int) -> CuResult,
     pub module_load_data: unsafe extern "C" fn(*mut Handle, *const c_void) -> CuResult,
     pub module_get_function: unsafe extern "C" fn(*mut Handle, Handle, *const c_char) -> CuResult,
+    pub module_get_global:
+        unsafe extern "C" fn(*mut CuPtr, *mut usize, Handle, *const c_char) -> CuResult,
     #[allow(clippy::type_complexity)]
     pub launch_kernel: unsafe extern "C" fn(
         Handle,
@@ -85,6 +87,7 @@ pub fn driver() -> PkResult<&'static Driver> {
                 primary_ctx_retain: sym(lib, "cuDevicePrimaryCtxRetain")?,
                 module_load_data: sym(lib, "cuModuleLoadData")?,
                 module_get_function: sym(lib, "cuModuleGetFunction")?,
+                module_get_global: sym(lib, "cuModuleGetGlobal_v2")?,
                 launch_kernel: sym(lib, "cuLaunchKernel")?,
                 mem_alloc: sym(lib, "cuMemAlloc_v2")?,
                 memset_d8: sym(lib, "cuMemsetD8_v2")?,

@@ -8,10 +8,11 @@ use crate::errors::{PkError, PkResult};
 use std::ffi::{c_char, CString};
 use std::fs;
 
-/// A loaded `extern "C" __global__` function. CUDA functions may be
-/// launched from any thread of the context's process.
+/// A loaded `extern "C" __global__` function, and the address of its
+/// module's `pk_oob` record where it has one (PK_BOUNDS_CHECK=1). CUDA
+/// functions may be launched from any thread of the context's process.
 #[derive(Clone, Copy)]
-pub struct DeviceFn(pub Handle);
+pub struct DeviceFn(pub Handle, pub Option<cudadrv::CuPtr>);
 unsafe impl Send for DeviceFn {}
 unsafe impl Sync for DeviceFn {}
 
@@ -78,7 +79,17 @@ pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Out
         "cuModuleGetFunction",
     )
     .map_err(env)?;
-    Ok(Outcome::Loaded(DeviceFn(f), key))
+    // Bounds-checked kernels record an index outside a view here (device_bounds.hpp).
+    let oob = source
+        .contains("__device__ pk_oob_record pk_oob;")
+        .then(|| {
+            let (mut at, mut bytes) = (0, 0);
+            let name = c"pk_oob";
+            let rc = unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
+            drv.check(rc, "cuModuleGetGlobal").map(|()| at)
+        });
+    let oob = oob.transpose().map_err(env)?;
+    Ok(Outcome::Loaded(DeviceFn(f, oob), key))
 }
 
 /// The cubin of `source`, or NVRTC's log when it does not compile.

@@ -9,12 +9,13 @@
 //! 1-D scans whose bodies only add to their updates (device_scan.rs),
 //! atomics included, and team kernels (TeamPolicy) with nested fors and
 //! sums over team, vector and team-vector ranges, single and level-0
-//! scratch, printf and complex numbers included (device_complex.hpp); with
-//! no bounds checks or nested scans.
+//! scratch, printf, complex numbers (device_complex.hpp) and bounds checks
+//! (device_bounds.hpp) included; with no nested scans.
 //! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
 pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
+use super::device_names::shim_covers;
 pub use super::device_scan::{scan_blocks, SCAN_BLOCK, SCAN_MAX_BLOCKS};
 
 /// The shim and the portable prelude: everything an NVRTC kernel includes.
@@ -25,6 +26,9 @@ pub const SHIM: &str = concat!(
     include_str!("device_teams.hpp"),
     include_str!("portable.hpp")
 );
+
+/// PK_BOUNDS_CHECK=1: `pk::at` and the record the runtime reads back.
+pub const BOUNDS: &str = include_str!("device_bounds.hpp");
 
 /// Bounds slots of `pk_args` (Kokkos' MDRange goes up to rank 6; a 1-D
 /// run of repeated launches passes its count in `hi[1]`).
@@ -75,131 +79,13 @@ pub struct DeviceParts {
     /// Whether the first index moves fastest between neighbouring threads
     /// (the first view is LayoutLeft); otherwise the last one does.
     pub left_fastest: bool,
+    /// Views reached through `pk::at` (PK_BOUNDS_CHECK=1).
+    pub bounds_check: bool,
 }
 
 /// Bytes of the `pk_args` kernel parameter: views, scalars, lo[8], hi[8].
 pub fn args_bytes(views: usize, scalars: usize) -> usize {
     views.max(1) * 136 + scalars.max(1) * 16 + 16 * MAX_RANK
-}
-
-/// Names the shim and the portable prelude define, after `Kokkos::` and `pk::`.
-const KOKKOS_NAMES: &[&str] = &[
-    "View",
-    "LayoutRight",
-    "LayoutLeft",
-    "LayoutStride",
-    "CudaSpace",
-    "MemoryTraits",
-    "Unmanaged",
-    "Prod",
-    "Min",
-    "Max",
-    "LAnd",
-    "LOr",
-    "BAnd",
-    "BOr",
-    "MinLoc",
-    "MaxLoc",
-    "MinMax",
-    "MinMaxLoc",
-    "atomic_fetch_add",
-    "atomic_fetch_sub",
-    "atomic_fetch_mul",
-    "atomic_fetch_div",
-    "atomic_fetch_and",
-    "atomic_fetch_or",
-    "atomic_fetch_xor",
-    "atomic_fetch_lshift",
-    "atomic_fetch_rshift",
-    "atomic_fetch_max",
-    "atomic_fetch_min",
-    "atomic_increment",
-    "atomic_decrement",
-    "atomic_exchange",
-    "atomic_compare_exchange",
-    "Cuda",
-    "TeamPolicy",
-    "TeamThreadRange",
-    "ThreadVectorRange",
-    "TeamVectorRange",
-    "parallel_for",
-    "parallel_reduce",
-    "single",
-    "PerTeam",
-    "PerThread",
-    // Complex numbers (device_complex.hpp).
-    "complex",
-    "real",
-    "imag",
-    "abs",
-    "conj",
-    "sqrt",
-    "exp",
-    "log",
-    "sin",
-    "cos",
-    "tan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asin",
-    "acos",
-    "atan",
-    "asinh",
-    "acosh",
-    "atanh",
-    "pow",
-];
-const PK_NAMES: &[&str] = &[
-    "km",
-    "floordiv",
-    "mod",
-    "powi",
-    "ipow",
-    "round",
-    "round_away",
-    "copysign",
-    "degrees",
-    "radians",
-    "rsqrt",
-    "cyl_bessel_j0",
-    "cyl_bessel_j1",
-    "pmin",
-    "pmax",
-    "pabs",
-    "lval",
-];
-/// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
-/// Level-1 scratch (global memory per team) and any level not spelled 0 too.
-/// (`printf` is CUDA's own in device code, NVRTC's included.)
-const FOREIGN: &[&str] = &["__shared__"];
-
-/// Whether every qualified name in `text` is one the shim provides.
-fn shim_covers(text: &str) -> bool {
-    if FOREIGN.iter().any(|w| text.contains(w)) {
-        return false;
-    }
-    // The shim's atomics are compare-and-swap loops on at most 8 bytes; a
-    // complex128 element needs Kokkos' (a kernel with both keeps nvcc).
-    if text.contains("atomic_") && text.contains("complex<double>") {
-        return false;
-    }
-    let names_after = |prefix: &str, allowed: &[&str]| {
-        text.match_indices(prefix).all(|(at, _)| {
-            let rest = &text[at + prefix.len()..];
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            allowed.contains(&&rest[..end])
-        })
-    };
-    let level0 = text
-        .match_indices("team_scratch(")
-        .all(|(at, w)| text[at + w.len()..].starts_with("0)"));
-    level0
-        && names_after("Kokkos::", KOKKOS_NAMES)
-        && names_after("pk::", PK_NAMES)
-        && names_after("std::", &["decay_t"])
 }
 
 /// The NVRTC translation unit of `p`, or None when the functor uses
@@ -236,6 +122,9 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         _ => {}
     }
     let mut s = String::from(SHIM);
+    if p.bounds_check {
+        s.push_str(BOUNDS);
+    }
     s.push_str(&p.functor);
     s.push_str(&format!(
         "\nstruct pk_args {{\n  pk_view_arg views[{}];\n  pk_scalar_arg scalars[{}];\n  int64_t lo[{MAX_RANK}], hi[{MAX_RANK}];\n}};\n",
@@ -307,26 +196,6 @@ mod tests {
         assert!(!got.contains("a.a."));
     }
 
-    #[test]
-    fn only_names_the_shim_defines_pass() {
-        assert!(shim_covers("Kokkos::View<double*, Kokkos::LayoutRight, Kokkos::CudaSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> x; pk::km::sqrt(y); pk::floordiv(a, b); printf(\"%d\", i);"));
-        assert!(shim_covers(
-            "Kokkos::complex<float> z = Kokkos::sqrt(w); Kokkos::atomic_fetch_add(&v(0), z);"
-        ));
-        for bad in [
-            "Kokkos::subview(v, 0, Kokkos::ALL)",
-            "pk::Rng r(1, 2);",
-            "pk::at(v, \"w\", \"v\", i)",
-            "Kokkos::atomic_add(&x(0), 1.0);",
-            "Kokkos::atomic_fetch_nand(&x(0), 1);",
-            "Kokkos::complex<double> z; Kokkos::atomic_fetch_add(&v(0), z);",
-            "Kokkos::polar(r, t)",
-            "std::numeric_limits<double>::max()",
-        ] {
-            assert!(!shim_covers(bad), "{bad}");
-        }
-    }
-
     fn parts(kind: DeviceKind, rank: usize, left_fastest: bool) -> DeviceParts {
         DeviceParts {
             functor: "namespace {\nstruct pk_vals { double r0; float r1; };\nstruct F {};\n}\n"
@@ -339,6 +208,7 @@ mod tests {
             record: false,
             rank,
             left_fastest,
+            bounds_check: false,
         }
     }
 

@@ -239,7 +239,7 @@ pub fn generate(
         _ => None,
     };
     let device = kind
-        .filter(|_| space == Space::Cuda && !unit.bounds_check)
+        .filter(|_| space == Space::Cuda)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -250,6 +250,7 @@ pub fn generate(
             record: multi,
             rank: 1,
             left_fastest: false,
+            bounds_check: unit.bounds_check,
         });
     let policy = format!(
         "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",

@@ -6,6 +6,7 @@
 pub mod body;
 pub mod device;
 mod device_kernels;
+mod device_names;
 mod device_records;
 mod device_scan;
 pub mod emit;

@@ -118,7 +118,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         .find_map(|(_, _, slot)| slot.as_ref())
         .is_some_and(|(_, v)| v.layout == crate::types::Layout::Left);
     let device = kind
-        .filter(|_| spec.space == Space::Cuda && !unit.bounds_check)
+        .filter(|_| spec.space == Space::Cuda)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -129,6 +129,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             record: false,
             rank: nidx,
             left_fastest,
+            bounds_check: unit.bounds_check,
         });
     let policy = if team {
         // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,

@@ -291,6 +291,44 @@ impl DeviceEntry {
     }
 }
 
+/// Bytes of device_bounds.hpp's `pk_oob_record`: set, dim, index, extent,
+/// view[64], where[256].
+const OOB_BYTES: usize = 344;
+
+impl DeviceEntry {
+    /// After a launch of a bounds-checked kernel: the first index it found
+    /// outside a view, in the words of the Kokkos path's report (prelude.hpp
+    /// `oob_report`), and the record cleared for the next launch.
+    pub fn out_of_bounds(&self) -> Result<Option<String>, String> {
+        let Some(at) = self.func.1 else {
+            return Ok(None);
+        };
+        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
+        let mut rec = [0u8; OOB_BYTES];
+        // Synchronous: waits for the kernel on the legacy stream.
+        let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, OOB_BYTES) };
+        drv.check(rc, "the copy of the bounds record (cuMemcpyDtoH)")?;
+        let int = |k: usize| i32::from_ne_bytes(rec[k..k + 4].try_into().unwrap());
+        let long = |k: usize| i64::from_ne_bytes(rec[k..k + 8].try_into().unwrap());
+        if int(0) == 0 {
+            return Ok(None);
+        }
+        drv.check(unsafe { (drv.memset_d8)(at, 0, OOB_BYTES) }, "cuMemsetD8")?;
+        let text = |b: &[u8]| {
+            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+            String::from_utf8_lossy(&b[..end]).into_owned()
+        };
+        Ok(Some(format!(
+            "index {} is out of bounds for dimension {} of view '{}' with size {} ({})",
+            long(8),
+            int(4),
+            text(&rec[24..88]),
+            long(16),
+            text(&rec[88..])
+        )))
+    }
+}
+
 /// A reduction's or scan's totals (`bytes` at `out`) into `result`.
 fn total_back(
     drv: &cudadrv::Driver,

@@ -144,10 +144,14 @@ pub fn run(
                 };
                 (rc != 0).then(|| (rc, "Kokkos", loader::error_text(*error)))
             }
-            Entry::Device(d) => d
+            Entry::Device(d) => match d
                 .call(&views, scalars, lo, hi, result)
-                .err()
-                .map(|msg| (1, "CUDA", msg)),
+                .and_then(|()| d.out_of_bounds())
+            {
+                Ok(None) => None,
+                Ok(Some(msg)) => Some((2, "CUDA", msg)),
+                Err(msg) => Some((1, "CUDA", msg)),
+            },
         }
     };
     if let Some(t0) = t0 {
