@@ -47,7 +47,10 @@ static BYPASSED: AtomicU64 = AtomicU64::new(0);
 /// `MAX_PERIOD`) by each trial that finds recording still does not pay,
 /// back to `PROBE` when it does.
 static PERIOD: AtomicU64 = AtomicU64::new(PROBE);
-const MAX_PERIOD: u64 = 16 * PROBE;
+/// A trial costs a read-every-iteration loop about ten launches (recording
+/// and a flush): 16 384 launches apart that is under 0.1%, and a program
+/// whose phase changes waits a few milliseconds for fusion to come back.
+const MAX_PERIOD: u64 = 64 * PROBE;
 static TRIAL: AtomicBool = AtomicBool::new(false);
 /// Most launches a trial of recording records before it counts as a flush.
 const TRIAL_LAUNCHES: u64 = 64;
@@ -197,7 +200,7 @@ pub fn recorded(ns: u64, weight: u64) {
 }
 
 /// Whether to time this launch run at once (if small): each one of a trial,
-/// and one in 32 otherwise (reading the clock twice is a fair part of a tiny
+/// and one in 128 otherwise (reading the clock twice is a fair part of a tiny
 /// launch; a moving average needs no more).
 pub fn time_at_once() -> bool {
     static RUNS: AtomicU64 = AtomicU64::new(0);
@@ -205,7 +208,7 @@ pub fn time_at_once() -> bool {
         && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
             let runs = RUNS.load(Ordering::Relaxed);
             RUNS.store(runs + 1, Ordering::Relaxed);
-            runs % 32 == 0
+            runs % 128 == 0
         })
 }
 
