@@ -7,6 +7,9 @@ from . import _native
 from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_dtype
 
 
+_native_new = _native.View.__new__
+
+
 def _normalize_args(shape, dtype, space, layout):
     if isinstance(shape, (int, np.integer)):
         shape = [int(shape)]
@@ -35,7 +38,10 @@ class View(_native.View):
         # made in loops pay for every step of the general path below).
         if (cls is View and type(shape) is list and type(dtype) is DataType and space is None and layout is None
                 and trait is None and not internal):
-            return _native.View.__new__(cls, [int(n) for n in shape], dtype._value_)
+            try:  # ints (and __index__ types) go as they are
+                return _native_new(cls, shape, dtype._value_)
+            except TypeError:  # `int(n)` for the rest, as the general path
+                return _native_new(cls, [int(n) for n in shape], dtype._value_)
         if internal and cls.__init__ is View.__init__:
             return super().__new__(cls, **internal)
         if cls.__init__ is not View.__init__:
