@@ -228,7 +228,7 @@ EMULATION = r"""
 #define __device__
 #define __global__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 struct pk_dim3 { unsigned x, y, z; };
 static pk_dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
@@ -670,12 +670,13 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts, one that prints), reductions (a sum, Min, Max, BAnd,
     MinLoc, an empty range), scans, team reductions (nested sums, scratch, single, atomics)
-    and complex numbers (a for, a sum, a team's nested sums)
+    and complex numbers (a for, a sum, a team's nested sums); a reduction that spills when held
+    to few registers is built without the hold
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
     script = tmp_path / "probe.py"
     script.write_text(textwrap.dedent("""
-        import sys, numpy as np, pykokkos as pk
+        import os, sys, numpy as np, pykokkos as pk
         pk.set_default_space(pk.Cuda)
 
         @pk.workunit
@@ -776,6 +777,36 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
             if m.team_rank() == 0:
                 out[j] = v
                 acc += s
+
+        @pk.workunit
+        def heavy(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double], n: int):
+            c0: float = x[i]
+            c1: float = x[(i + 1) % n]
+            c2: float = x[(i + 2) % n]
+            c3: float = x[(i + 3) % n]
+            c4: float = x[(i + 4) % n]
+            c5: float = x[(i + 5) % n]
+            c6: float = x[(i + 6) % n]
+            c7: float = x[(i + 7) % n]
+            c8: float = x[(i + 8) % n]
+            c9: float = x[(i + 9) % n]
+            c10: float = x[(i + 10) % n]
+            c11: float = x[(i + 11) % n]
+            acc += (c0 * c11 + c1 * c10 + c2 * c9 + c3 * c8 + c4 * c7 + c5 * c6) / (
+                1.0 + c0 * c1 * c2 * c3 * c4 * c5 * c6 * c7 * c8 * c9 * c10 * c11)
+
+        # A reduction too heavy for 32 registers a thread: held to them it spills,
+        # so it is built again without the hold (kernels.rs nvrtc_load).
+        hs = np.random.default_rng(0).uniform(0.5, 1.5, 100_000)
+        hr = pk.parallel_reduce(hs.size, heavy, x=pk.array(hs), n=hs.size)
+        c = [np.roll(hs, -k) for k in range(12)]
+        hw = np.sum(sum(c[k] * c[11 - k] for k in range(6)) / (1.0 + np.prod(c, axis=0)))
+        assert abs(hr - hw) <= 1e-12 * abs(hw), (hr, hw)
+        if os.environ.get("PK_NVRTC") == "1":
+            import glob
+            kdir = os.path.join(pk.config()["cache"], "kernels")
+            heads = {open(f).readline().strip() for f in glob.glob(kdir + "/*.cu") if "pk_wu_heavy" in open(f).read()}
+            assert "#define PK_REDUCE_MIN_BLOCKS 1" in heads, heads
 
         # Complex numbers: a for, a sum, a team's nested sums over threads and lanes.
         rng = np.random.default_rng(11)

@@ -92,6 +92,19 @@ pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Out
     Ok(Outcome::Loaded(DeviceFn(f, oob), key))
 }
 
+/// Bytes of local memory (spilled registers, arrays) a thread of `f` uses.
+pub fn local_bytes(f: &DeviceFn) -> PkResult<i32> {
+    let drv = cudadrv::driver()?;
+    let mut n = 0;
+    // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+    drv.check(
+        unsafe { (drv.func_get_attribute)(&mut n, 3, f.0) },
+        "cuFuncGetAttribute",
+    )
+    .map_err(PkError::Runtime)?;
+    Ok(n)
+}
+
 /// The cubin of `source`, or NVRTC's log when it does not compile.
 fn compile(
     source: &str,

@@ -14,7 +14,9 @@
 //! Anything else keeps the Kokkos path.
 use super::device_kernels::{covers, for_kernel, head, item, reduce_kernel};
 use super::device_kernels::{team_for_kernel, team_head, team_reduce_kernel};
-pub use super::device_kernels::{Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS};
+pub use super::device_kernels::{
+    Total, FOR_BLOCK, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, REDUCE_MIN_BLOCKS,
+};
 use super::device_names::shim_covers;
 pub use super::device_scan::{scan_blocks, SCAN_BLOCK, SCAN_MAX_BLOCKS};
 
@@ -121,7 +123,8 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         }
         _ => {}
     }
-    let mut s = String::from(SHIM);
+    let mut s = occupancy_line(REDUCE_MIN_BLOCKS);
+    s.push_str(SHIM);
     if p.bounds_check {
         s.push_str(BOUNDS);
     }
@@ -152,6 +155,12 @@ pub fn source(p: &DeviceParts) -> Option<String> {
         DeviceKind::Scan(total) => s.push_str(&super::device_scan::scan_kernel(total, &head)),
     }
     Some(s)
+}
+
+/// The first line of every NVRTC source: how many blocks of a range
+/// reduction each multiprocessor should hold (`__launch_bounds__`).
+pub fn occupancy_line(blocks: u32) -> String {
+    format!("#define PK_REDUCE_MIN_BLOCKS {blocks}\n")
 }
 
 /// The entry's unpacking lines read the kernel parameter `a` instead of
@@ -224,6 +233,10 @@ mod tests {
         assert!(s.contains(
             "*(double*)(out + 0) = (double)s[0].r0; *(float*)(out + 16) = (float)s[0].r1;"
         ));
+        // Every block of a range reduction fits on the GPU at once (see
+        // REDUCE_MIN_BLOCKS): the hold is the source's first line.
+        assert!(s.starts_with("#define PK_REDUCE_MIN_BLOCKS 8\n"));
+        assert!(s.contains("__launch_bounds__(256, PK_REDUCE_MIN_BLOCKS) pk_reduce("));
         // A complex total fills its slot; a complex scan keeps the Kokkos path.
         let complex = DeviceKind::Reduce(vec![Total::sum(DType::C128)]);
         let s = source(&parts(complex, 1, false)).unwrap();

@@ -9,6 +9,14 @@ use crate::types::{DType, Reducer};
 pub const FOR_BLOCK: u32 = 128;
 pub const REDUCE_BLOCK: u32 = 256;
 pub const REDUCE_MAX_BLOCKS: u32 = 1024;
+/// Blocks of a range reduction each multiprocessor should hold at once: 8 of
+/// 256 threads (at most 32 registers a thread) keep all REDUCE_MAX_BLOCKS
+/// resident on a 132-multiprocessor GPU. With more registers they run in two
+/// waves, the second partial, and a fused chain of maps and a sum took 10-20%
+/// longer than the same bytes summed alone (H200). The NVRTC source asks for
+/// it through `PK_REDUCE_MIN_BLOCKS` (its first line, device.rs); a kernel
+/// that would spill to local memory under it is built without it.
+pub const REDUCE_MIN_BLOCKS: u32 = 8;
 
 /// One total of a reduction: its type, and the built-in reducer that joins
 /// it (None: a sum).
@@ -286,7 +294,7 @@ pub fn reduce_kernel(
     .join("\n    ");
     let tail = item("t", "acc");
     format!(
-        r#"{helpers}extern "C" __global__ void __launch_bounds__({b}) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
+        r#"{helpers}extern "C" __global__ void __launch_bounds__({b}, PK_REDUCE_MIN_BLOCKS) pk_reduce(const pk_args a, pk_vt* partial, unsigned* done, char* out) {{
   pk_vt* s = Kokkos::pk_shared_values<pk_vt, {b}>();
   __shared__ bool last;
 {head}  pk_vt acc = pk_init(), acc1 = pk_init(), acc2 = pk_init(), acc3 = pk_init();

@@ -144,7 +144,7 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
     if let Some((d, nv)) = nvrtc_source {
         let entry = d.kind.entry();
         let device = crate::kokkos::device_id()?;
-        match build::nvrtc::load(&nv, entry, label, device)? {
+        match nvrtc_load(&nv, entry, label, device)? {
             Outcome::Loaded(f, key) => {
                 let e = DeviceEntry::new(f, d, device);
                 return Ok(Kernel::with_entry(Entry::Device(e), key, space));
@@ -155,6 +155,27 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
         }
     }
     Ok(Kernel::new(build::load(source, label)?, space))
+}
+
+/// NVRTC's build of `nv`. A range reduction is held to few registers so that
+/// all its blocks fit on the GPU at once (device_kernels.rs
+/// REDUCE_MIN_BLOCKS); one that then spills to local memory loses more than
+/// that gains, and is built without the hold.
+fn nvrtc_load(nv: &str, entry: &str, label: &str, device: i32) -> PkResult<Outcome> {
+    use codegen::device::{occupancy_line, REDUCE_MIN_BLOCKS};
+    let loaded = build::nvrtc::load(nv, entry, label, device)?;
+    let held = occupancy_line(REDUCE_MIN_BLOCKS);
+    match &loaded {
+        Outcome::Loaded(f, _)
+            if nv.starts_with(&held)
+                && nv.contains("PK_REDUCE_MIN_BLOCKS) pk_reduce")
+                && build::nvrtc::local_bytes(f)? > 0 =>
+        {
+            let free = nv.replacen(&held, &occupancy_line(1), 1);
+            build::nvrtc::load(&free, entry, label, device)
+        }
+        _ => Ok(loaded),
+    }
 }
 
 /// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
