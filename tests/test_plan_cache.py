@@ -112,6 +112,29 @@ def test_rewritten_outputs_are_dropped_by_a_replay_too(lazy):
     assert np.allclose(np.asarray(t), np_chain(3, ref, 9.0), rtol=1e-13)
 
 
+def test_a_replayed_report_names_the_call_sites_of_its_own_flush(lazy):
+    """Flushes of one shape from two places in a loop: a flush whose plan and
+    call sites repeat the last one keeps its report again, and one from the
+    other place gets its own, naming its own lines."""
+    import inspect
+
+    x, t = pk.View([N], pk.double), pk.View([N], pk.double)
+    x[:] = 1.0
+    pk._native.explain_history()
+    here = inspect.currentframe().f_lineno
+    for _ in range(3):
+        for _ in range(2):
+            chain(4, x, t, 2.0)  # a shape of its own (the cache outlives tests)
+            first = float(pk.parallel_reduce(N, total, t=t))  # here + 4
+        chain(4, x, t, 2.0)
+        second = float(pk.parallel_reduce(N, total, t=t))  # here + 6
+        assert first == second == pytest.approx(N * 31.0)
+    reports = pk._native.explain_history()
+    site = [f"{__file__}:{here + 4}" in r for r in reports]
+    assert site == [True, True, False] * 3, reports
+    assert all(f"{__file__}:{here + 6}" in r for r, s in zip(reports, site) if not s)
+
+
 SCRIPT = """
 import numpy as np
 import pykokkos as pk

@@ -9,7 +9,7 @@ use super::defer::{Deferred, Why};
 use super::plan::{Plan, Refusal};
 use super::renumber::renumber;
 use crate::exec::launch::Origin;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
@@ -90,7 +90,7 @@ impl std::ops::Deref for Flush {
 }
 
 static LAST: Mutex<Option<Arc<Flush>>> = Mutex::new(None);
-static HISTORY: Mutex<Vec<Arc<Flush>>> = Mutex::new(Vec::new());
+static HISTORY: Mutex<VecDeque<Arc<Flush>>> = Mutex::new(VecDeque::new());
 
 /// What the report of one flush says, but for call sites.
 pub fn summarize(
@@ -182,19 +182,40 @@ pub fn summarize(
     })
 }
 
+/// A launch's label and origin (its call site).
+pub type Site<'a> = (&'a Arc<str>, &'a Arc<dyn Origin>);
+
 /// Keeps the report of one flush (printing it under PK_FUSE_EXPLAIN=1).
-/// `info(k)` gives launch k's label and origin (its call site), asked only
-/// for launches the report shows.
-pub fn keep(
+/// `info(k)` gives launch k's label and origin, asked only for launches the
+/// report shows; `overwritten`, those of the launches dropped unrun. A loop
+/// flushes the same report again and again (a replayed plan, the same call
+/// sites): the last one is kept again instead of a copy.
+pub fn keep<'a>(
     summary: Arc<Summary>,
-    overwritten: &[(Arc<str>, Arc<dyn Origin>)],
-    info: &dyn Fn(usize) -> (Arc<str>, Arc<dyn Origin>),
+    overwritten: &mut dyn Iterator<Item = Site<'a>>,
+    info: &dyn Fn(usize) -> Site<'a>,
 ) {
-    let sites = summary.shown().map(|k| (k, info(k))).collect();
-    let flush = Arc::new(Flush {
-        summary,
-        sites,
-        overwritten: overwritten.iter().take(SHOWN).cloned().collect(),
+    let same_site = |a: Site<'_>, b: &(Arc<str>, Arc<dyn Origin>)| {
+        Arc::ptr_eq(a.0, &b.0) && std::ptr::addr_eq(Arc::as_ptr(a.1), Arc::as_ptr(&b.1))
+    };
+    let overwritten: Vec<Site<'a>> = overwritten.take(SHOWN).collect();
+    let last = LAST.lock().unwrap().clone();
+    let again = last.filter(|f| {
+        Arc::ptr_eq(&f.summary, &summary)
+            && f.sites.iter().all(|(&k, s)| same_site(info(k), s))
+            && f.overwritten.len() == overwritten.len()
+            && overwritten
+                .iter()
+                .zip(&f.overwritten)
+                .all(|(&a, b)| same_site(a, b))
+    });
+    let flush = again.unwrap_or_else(|| {
+        let own = |(l, o): Site<'_>| (l.clone(), o.clone());
+        Arc::new(Flush {
+            sites: summary.shown().map(|k| (k, own(info(k)))).collect(),
+            summary,
+            overwritten: overwritten.into_iter().map(own).collect(),
+        })
     });
     if crate::config::get().explain {
         eprint!("{}", flush.text());
@@ -202,9 +223,9 @@ pub fn keep(
     {
         let mut h = HISTORY.lock().unwrap();
         if h.len() >= HISTORY_LEN {
-            h.remove(0);
+            h.pop_front();
         }
-        h.push(flush.clone());
+        h.push_back(flush.clone());
     }
     *LAST.lock().unwrap() = Some(flush);
 }
@@ -370,5 +391,14 @@ pub fn last() -> Option<(String, String)> {
 /// All (report, plan as JSON) pairs recorded since the previous call.
 pub fn take_history() -> Vec<(String, String)> {
     let h = std::mem::take(&mut *HISTORY.lock().unwrap());
-    h.iter().map(|f| (f.text(), f.plan_json())).collect()
+    // Reports kept again (see keep) are written once each.
+    let mut texts: HashMap<*const Flush, (String, String)> = HashMap::new();
+    h.iter()
+        .map(|f| {
+            texts
+                .entry(Arc::as_ptr(f))
+                .or_insert_with(|| (f.text(), f.plan_json()))
+                .clone()
+        })
+        .collect()
 }

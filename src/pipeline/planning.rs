@@ -251,12 +251,9 @@ fn finish(
     summary: Arc<explain::Summary>,
     memos: Option<&[Memo]>,
 ) -> Planned {
-    let info = |k: usize| (kept[k].launch.label.clone(), kept[k].origin.clone());
-    let dropped: Vec<_> = taken
-        .iter()
-        .map(|n| (n.launch.label.clone(), n.origin.clone()))
-        .collect();
-    explain::keep(summary, &dropped, &info);
+    let info = |k: usize| (&kept[k].launch.label, &kept[k].origin);
+    let mut dropped = taken.iter().map(|n| (&n.launch.label, &n.origin));
+    explain::keep(summary, &mut dropped, &info);
     let regions = regions
         .iter()
         .zip(registers)
