@@ -184,12 +184,10 @@ pub fn summarize(
 
 /// A launch's label and origin (its call site).
 pub type Site<'a> = (&'a Arc<str>, &'a Arc<dyn Origin>);
-
 /// Keeps the report of one flush (printing it under PK_FUSE_EXPLAIN=1).
-/// `info(k)` gives launch k's label and origin, asked only for launches the
-/// report shows; `overwritten`, those of the launches dropped unrun. A loop
-/// flushes the same report again and again (a replayed plan, the same call
-/// sites): the last one is kept again instead of a copy.
+/// `info(k)`: launch k's label and origin, asked for launches the report shows;
+/// `overwritten`: those of the launches dropped unrun. A loop's flushes repeat
+/// a report (a replayed plan, the same call sites): the last one is kept again.
 pub fn keep<'a>(
     summary: Arc<Summary>,
     overwritten: &mut dyn Iterator<Item = Site<'a>>,
@@ -220,13 +218,11 @@ pub fn keep<'a>(
     if crate::config::get().explain {
         eprint!("{}", flush.text());
     }
-    {
-        let mut h = HISTORY.lock().unwrap();
-        if h.len() >= HISTORY_LEN {
-            h.pop_front();
-        }
-        h.push_back(flush.clone());
+    let mut h = HISTORY.lock().unwrap();
+    if h.len() >= HISTORY_LEN {
+        h.pop_front();
     }
+    h.push_back(flush.clone());
     *LAST.lock().unwrap() = Some(flush);
 }
 
@@ -388,10 +384,10 @@ pub fn last() -> Option<(String, String)> {
     Some((f.text(), f.dot()))
 }
 
-/// All (report, plan as JSON) pairs recorded since the previous call.
+/// All (report, plan as JSON) pairs recorded since the previous call (a
+/// report kept again, see `keep`, is written once).
 pub fn take_history() -> Vec<(String, String)> {
     let h = std::mem::take(&mut *HISTORY.lock().unwrap());
-    // Reports kept again (see keep) are written once each.
     let mut texts: HashMap<*const Flush, (String, String)> = HashMap::new();
     h.iter()
         .map(|f| {
