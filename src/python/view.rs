@@ -6,8 +6,8 @@ use super::bridge::py_err;
 use super::buffer;
 use super::lazy::{flush_host, take_swallowed};
 use crate::memory::alloc::Alloc;
-use crate::memory::geometry::{allocation_bytes, byte_range, classify, contiguous_strides};
-use crate::memory::{device, dlpack};
+use crate::memory::dlpack;
+use crate::memory::geometry::{byte_range, classify};
 use crate::types::{DType, Layout};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
@@ -117,7 +117,17 @@ impl Drop for View {
 
 /// Python-visible views are created here, so the allocation's count of live
 /// Python objects stays right (the lazy runtime learns when the last one dies).
-fn born(v: View) -> View {
+/// A shape's extents: a list of ints read item by item (the common
+/// `pk.View([n], ...)`; pyo3's sequence extraction costs more than the
+/// allocation of a small view), anything else as a sequence.
+fn extents(shape: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    match shape.cast::<pyo3::types::PyList>() {
+        Ok(l) => l.iter().map(|n| n.extract::<i64>()).collect(),
+        Err(_) => shape.extract(),
+    }
+}
+
+pub(super) fn born(v: View) -> View {
     v.alloc.live.fetch_add(1, Ordering::AcqRel);
     v
 }
@@ -130,7 +140,7 @@ impl View {
     #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None, space_code=0))]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn py_new(
-        shape: Option<Vec<i64>>,
+        shape: Option<&Bound<'_, PyAny>>,
         dtype_code: u8,
         layout_code: u8,
         parent: Option<PyRef<'_, View>>,
@@ -161,39 +171,7 @@ impl View {
             return View::wrap(obj).map(born);
         }
         let shape = shape.ok_or_else(|| PyValueError::new_err("View needs a shape"))?;
-        let dtype = DType::from_code(dtype_code)
-            .ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
-        let declared = if layout_code == 1 {
-            Layout::Left
-        } else {
-            Layout::Right
-        };
-        let bytes = allocation_bytes(&shape, dtype).map_err(py_err)?;
-        // 0 HostSpace, 1 CudaSpace (host memory mirrored on the device when a
-        // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
-        let uvm = space_code == 2;
-        if uvm {
-            device::check_managed(bytes).map_err(py_err)?;
-        }
-        let alloc = Alloc::owned(bytes, uvm);
-        let mut extents = [0i64; 8];
-        extents[..shape.len()].copy_from_slice(&shape);
-        let strides = contiguous_strides(&shape, declared == Layout::Left);
-        let kernel_layout = classify(&shape, &strides, declared);
-        Ok(born(View {
-            alloc,
-            offset: 0,
-            dtype,
-            rank: shape.len(),
-            extents,
-            strides,
-            declared,
-            kernel_layout,
-            read_once: Default::default(),
-            ranged_exports: Default::default(),
-            atomic: Default::default(),
-            last_row: Default::default(),
-        }))
+        View::allocate(extents(shape)?, dtype_code, layout_code, space_code)
     }
 
     /// Runs pending work on this view's memory (host access is about to

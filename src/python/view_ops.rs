@@ -2,10 +2,14 @@
 //! subviews, and the window an export or element access describes.
 use super::bridge::py_err;
 use super::buffer;
+use super::view::born;
 use super::view::View;
 use crate::memory::alloc::{Alloc, ForeignBuf};
-use crate::memory::geometry::{classify, subview};
+use crate::memory::device;
+use crate::memory::geometry::{allocation_bytes, classify, contiguous_strides, subview};
 use crate::memory::view::device_view;
+use crate::types::{DType, Layout};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::sync::atomic::Ordering;
 
@@ -21,19 +25,45 @@ impl View {
     }
 
     /// A new zero-filled view (counted as born).
-    pub(super) fn allocate(shape: Vec<i64>, dtype: u8, layout: u8, space: u8) -> PyResult<View> {
-        View::py_new(
-            Some(shape),
+    pub(super) fn allocate(
+        shape: Vec<i64>,
+        dtype_code: u8,
+        layout_code: u8,
+        space_code: u8,
+    ) -> PyResult<View> {
+        let dtype = DType::from_code(dtype_code)
+            .ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
+        let declared = if layout_code == 1 {
+            Layout::Left
+        } else {
+            Layout::Right
+        };
+        let bytes = allocation_bytes(&shape, dtype).map_err(py_err)?;
+        // 0 HostSpace, 1 CudaSpace (host memory mirrored on the device when a
+        // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
+        let uvm = space_code == 2;
+        if uvm {
+            device::check_managed(bytes).map_err(py_err)?;
+        }
+        let alloc = Alloc::owned(bytes, uvm);
+        let mut extents = [0i64; 8];
+        extents[..shape.len()].copy_from_slice(&shape);
+        let strides = contiguous_strides(&shape, declared == Layout::Left);
+        let kernel_layout = classify(&shape, &strides, declared);
+        Ok(born(View {
+            alloc,
+            offset: 0,
             dtype,
-            layout,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            space,
-        )
+            rank: shape.len(),
+            extents,
+            strides,
+            declared,
+            kernel_layout,
+            read_once: Default::default(),
+            ranged_exports: Default::default(),
+            atomic: Default::default(),
+            last_row: Default::default(),
+        }))
     }
 
     /// `v[i]` (or `v[i, j]`) of a view of higher rank: the remaining dimensions.
