@@ -177,6 +177,26 @@ def doubling(i: int, acc: pk.Acc[pk.int64], last: bool, y: pk.View1D[pk.int64]):
 
 
 @pk.workunit
+def team_l1(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double], out: pk.View1D[pk.double]):
+    j: int = m.league_rank()
+    big: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(1), x.extent(1))
+    small: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(0), 1)
+
+    def fill(k: int):
+        big[k] = 2.0 * x[j, k]
+    pk.parallel_for(pk.TeamThreadRange(m, x.extent(1)), fill)
+    m.team_barrier()
+
+    def add(k: int, a: pk.Acc[pk.double]):
+        a += big[k]
+    s: float = pk.parallel_reduce(pk.TeamThreadRange(m, x.extent(1)), add)
+    if m.team_rank() == 0:
+        small[0] = s
+        out[j] = small[0] + big[x.extent(1) - 1]
+        acc += s
+
+
+@pk.workunit
 def team_scan(m: pk.TeamMember, x: pk.View1D[pk.double]):
     pk.inclusive_scan(m, x)
 
@@ -446,6 +466,27 @@ def test_the_nvrtc_form_of_a_team_reduction_computes_what_numpy_does(emulate):
     np.testing.assert_allclose(out, rows + 3 + 1 + 10 * league, rtol=1e-13)
 
 
+def test_the_nvrtc_form_of_level_1_scratch_takes_the_blocks_slice_of_global_memory(emulate):
+    # One emulated block runs every league rank: its slice of level-1 scratch
+    # (lo[7], hi[5] bytes a team) is reused rank after rank, as on the GPU.
+    league, cols = 7, 9
+    x = np.random.default_rng(23).uniform(-1, 1, (league, cols))
+    out = np.zeros(league)
+    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
+    src = _native.generate_source(1, team, pk._kernels._capture(team_l1),
+                                  {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)},
+                                  nvrtc=True)
+    assert src is not None and "team_scratch(1)" in src
+    level1 = (ctypes.c_double * cols)()
+    a = args_struct([x, out], [], [league, 1, 1, 8, 0, 8 * cols, 0])
+    a.lo[7] = ctypes.addressof(level1)
+    total = (ctypes.c_double * 2)()
+    emulate("team_l1", src).run_reduce(ctypes.byref(a), total)
+    np.testing.assert_allclose(total[0], 2 * x.sum(), rtol=1e-13)
+    np.testing.assert_allclose(out, 2 * x.sum(axis=1) + 2 * x[:, -1], rtol=1e-13)
+    assert level1[cols - 1] == 2 * x[-1, -1]  # the last rank's values, in the buffer given
+
+
 def test_team_kernels_the_shim_lacks_keep_the_kokkos_path():
     team = _native.Policy([0, 0, 0], [4, 1, 1], CUDA, True)
     assert _native.generate_source(0, team, pk._kernels._capture(team_scan), {"x": pk.View([8], pk.double)},
@@ -670,7 +711,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts, one that prints), reductions (a sum, Min, Max, BAnd,
     MinLoc, an empty range), scans, team reductions (nested sums, scratch, single, atomics)
-    and complex numbers (a for, a sum, a team's nested sums); a reduction that spills when held
+    level-1 scratch and complex numbers (a for, a sum, a team's nested sums); a reduction that spills when held
     to few registers is built without the hold
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
@@ -807,6 +848,30 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
             kdir = os.path.join(pk.config()["cache"], "kernels")
             heads = {open(f).readline().strip() for f in glob.glob(kdir + "/*.cu") if "pk_wu_heavy" in open(f).read()}
             assert "#define PK_REDUCE_MIN_BLOCKS 1" in heads, heads
+
+        @pk.workunit
+        def l1rows(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double]):
+            j: int = m.league_rank()
+            big: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(1), x.extent(1))
+
+            def fill(k: int):
+                big[k] = x[j, k] * x[j, k]
+            pk.parallel_for(pk.TeamThreadRange(m, x.extent(1)), fill)
+            m.team_barrier()
+
+            def add(k: int, a: pk.Acc[pk.double]):
+                a += big[k]
+            s: float = pk.parallel_reduce(pk.TeamThreadRange(m, x.extent(1)), add)
+            if m.team_rank() == 0:
+                acc += s
+
+        # Level-1 scratch (global memory, a slice per block), more than shared memory holds.
+        ls = np.random.default_rng(4).uniform(-1, 1, (500, 10_000))
+        for team in (8, 32):
+            pol = pk.TeamPolicy(500, team)
+            pol.set_scratch_size(1, pk.PerTeam(ls.shape[1] * 8))
+            lt = pk.parallel_reduce(pol, l1rows, x=pk.array(ls))
+            assert abs(lt - (ls * ls).sum()) <= 1e-11 * lt, (lt, (ls * ls).sum())
 
         # Complex numbers: a for, a sum, a team's nested sums over threads and lanes.
         rng = np.random.default_rng(11)

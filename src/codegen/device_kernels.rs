@@ -311,12 +311,14 @@ pub fn reduce_kernel(
     )
 }
 
-/// The head of the team kernels: the functor, the league size and the
-/// level-0 scratch, dynamic shared memory of hi[3] bytes per team plus hi[4]
-/// per thread (the launch sizes it; device_entry.rs).
+/// The head of the team kernels: the functor, the league size, the level-0
+/// scratch, dynamic shared memory of hi[3] bytes per team plus hi[4] per
+/// thread (the launch sizes it; device_entry.rs), and the block's slice of
+/// the level-1 scratch in global memory (hi[5] and hi[6]; the launch puts
+/// the buffer's address in lo[7], which a TeamPolicy does not use).
 pub fn team_head(fname: &str, unpack: &str) -> String {
     format!(
-        "  {fname} f;\n{unpack}  extern __shared__ double pk_shmem[];\n  const int64_t pk_league = a.hi[0];\n  const int64_t pk_shmem_bytes = a.hi[3] + a.hi[4] * (int64_t)blockDim.y;\n"
+        "  {fname} f;\n{unpack}  extern __shared__ double pk_shmem[];\n  const int64_t pk_league = a.hi[0];\n  const int64_t pk_shmem_bytes = a.hi[3] + a.hi[4] * (int64_t)blockDim.y;\n  const int64_t pk_l1_bytes = (a.hi[5] + a.hi[6] * (int64_t)blockDim.y + 15) / 16 * 16;\n  char* const pk_l1 = (char*)a.lo[7] + blockIdx.x * pk_l1_bytes;\n"
     )
 }
 
@@ -325,7 +327,7 @@ pub fn team_head(fname: &str, unpack: &str) -> String {
 /// rank reuses the scratch) is reached by all.
 fn team_loop(call: &str) -> String {
     format!(
-        "  for (int64_t pk_lr = blockIdx.x; pk_lr < pk_league; pk_lr += gridDim.x) {{\n    const Kokkos::pk_member m{{pk_lr, pk_league, {{(char*)pk_shmem, pk_shmem_bytes, 0}}}};\n    {call}\n    __syncthreads();\n  }}\n"
+        "  for (int64_t pk_lr = blockIdx.x; pk_lr < pk_league; pk_lr += gridDim.x) {{\n    const Kokkos::pk_member m{{pk_lr, pk_league, {{(char*)pk_shmem, pk_shmem_bytes, 0}}, {{pk_l1, pk_l1_bytes, 0}}}};\n    {call}\n    __syncthreads();\n  }}\n"
     )
 }
 

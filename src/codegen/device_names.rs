@@ -88,9 +88,9 @@ const PK_NAMES: &[&str] = &[
     "lval",
     "at",
 ];
-/// Words that need Kokkos or the C++ library: such a functor keeps nvcc.
-/// Level-1 scratch (global memory per team) and any level not spelled 0 too.
-/// (`printf` is CUDA's own in device code, NVRTC's included.)
+/// Words that need Kokkos or the C++ library: such a functor keeps nvcc, as
+/// does scratch of a level not spelled 0 or 1. (`printf` is CUDA's own in
+/// device code, NVRTC's included.)
 const FOREIGN: &[&str] = &["__shared__"];
 
 /// Whether every qualified name in `text` is one the shim provides.
@@ -112,10 +112,11 @@ pub(super) fn shim_covers(text: &str) -> bool {
             allowed.contains(&&rest[..end])
         })
     };
-    let level0 = text
-        .match_indices("team_scratch(")
-        .all(|(at, w)| text[at + w.len()..].starts_with("0)"));
-    level0
+    let levels = text.match_indices("team_scratch(").all(|(at, w)| {
+        let rest = &text[at + w.len()..];
+        rest.starts_with("0)") || rest.starts_with("1)")
+    });
+    levels
         && names_after("Kokkos::", KOKKOS_NAMES)
         && names_after("pk::", PK_NAMES)
         && names_after("std::", &["decay_t"])

@@ -6,7 +6,7 @@ namespace Kokkos {
 // (threadIdx.x, a power of two up to 32, so one thread's lanes share a warp);
 // block b runs league ranks b, b + gridDim.x, ... (device_kernels.rs).
 struct Cuda {};
-// A team's level-0 scratch: every thread of the team makes the same
+// A team's scratch (either level): every thread of the team makes the same
 // allocations in the same order, so a bump pointer of its own gives each
 // thread the same addresses. Past the end: null, as Kokkos' get_shmem gives.
 struct pk_scratch {
@@ -31,14 +31,14 @@ __device__ View<D, L, S, M>::View(const pk_scratch& sc, E... e) {
 }
 struct pk_member {
   int64_t lr, ls;
-  pk_scratch s0;
+  pk_scratch s0, s1;  // level 0 (shared memory), level 1 (the block's global slice)
   typedef pk_scratch scratch_memory_space;
   __device__ int league_rank() const { return (int)lr; }
   __device__ int league_size() const { return (int)ls; }
   __device__ int team_rank() const { return (int)threadIdx.y; }
   __device__ int team_size() const { return (int)blockDim.y; }
   __device__ void team_barrier() const { __syncthreads(); }
-  __device__ const pk_scratch& team_scratch(int) const { return s0; }
+  __device__ const pk_scratch& team_scratch(int level) const { return level == 0 ? s0 : s1; }
 };
 template <class S>
 struct TeamPolicy {

@@ -29,6 +29,10 @@ pub struct DeviceEntry {
     scratch: Mutex<Option<CuPtr>>,
     /// A team kernel's most threads per block and static shared bytes.
     limits: OnceLock<(i32, i32)>,
+    /// A team kernel's level-1 scratch (global memory, a slice per block),
+    /// the largest last. A smaller one is kept: kernels queued before it
+    /// grew may still use it.
+    level1: Mutex<Vec<(CuPtr, usize)>>,
 }
 
 /// Shared memory a block may take without opting in (every CUDA GPU).
@@ -68,6 +72,7 @@ impl DeviceEntry {
             device,
             scratch: Mutex::new(None),
             limits: OnceLock::new(),
+            level1: Mutex::new(Vec::new()),
         }
     }
 
@@ -127,6 +132,34 @@ impl DeviceEntry {
             }
         };
         Ok((blocks, vector as u32, team as u32, shmem as u32))
+    }
+
+    /// Level-1 scratch for `blocks` teams of `size` threads (`hi[5]` bytes a
+    /// team, `hi[6]` a thread, each block's slice 16-aligned); 0 when none is
+    /// asked for. Launches go to one stream, so blocks of successive kernels
+    /// reuse it in turn.
+    fn level1(
+        &self,
+        drv: &cudadrv::Driver,
+        blocks: u64,
+        hi: &[i64],
+        size: u32,
+    ) -> Result<CuPtr, String> {
+        let at = |k: usize| hi.get(k).copied().unwrap_or(0).max(0) as usize;
+        let bytes = blocks as usize * (at(5) + at(6) * size as usize).next_multiple_of(16);
+        if bytes == 0 {
+            return Ok(0);
+        }
+        let mut held = self.level1.lock().unwrap_or_else(|e| e.into_inner());
+        match held.last() {
+            Some(&(p, n)) if n >= bytes => Ok(p),
+            _ => {
+                let mut p: CuPtr = 0;
+                drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
+                held.push((p, bytes));
+                Ok(p)
+            }
+        }
     }
 
     /// The kernel's device scratch of `bytes`, zeroed once, allocated at the
@@ -191,6 +224,17 @@ impl DeviceEntry {
             drv.ensure_context(self.device)?;
             CONTEXT_SET.set(true);
         }
+        // Ranges: blocks of FOR_BLOCK or REDUCE_BLOCK threads; teams: blocks of
+        // (vector length, team size) threads and their level-0 scratch.
+        let team = match self.rank {
+            0 => Some(self.team_geometry(drv, hi)?),
+            _ => None,
+        };
+        // A team kernel finds its level-1 scratch at lo[7] (codegen team_head).
+        let level1 = match team {
+            Some((blocks, _, size, _)) => self.level1(drv, blocks, hi, size)?,
+            None => 0,
+        };
         // pk_args: views, scalars, lo[8], hi[8] (codegen/device.rs).
         let mut args = vec![0u8; args_bytes(self.views, self.scalars)];
         for (k, v) in views.iter().enumerate() {
@@ -206,17 +250,14 @@ impl DeviceEntry {
             .chain((0..MAX_RANK).map(|k| hi.get(k)))
             .enumerate()
         {
-            let v = v.copied().unwrap_or(0);
+            let v = match (k, v) {
+                (7, _) if team.is_some() => level1 as i64,
+                (_, v) => v.copied().unwrap_or(0),
+            };
             args[at + 8 * k..at + 8 * (k + 1)].copy_from_slice(&v.to_ne_bytes());
         }
         // Each kernel parameter is passed by the address of its value.
         let a = args.as_mut_ptr() as *mut c_void;
-        // Ranges: blocks of FOR_BLOCK or REDUCE_BLOCK threads; teams: blocks of
-        // (vector length, team size) threads and their level-0 scratch.
-        let team = match self.rank {
-            0 => Some(self.team_geometry(drv, hi)?),
-            _ => None,
-        };
         let launch = |grid: u64, block: u32, params: &mut [*mut c_void]| -> Result<(), String> {
             let (grid, (bx, by, shmem)) = match team {
                 Some(t) => (t.0, (t.1, t.2, t.3)),
