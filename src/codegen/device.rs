@@ -8,7 +8,7 @@
 //! through a scalar built-in reducer (Prod, Min, Max, logical and bitwise),
 //! 1-D scans whose bodies only add to their updates (device_scan.rs),
 //! atomics included, and team kernels (TeamPolicy) with nested fors and
-//! sums over team, vector and team-vector ranges, single and level-0
+//! sums over team, vector and team-vector ranges, single and level-0 and -1
 //! scratch, printf, complex numbers (device_complex.hpp) and bounds checks
 //! (device_bounds.hpp) included; with no nested scans.
 //! Anything else keeps the Kokkos path.
