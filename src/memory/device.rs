@@ -150,7 +150,10 @@ impl Alloc {
 
     fn host_access(&self, write: bool) -> PkResult<()> {
         if write {
-            self.host_writes.fetch_add(1, Ordering::Relaxed);
+            // A count that only has to change (traces compare it): a plain
+            // load and store, no locked increment on every element write.
+            let n = self.host_writes.load(Ordering::Relaxed);
+            self.host_writes.store(n.wrapping_add(1), Ordering::Relaxed);
         }
         if self.uvm {
             // The host reads managed memory directly: kernels must be done.
