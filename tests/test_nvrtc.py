@@ -447,16 +447,20 @@ def test_the_nvrtc_form_of_atomics_computes_what_a_sequential_run_does(emulate):
     assert c[1] == x.sum()
 
 
+def team_reduce_source(wu, league: int, cols: int) -> str | None:
+    """The NVRTC form of a team reduction over x[league, cols] writing out[league]."""
+    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
+    views = {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)}
+    return _native.generate_source(1, team, pk._kernels._capture(wu), views, nvrtc=True)
+
+
 def test_the_nvrtc_form_of_a_team_reduction_computes_what_numpy_does(emulate):
     # One emulated thread per team (team size 1, vector length 1) runs every
     # league rank in turn: nested sums, vector fors, scratch, single, barrier.
     league, cols = 9, 13
     x = np.random.default_rng(17).uniform(-2, 2, (league, cols))
     out = np.zeros(league)
-    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
-    src = _native.generate_source(1, team, pk._kernels._capture(team_rows),
-                                  {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)},
-                                  nvrtc=True)
+    src = team_reduce_source(team_rows, league, cols)
     assert src is not None and "pk_member" in src and "Kokkos_Core" not in src
     total = (ctypes.c_double * 2)()
     # hi: league, team size, vector length, level-0 scratch bytes per team.
@@ -472,10 +476,7 @@ def test_the_nvrtc_form_of_level_1_scratch_takes_the_blocks_slice_of_global_memo
     league, cols = 7, 9
     x = np.random.default_rng(23).uniform(-1, 1, (league, cols))
     out = np.zeros(league)
-    team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
-    src = _native.generate_source(1, team, pk._kernels._capture(team_l1),
-                                  {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)},
-                                  nvrtc=True)
+    src = team_reduce_source(team_l1, league, cols)
     assert src is not None and "team_scratch(1)" in src
     level1 = (ctypes.c_double * cols)()
     a = args_struct([x, out], [], [league, 1, 1, 8, 0, 8 * cols, 0])

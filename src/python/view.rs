@@ -73,8 +73,30 @@ impl View {
         } else {
             Layout::Right
         };
+        let alloc = Alloc::borrowed(std::ptr::null_mut(), None);
+        View::whole(
+            alloc,
+            dtype,
+            rank,
+            extents,
+            strides,
+            declared,
+            kernel_layout,
+        )
+    }
+
+    /// A view of all of `alloc`, from its first byte.
+    pub(super) fn whole(
+        alloc: Arc<Alloc>,
+        dtype: DType,
+        rank: usize,
+        extents: [i64; 8],
+        strides: [i64; 8],
+        declared: Layout,
+        kernel_layout: Layout,
+    ) -> View {
         View {
-            alloc: Alloc::borrowed(std::ptr::null_mut(), None),
+            alloc,
             offset: 0,
             dtype,
             rank,

@@ -50,20 +50,16 @@ impl View {
         extents[..shape.len()].copy_from_slice(&shape);
         let strides = contiguous_strides(&shape, declared == Layout::Left);
         let kernel_layout = classify(&shape, &strides, declared);
-        Ok(born(View {
+        let rank = shape.len();
+        Ok(born(View::whole(
             alloc,
-            offset: 0,
             dtype,
-            rank: shape.len(),
+            rank,
             extents,
             strides,
             declared,
             kernel_layout,
-            read_once: Default::default(),
-            ranged_exports: Default::default(),
-            atomic: Default::default(),
-            last_row: Default::default(),
-        }))
+        )))
     }
 
     /// `v[i]` (or `v[i, j]`) of a view of higher rank: the remaining dimensions.
