@@ -16,6 +16,7 @@ use super::planning::Planned;
 use crate::exec::kernel::{KernelKey, KeyMap};
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 
 /// Flushes alone in a row before a kernel's launches run at once.
@@ -27,8 +28,9 @@ const MAX_PERIOD: u32 = 16 * PROBE;
 struct Streak {
     /// Flushes in a row that ran a launch of this kernel by itself.
     alone: u32,
-    /// Launches run at once since the last recorded one.
-    skipped: u32,
+    /// Launches run at once since the last recorded one (counted under the
+    /// map's shared lock: every launch asks, only flushes change the rest).
+    skipped: AtomicU32,
     /// Launches run at once between probes.
     period: u32,
 }
@@ -37,7 +39,7 @@ impl Default for Streak {
     fn default() -> Self {
         Streak {
             alone: 0,
-            skipped: 0,
+            skipped: AtomicU32::new(0),
             period: PROBE,
         }
     }
@@ -56,17 +58,19 @@ pub fn run_at_once(l: &Launch) -> bool {
     if !tracked(l) {
         return false;
     }
-    let Some(mut s) = STREAKS.get_mut(&l.key) else {
+    let Some(s) = STREAKS.get(&l.key) else {
         return false;
     };
     if s.alone < ALONE {
         return false;
     }
-    s.skipped += 1;
-    if s.skipped >= s.period {
-        s.skipped = 0;
+    // A plain load and store: a count lost to a race only moves a probe.
+    let skipped = s.skipped.load(Ordering::Relaxed) + 1;
+    if skipped >= s.period {
+        s.skipped.store(0, Ordering::Relaxed);
         return false; // a probe: recorded, and its flush says what it is now
     }
+    s.skipped.store(skipped, Ordering::Relaxed);
     true
 }
 
@@ -101,7 +105,7 @@ fn note(key: &KernelKey, alone: bool) {
         (false, _) => PROBE,
     };
     s.alone = if alone { s.alone.saturating_add(1) } else { 0 };
-    s.skipped = 0;
+    s.skipped.store(0, Ordering::Relaxed);
 }
 
 /// Starts over (lazy mode switched).
