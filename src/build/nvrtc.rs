@@ -24,8 +24,16 @@ pub enum Outcome {
     Rejected(String),
 }
 
-/// Compiles (or finds) `source` and loads its function `entry` on `device`.
-pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Outcome> {
+/// Compiles (or finds) `source` and loads its function `entry` on `device`;
+/// `bounds`: the source has device_bounds.hpp's `pk_oob` record, whose
+/// address the function carries.
+pub fn load(
+    source: &str,
+    entry: &str,
+    label: &str,
+    device: i32,
+    bounds: bool,
+) -> PkResult<Outcome> {
     let tc = toolchain::get()?;
     let cuda = tc.cuda.as_ref().ok_or_else(|| {
         PkError::Environment("NVRTC kernels need a Kokkos with the CUDA backend".into())
@@ -80,14 +88,12 @@ pub fn load(source: &str, entry: &str, label: &str, device: i32) -> PkResult<Out
     )
     .map_err(env)?;
     // Bounds-checked kernels record an index outside a view here (device_bounds.hpp).
-    let oob = source
-        .contains("__device__ pk_oob_record pk_oob;")
-        .then(|| {
-            let (mut at, mut bytes) = (0, 0);
-            let name = c"pk_oob";
-            let rc = unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
-            drv.check(rc, "cuModuleGetGlobal").map(|()| at)
-        });
+    let oob = bounds.then(|| {
+        let (mut at, mut bytes) = (0, 0);
+        let name = c"pk_oob";
+        let rc = unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
+        drv.check(rc, "cuModuleGetGlobal").map(|()| at)
+    });
     let oob = oob.transpose().map_err(env)?;
     Ok(Outcome::Loaded(DeviceFn(f, oob), key))
 }

@@ -61,6 +61,10 @@ fn partial_bytes(totals: &[Total]) -> usize {
 const SCAN_AGG: usize = SCAN_MAX_BLOCKS as usize * 16;
 const SCAN_FLAGS: usize = SCAN_MAX_BLOCKS as usize * 4;
 
+/// Bytes of device_bounds.hpp's `pk_oob_record`: set, dim, index, extent,
+/// view[64], where[256].
+const OOB_BYTES: usize = 344;
+
 impl DeviceEntry {
     pub fn new(func: DeviceFn, parts: &DeviceParts, device: i32) -> DeviceEntry {
         DeviceEntry {
@@ -330,13 +334,7 @@ impl DeviceEntry {
             }
         }
     }
-}
 
-/// Bytes of device_bounds.hpp's `pk_oob_record`: set, dim, index, extent,
-/// view[64], where[256].
-const OOB_BYTES: usize = 344;
-
-impl DeviceEntry {
     /// After a launch of a bounds-checked kernel: the first index it found
     /// outside a view, in the words of the Kokkos path's report (prelude.hpp
     /// `oob_report`), and the record cleared for the next launch.

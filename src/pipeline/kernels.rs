@@ -142,9 +142,8 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
         .filter(|_| crate::config::get().nvrtc)
         .and_then(|d| codegen::device::source(d).map(|s| (d, s)));
     if let Some((d, nv)) = nvrtc_source {
-        let entry = d.kind.entry();
         let device = crate::kokkos::device_id()?;
-        match nvrtc_load(&nv, entry, label, device)? {
+        match nvrtc_load(&nv, d, label, device)? {
             Outcome::Loaded(f, key) => {
                 let e = DeviceEntry::new(f, d, device);
                 return Ok(Kernel::with_entry(Entry::Device(e), key, space));
@@ -157,22 +156,19 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
     Ok(Kernel::new(build::load(source, label)?, space))
 }
 
-/// NVRTC's build of `nv`. A range reduction is held to few registers so that
-/// all its blocks fit on the GPU at once (device_kernels.rs
-/// REDUCE_MIN_BLOCKS); one that then spills to local memory loses more than
-/// that gains, and is built without the hold.
-fn nvrtc_load(nv: &str, entry: &str, label: &str, device: i32) -> PkResult<Outcome> {
-    use codegen::device::{occupancy_line, REDUCE_MIN_BLOCKS};
-    let loaded = build::nvrtc::load(nv, entry, label, device)?;
-    let held = occupancy_line(REDUCE_MIN_BLOCKS);
+/// NVRTC's build of `nv`, the source of `d`. A range reduction is held to
+/// few registers so that all its blocks fit on the GPU at once
+/// (device_kernels.rs REDUCE_MIN_BLOCKS); one that then spills to local
+/// memory loses more than that gains, and is built without the hold.
+fn nvrtc_load(nv: &str, d: &DeviceParts, label: &str, device: i32) -> PkResult<Outcome> {
+    use codegen::device::{occupancy_line, DeviceKind, REDUCE_MIN_BLOCKS};
+    let (entry, bounds) = (d.kind.entry(), d.bounds_check);
+    let loaded = build::nvrtc::load(nv, entry, label, device, bounds)?;
+    let held_range_reduction = matches!(d.kind, DeviceKind::Reduce(_)) && d.rank > 0;
     match &loaded {
-        Outcome::Loaded(f, _)
-            if nv.starts_with(&held)
-                && nv.contains("PK_REDUCE_MIN_BLOCKS) pk_reduce")
-                && build::nvrtc::local_bytes(f)? > 0 =>
-        {
-            let free = nv.replacen(&held, &occupancy_line(1), 1);
-            build::nvrtc::load(&free, entry, label, device)
+        Outcome::Loaded(f, _) if held_range_reduction && build::nvrtc::local_bytes(f)? > 0 => {
+            let free = nv.replacen(&occupancy_line(REDUCE_MIN_BLOCKS), &occupancy_line(1), 1);
+            build::nvrtc::load(&free, entry, label, device, bounds)
         }
         _ => Ok(loaded),
     }
