@@ -137,8 +137,6 @@ impl Drop for View {
     }
 }
 
-/// Python-visible views are created here, so the allocation's count of live
-/// Python objects stays right (the lazy runtime learns when the last one dies).
 /// A shape's extents: a list of ints read item by item (the common
 /// `pk.View([n], ...)`; pyo3's sequence extraction costs more than the
 /// allocation of a small view), anything else as a sequence.
@@ -149,6 +147,8 @@ fn extents(shape: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     }
 }
 
+/// Python-visible views are created here, so the allocation's count of live
+/// Python objects stays right (the lazy runtime learns when the last one dies).
 pub(super) fn born(v: View) -> View {
     v.alloc.live.fetch_add(1, Ordering::AcqRel);
     v
