@@ -48,6 +48,11 @@ def main(calls: int = 10000) -> dict:
 
     ufunc = per_call_us(lambda: np.add(xa, ya, out=za), calls)
 
+    # A temporary made in a loop (`t = pk.View([n], pk.double)`), made and
+    # dropped, beside NumPy's zero-filled array of the same size.
+    view = per_call_us(lambda: pk.View([64], pk.double), calls)
+    zeros = per_call_us(lambda: np.zeros(64), calls)
+
     return {
         "pk_launch_us": launch["median"],
         "pk_launch_mean_us": launch["mean"],
@@ -58,6 +63,8 @@ def main(calls: int = 10000) -> dict:
         "numpy_add_us": ufunc["median"],
         "numpy_add_mean_us": ufunc["mean"],
         "pk_over_numpy": launch["median"] / ufunc["median"],
+        "view_new_us": view["median"],
+        "view_new_over_numpy_zeros": view["median"] / zeros["median"],
         "threads": pk._native.initialize(),
     }
 

@@ -75,6 +75,8 @@ ROWS = [
     ("launch", "pk_launch_numpy_args_us", "pk.parallel_for with NumPy arrays as args", "us", None),
     ("launch", "numpy_add_us", "np.add(x, y, out=z), 1 element, median", "us", None),
     ("launch", "pk_over_numpy", "ratio pk launch / np.add", "x", None),
+    ("launch", "view_new_us", "pk.View([64], pk.double), made and dropped, median", "us", None),
+    ("launch", "view_new_over_numpy_zeros", "ratio pk.View / np.zeros(64)", "x", None),
     ("compile", None, "(b) compile (new cache dir) and warm load (new process)", None, None),
     ("compile", "cold_first_kernel_s", "first kernel incl. precompiled header build", "s", None),
     ("compile", "cold_pch_build_s", "  of which: precompiled header", "s", None),
