@@ -5,7 +5,8 @@
     caller sees it (launches do not wait for the GPU), and a launch followed by
     pk.fence() (the round trip);
 (b) a triad over 2^27 doubles as a fraction of the device's copy bandwidth,
-    measured in the same run with CuPy (device-to-device copy);
+    measured in the same run with CuPy (device-to-device copy); a sum of 2^27
+    doubles against CuPy's sum of the same bytes;
 (c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
     k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, max, min
     and sum of one View read in turn, many small launches, flushes of one
@@ -18,7 +19,9 @@
     Min reduction, a for with atomic adds, a team reduction with a nested
     sum, a scan, a MinLoc reduction and a for that prints, each a new kernel text): through NVRTC (the default where
     the kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each
-    in a fresh process, compile and load included; and the steady times of the
+    in a fresh process, compile and load included; a for and a sum under
+    PK_BOUNDS_CHECK=1 the same two ways (and that an index past the end
+    raises IndexError); and the steady times of the
     2-D for (the NVRTC form's index split against Kokkos' MDRange) and of a scan
     over 2^27 doubles (one pk_scan kernel against Kokkos' parallel_scan).
 Kernel times are wall-clock around pk.fence()d calls; nothing here is asserted
@@ -104,6 +107,26 @@ def triad_vs_copy() -> dict:
     copy_gbs = 2 * 8 * N / ct / 1e9
     return {"triad_ms": t * 1e3, "triad_gbs": triad_gbs, "copy_ms": ct * 1e3, "copy_gbs": copy_gbs,
             "triad_over_copy": triad_gbs / copy_gbs}
+
+
+def plain_sum() -> tuple[dict, bool]:
+    """A sum of 2^27 doubles read from one View, against CuPy's sum of the
+    same bytes and its copy (the byte bound: a sum reads what a copy reads,
+    and writes nothing)."""
+    import cupy as cp
+
+    x = pk.View([N], pk.double)
+    np.asarray(x)[:] = 0.5
+    ours = lambda: float(pk.parallel_reduce(N, total, t=x))  # noqa: E731
+    got = ours()
+    t = best(ours, 30)
+    xc = cp.full(N, 0.5)
+    want = float(xc.sum())
+    ct = best(lambda: float(xc.sum()), 30)
+    dst = cp.empty_like(xc)
+    copy_t = best(lambda: (dst.__setitem__(Ellipsis, xc), cp.cuda.Device().synchronize()), 30)
+    return {"sum_ms": t * 1e3, "cupy_sum_ms": ct * 1e3, "sum_over_cupy": t / ct,
+            "sum_gbs": 8 * N / t / 1e9, "copy_gbs": 16 * N / copy_t / 1e9}, got == want == 0.5 * N
 
 
 def chains() -> tuple[dict, bool]:
@@ -429,6 +452,58 @@ def first_launch(nvrtc: bool) -> dict:
     return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
 
 
+BOUNDS_PROBE = """
+import json, sys, time
+import pykokkos as pk
+pk.set_default_space(pk.Cuda)
+
+@pk.workunit
+def shift(i: int, a: pk.View1D[pk.double], b: pk.View1D[pk.double]):
+    b[i] = a[i + 1] + SALT
+
+@pk.workunit
+def norm(i: int, acc: pk.Acc[pk.double], a: pk.View1D[pk.double]):
+    acc += a[i] * SALT
+
+a, b = pk.View([1 << 20], pk.double), pk.View([1 << 20], pk.double)
+a.fill(1.0)
+pk.fence()
+t0 = time.perf_counter()
+pk.parallel_for((1 << 20) - 1, shift, a=a, b=b)
+pk.fence()
+t1 = time.perf_counter()
+r = pk.parallel_reduce(1 << 20, norm, a=a)
+t2 = time.perf_counter()
+assert abs(r - (1 << 20) * SALT) <= 1e-9 * (1 << 20), r
+try:  # one index past the end: the check must catch it
+    pk.parallel_for(1 << 20, shift, a=a, b=b)
+    pk.fence()
+    caught = False
+except IndexError:
+    caught = True
+print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "caught": caught}))
+"""
+
+
+def first_launch_checked(nvrtc: bool) -> dict:
+    """Seconds to the first result of a new for and sum under PK_BOUNDS_CHECK=1
+    in a fresh process, and whether an index past the end raised."""
+    import json
+    import os
+    import random
+    import subprocess
+    import tempfile
+    salt = repr(random.random())
+    with tempfile.TemporaryDirectory() as d:
+        f = Path(d) / "probe.py"
+        f.write_text(BOUNDS_PROBE.replace("SALT", salt))
+        env = dict(os.environ, PK_NVRTC="1" if nvrtc else "0", PK_FUSE="0", PK_BOUNDS_CHECK="1")
+        out = subprocess.run([sys.executable, str(f)], env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+
+
 def compile_rows() -> None:
     """The (e) rows: first launches and steady times, NVRTC against nvcc."""
     nv, cc = first_launch(True), first_launch(False)
@@ -440,6 +515,10 @@ def compile_rows() -> None:
               f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s; "
               f"target <= 1.5 s",
               flush=True)
+    bn, bc = first_launch_checked(True), first_launch_checked(False)
+    for name, r in (("NVRTC", bn), ("nvcc", bc)):
+        print(f"(e) first launch of a new kernel under PK_BOUNDS_CHECK=1, through {name}: for {r['for_s']:.2f} s, "
+              f"sum {r['sum_s']:.2f} s; an index past the end raised IndexError: {r['caught']}", flush=True)
     print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
           f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}", flush=True)
     print(f"(e) scan over 2^27 doubles (read one View, write one), steady: NVRTC {nv['scan_ms']:.3f} ms, "
@@ -459,6 +538,11 @@ def main() -> int:
               f"ratio {lc['live_fused_over_cupy_fuse']:.3f}; eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
               f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms", flush=True)
         return 0 if good else 1
+    if "--sum" in sys.argv:  # the plain-sum row alone
+        ps, good = plain_sum()
+        print(f"(b) sum: ours {ps['sum_ms']:.3f} ms, CuPy {ps['cupy_sum_ms']:.3f} ms, "
+              f"ours / CuPy = {ps['sum_over_cupy']:.3f}", flush=True)
+        return 0 if good else 1
     if "--alone" in sys.argv:  # the flushes-of-one-launch row alone
         al, good = alone_row()
         print(f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
@@ -473,6 +557,11 @@ def main() -> int:
     print(f"(b) triad: {t['triad_ms']:.3f} ms = {t['triad_gbs']:.0f} GB/s; CuPy copy {t['copy_ms']:.3f} ms = "
           f"{t['copy_gbs']:.0f} GB/s; triad / copy = {t['triad_over_copy']:.3f}, target >= 0.85", flush=True)
     ok = True
+    ps, good = plain_sum()
+    ok &= good
+    print(f"(b) sum of 2^27 doubles: {ps['sum_ms']:.3f} ms = {ps['sum_gbs']:.0f} GB/s read; CuPy sum "
+          f"{ps['cupy_sum_ms']:.3f} ms; ours / CuPy = {ps['sum_over_cupy']:.3f}, target <= 1; CuPy copy moves "
+          f"{ps['copy_gbs']:.0f} GB/s (read + write)", flush=True)
     c, good = chains()
     ok &= good
     for k in (2, 4, 8):
