@@ -31,6 +31,10 @@ pub struct Launch {
     /// Argument names, in the order of `vals` and `key.args`.
     pub names: Arc<[String]>,
     pub vals: Vec<ArgVal>,
+    /// Some view argument was memory Python may read or write behind the
+    /// runtime's back when the launch was made (`Alloc::runs_now`): lazy
+    /// mode runs it at once.
+    pub runs_now: bool,
     pub lo: Bounds,
     pub hi: Bounds,
     /// A functor's workunit method: arguments are its members.

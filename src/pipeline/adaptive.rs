@@ -65,6 +65,7 @@ static RECORDING_NS: AtomicU64 = AtomicU64::new(0);
 static EAGER_LEFT: AtomicU64 = AtomicU64::new(0);
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
+#[inline]
 fn work(l: &Launch) -> i64 {
     match (l.key.rank, l.lo.as_slice(), l.hi.as_slice()) {
         // A team launch: league size times team size (AUTO counts as one).
@@ -76,6 +77,7 @@ fn work(l: &Launch) -> i64 {
 }
 
 /// Whether `l` is a launch this module decides about: a small host launch.
+#[inline]
 pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
 }
@@ -87,6 +89,7 @@ pub fn on() -> bool {
 
 /// (adaptive, adaptive_cost): whether each is on. The configuration is the
 /// process's, read once; these are asked on every small launch.
+#[inline]
 fn switches() -> (bool, bool) {
     static SWITCHES: OnceLock<(bool, bool)> = OnceLock::new();
     *SWITCHES.get_or_init(|| {
@@ -148,11 +151,14 @@ fn mix(a: &AtomicU64, sample: f64) -> bool {
 /// Whether `l` should run at once rather than be recorded; `folds` says
 /// whether it would fold into the newest pending launch (that pays: kept).
 pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
-    if !small(l) || TRIAL.load(Ordering::Relaxed) {
-        return false;
-    }
+    // The globals first (a load each): while recording pays, most launches
+    // stop at the first two, and the size of the launch is asked last.
     let trial = EAGER_LEFT.load(Ordering::Relaxed) > 0;
-    if (!trial && !BYPASS.load(Ordering::Relaxed)) || folds() {
+    if (!trial && !BYPASS.load(Ordering::Relaxed))
+        || TRIAL.load(Ordering::Relaxed)
+        || !small(l)
+        || folds()
+    {
         return false;
     }
     if trial {

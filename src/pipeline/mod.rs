@@ -54,35 +54,36 @@ pub enum Submitted {
 /// without releasing the GIL.
 pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<Submitted> {
     l.check_space()?;
-    let foreign = l
-        .vals
-        .iter()
-        .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()));
-    if graph::enabled() && !foreign && adaptive::run_at_once(&l, || graph::folds_into_newest(&l)) {
+    if !graph::enabled()
+        || l.vals
+            .iter()
+            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()))
+    {
+        return Ok(Submitted::Now(l));
+    }
+    // Asked once: every small launch asks, and both answers below need it.
+    let quiet = quiet();
+    if adaptive::run_at_once(&l, || !quiet && graph::folds_into_newest(&l)) {
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
-        if quiet() {
-            let timed = adaptive::time_at_once();
-            return Ok(Submitted::AtOnce(l, timed));
+        if quiet {
+            return Ok(Submitted::AtOnce(l, adaptive::time_at_once()));
         }
         return Ok(Submitted::Now(l));
     }
     // A launch that flushed alone lately, with nothing pending (solo.rs).
-    if graph::enabled() && !foreign && quiet() && solo::run_at_once(&l) {
+    if quiet && solo::run_at_once(&l) {
         return Ok(Submitted::AtOnce(l, false));
     }
-    if graph::enabled() && !foreign {
-        // Folding exact repeats into one node is a fusion decision: not when unfused.
-        let fold = !no_fuse().load(Ordering::Relaxed);
-        let weight = adaptive::recording_weight(&l);
-        let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
-        let (seq, slot, effects) = graph::record(l, origin(), fold)?;
-        if let Some(w) = weight {
-            adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
-        }
-        return Ok(Submitted::Recorded(seq, slot, effects));
+    // Folding exact repeats into one node is a fusion decision: not when unfused.
+    let fold = !no_fuse().load(Ordering::Relaxed);
+    let weight = adaptive::recording_weight(&l);
+    let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
+    let (seq, slot, effects) = graph::record(l, origin(), fold)?;
+    if let Some(w) = weight {
+        adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
     }
-    Ok(Submitted::Now(l))
+    Ok(Submitted::Recorded(seq, slot, effects))
 }
 
 /// Nothing pending, and no flush under way in another thread: a region that

@@ -114,8 +114,15 @@ fn check_leading_params(
     Ok(())
 }
 
+fn runs_now(a: &ArgVal) -> bool {
+    matches!(a, ArgVal::View(x) if x.alloc.runs_now())
+}
+
 struct Gathered {
     names: Arc<[String]>,
+    /// Some view argument is memory Python may touch behind our back
+    /// (asked here, where each view was just read: lazy mode runs it now).
+    runs_now: bool,
     tys: Vec<ArgTy>,
     vals: Vec<ArgVal>,
     held: Vec<HeldBuffer>,
@@ -131,6 +138,7 @@ fn gather(
 ) -> PyResult<Gathered> {
     let mut g = Gathered {
         names: Arc::from(Vec::new()),
+        runs_now: false,
         tys: vec![],
         vals: vec![],
         held: vec![],
@@ -142,6 +150,7 @@ fn gather(
             for (k, v) in kw.iter() {
                 let (t, a) = classify(&v, &mut g.held)?;
                 names.push(k.extract()?);
+                g.runs_now |= runs_now(&a);
                 g.tys.push(t);
                 g.vals.push(a);
             }
@@ -173,6 +182,7 @@ fn gather(
                 wu.core.name
             ))
         })?;
+        g.runs_now |= runs_now(&a);
         g.tys.push(t);
         g.vals.push(a);
     }
@@ -265,6 +275,7 @@ pub fn launch_with<'py>(
         ),
         names: g.names,
         vals: g.vals,
+        runs_now: g.runs_now,
         lo,
         hi,
         is_method,
