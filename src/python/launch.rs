@@ -120,8 +120,7 @@ fn runs_now(a: &ArgVal) -> bool {
 
 struct Gathered {
     names: Arc<[String]>,
-    /// Some view argument is memory Python may touch behind our back
-    /// (asked here, where each view was just read: lazy mode runs it now).
+    /// Some view is memory Python may touch behind our back (lazy: run now).
     runs_now: bool,
     tys: Vec<ArgTy>,
     vals: Vec<ArgVal>,
