@@ -17,7 +17,8 @@
     the same run (results compared);
 (e) the first launch of a kernel no cache holds (a for, a sum, a 2-D for, a
     Min reduction, a for with atomic adds, a team reduction with a nested
-    sum, a scan, a MinLoc reduction and a for that prints, each a new kernel text): through NVRTC (the default where
+    sum, a scan, a MinLoc reduction, a for that prints, a complex sum and a for
+    of complex128 atomic adds, each a new kernel text): through NVRTC (the default where
     the kernel has an NVRTC form) and through nvcc and Kokkos (PK_NVRTC=0), each
     in a fresh process, compile and load included; a for and a sum under
     PK_BOUNDS_CHECK=1 the same two ways (and that an index past the end
@@ -364,6 +365,10 @@ def shout(i: int, a: pk.View1D[pk.double]):
 def spin(i: int, acc: pk.Acc[pk.complex128], a: pk.View1D[pk.double]):
     acc += pk.exp(1j * (a[i] + SALT))
 
+@pk.workunit
+def cbin(i: int, a: pk.View1D[pk.double], bins: pk.View1D[pk.complex128]):
+    pk.atomic_add(bins, [i % 5], pk.exp(1j * (a[i] + SALT)))
+
 a = pk.View([1 << 20], pk.double)
 a.fill(1.0)
 h = pk.View([64], pk.int32)
@@ -400,6 +405,11 @@ t4e = time.perf_counter()
 cz = pk.parallel_reduce(1 << 20, spin, a=a)
 t4f = time.perf_counter()
 assert abs(cz - (1 << 20) * np.exp(1j * (2.0 + 2 * SALT))) <= 1e-9 * (1 << 20), cz
+bins = pk.View([5], pk.complex128)
+pk.parallel_for(1 << 20, cbin, a=a, bins=bins)
+pk.fence()
+t4g = time.perf_counter()
+assert abs(np.asarray(bins).sum() - (1 << 20) * np.exp(1j * (2.0 + 2 * SALT))) <= 1e-9 * (1 << 20)
 assert ml.loc == 0 and abs(ml.val - 2.0) <= 1e-12, tuple(ml)
 assert abs(tr - (1 << 20) * (2.0 + SALT) * SALT) <= 1e-9 * (1 << 20), tr
 assert abs(r - want) <= 1e-9 * want, (r, want)
@@ -427,7 +437,7 @@ assert abs(np.asarray(out)[-1] - (1 << 27) * SALT) <= 1e-9 * (1 << 27), np.asarr
 del big, out
 print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": t4 - t3, "atomic_s": t4a - t4,
                   "team_s": t4b - t4a, "scan_s": t4c - t4b, "minloc_s": t4d - t4c, "printf_s": t4e - t4d,
-                  "complex_s": t4f - t4e,
+                  "complex_s": t4f - t4e, "catomic_s": t4g - t4f,
                   "md_ms": (t6 - t5) / reps * 1e3, "scan_ms": (t8 - t7) / reps * 1e3}))
 """
 
@@ -512,7 +522,8 @@ def compile_rows() -> None:
               f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
               f"atomic for {r['atomic_s']:.2f} s, "
               f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s, MinLoc {r['minloc_s']:.2f} s, "
-              f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s; "
+              f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s, "
+              f"complex128 atomic adds {r['catomic_s']:.2f} s; "
               f"target <= 1.5 s",
               flush=True)
     bn, bc = first_launch_checked(True), first_launch_checked(False)

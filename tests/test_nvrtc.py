@@ -231,8 +231,13 @@ def team_cnorms(m: pk.TeamMember, acc: pk.Acc[pk.complex128], z: pk.View2D[pk.co
 
 
 @pk.workunit
-def cadd(i: int, out: pk.View1D[pk.complex128], z: pk.View1D[pk.complex128]):
-    pk.atomic_add(out, [0], z[i])
+def cbins(i: int, z: pk.View1D[pk.complex128], s: pk.View1D[pk.complex128], olds: pk.View1D[pk.complex128]):
+    b: int = i % 3
+    pk.atomic_add(s, [b], z[i])
+    pk.atomic_sub(s, [3], z[i])
+    pk.atomic_fetch_mul(s, [4], z[i])
+    pk.atomic_exchange(s, [5], z[i])
+    olds[i] = pk.atomic_fetch_add(s, [6], z[i] * 2)
 
 
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
@@ -641,6 +646,36 @@ def test_the_nvrtc_form_of_complex_arithmetic_and_math_computes_what_numpy_does(
     assert (out[:7, 6] == z[:7] * 0.5).all()
 
 
+def test_the_nvrtc_form_of_complex128_atomics_computes_what_a_sequential_run_does(emulate):
+    # Adds and subtracts whose old value is unread: each part atomically on
+    # its own; the rest: a lock per address around a plain read and write. One
+    # emulated thread runs the items in order, so each result is the
+    # sequential one, bins untouched by an operation keep their values, and
+    # every lock is free again at the end (a lock left held would hang here).
+    n = 301
+    z = crandom(n, 5)
+    s = np.zeros(7, np.complex128)
+    s[3], s[4], s[5], s[6] = 10 - 2j, 1 + 0j, 7j, -1 + 1j
+    olds = np.zeros(n, np.complex128)
+    src = nvrtc_source(0, cbins, n, z=pk.View([n], pk.complex128), s=pk.View([7], pk.complex128),
+                       olds=pk.View([n], pk.complex128))
+    assert src is not None and "pk_atomic16" in src
+    want = s.copy()
+    lib = emulate("cbins", src)
+    lib.run_for(ctypes.byref(args_struct([z, s, olds], [], n)))
+    # The sequential run in Python's complex arithmetic (IEEE doubles, the
+    # same formulas as Kokkos::complex's add, subtract and multiply).
+    bins, diff, prod, running = [0j, 0j, 0j], complex(want[3]), complex(want[4]), [complex(want[6])]
+    for i, v in enumerate(z.tolist()):
+        bins[i % 3] += v
+        diff -= v
+        prod *= v
+        running.append(running[-1] + v * 2)
+    assert s[:3].tolist() == bins and s[3] == diff and s[5] == z[-1]
+    np.testing.assert_allclose(s[4], prod, rtol=1e-12)
+    assert olds.tolist() == running[:-1] and s[6] == running[-1]
+
+
 def test_the_nvrtc_form_of_complex_sums_computes_what_numpy_does(emulate):
     n = 999
     z, w = crandom(n, 3), crandom(n, 4, np.complex64)
@@ -698,8 +733,6 @@ def test_the_nvrtc_form_of_a_bounds_checked_kernel_records_the_first_index_outsi
 
 
 def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
-    # An atomic on a complex128 needs Kokkos' 16-byte atomics.
-    assert nvrtc_source(0, cadd, 8, out=pk.View([8], pk.complex128), z=pk.View([8], pk.complex128)) is None
     v = pk.View([8], pk.double)
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
     assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
@@ -712,7 +745,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
 def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path):
     """New fors (1-D and 2-D, both layouts, one that prints), reductions (a sum, Min, Max, BAnd,
     MinLoc, an empty range), scans, team reductions (nested sums, scratch, single, atomics)
-    level-1 scratch and complex numbers (a for, a sum, a team's nested sums); a reduction that spills when held
+    level-1 scratch and complex numbers (a for, atomics, a sum, a team's nested sums); a reduction that spills when held
     to few registers is built without the hold
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
@@ -801,6 +834,15 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
             w[i] = w[i] * w[i] / (w[i] + 3) + 1
 
         @pk.workunit
+        def cbin(i: int, z: pk.View1D[pk.complex128], bins: pk.View1D[pk.complex128]):
+            pk.atomic_add(bins, [i % 5], z[i])
+
+        @pk.workunit
+        def cfetch(i: int, z: pk.View1D[pk.complex128], tot: pk.View1D[pk.complex128],
+                   olds: pk.View1D[pk.complex128]):
+            olds[i] = pk.atomic_fetch_add(tot, [0], z[i])
+
+        @pk.workunit
         def cnorm(i: int, acc: pk.Acc[pk.complex128], z: pk.View1D[pk.complex128]):
             acc += z[i] * z[i]
 
@@ -884,6 +926,20 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         np.testing.assert_allclose(np.asarray(z), zw, rtol=1e-12)
         np.testing.assert_allclose(np.asarray(w), ws * ws / (ws + 3) + 1, rtol=1e-5)
         np.testing.assert_allclose(pk.parallel_reduce(zs.size, cnorm, z=z), np.sum(zw * zw), rtol=1e-12)
+        # complex128 atomics: bins of a histogram of complex values (adds part by part),
+        # and fetches (a lock per address), which see each other's sums.
+        bins = pk.View([5], pk.complex128)
+        pk.parallel_for(zs.size, cbin, z=z, bins=bins)
+        np.testing.assert_allclose(np.asarray(bins), [zw[np.arange(zw.size) % 5 == k].sum() for k in range(5)],
+                                   rtol=1e-10)
+        ints = np.arange(20_000) % 7 + 1j * (np.arange(20_000) % 5)
+        tot, olds = pk.View([1], pk.complex128), pk.View([ints.size], pk.complex128)
+        pk.parallel_for(ints.size, cfetch, z=pk.array(ints), tot=tot, olds=olds)
+        # In some order, each fetch saw the sum of those before it (exact: small integers).
+        from collections import Counter
+        seen = np.asarray(olds)
+        assert tot[0] == ints.sum()
+        assert Counter((seen + ints).tolist()) == Counter(seen.tolist()) - Counter([0j]) + Counter([ints.sum()])
         zm = zw[:77 * 300].reshape(300, 77)
         cout = pk.View([300], pk.complex128)
         for team, vector in ((8, 4), (3, 2)):

@@ -2,10 +2,10 @@
 // atomics for NVRTC kernels.
 namespace Kokkos {
 // Kokkos' atomics: one read-modify-write of one element, returning the old
-// value. The hardware has compare-and-swap on 4 and 8 bytes only, so every
+// value. The hardware has compare-and-swap on 4 and 8 bytes, so every
 // operation is a CAS loop on the aligned word that holds the element (1 and
-// 2 bytes: its neighbours are written back unchanged); adds and integer
-// min/max take CUDA's own instructions where one exists.
+// 2 bytes: its neighbours are written back unchanged; 16 bytes: a lock);
+// adds and integer min/max take CUDA's own instructions where one exists.
 // Copies an object's bytes (NVRTC has no memcpy builtin; this compiles to moves).
 template <class A, class B>
 __device__ __forceinline__ void pk_copy_bytes(A* to, const B* from, unsigned long n) {
@@ -28,11 +28,39 @@ __device__ T pk_cas_loop(T* p, F op) {
   pk_copy_bytes(&r, &old, sizeof(T));
   return r;
 }
+// 16-byte elements (complex128) have no compare-and-swap on every GPU: as
+// Kokkos does, a lock per address (hashed into a table of the module's,
+// zeroed at load) guards a plain read and write. The thread that wins the
+// lock finishes before it leaves the loop, so threads of one warp that hash
+// to the same lock never wait on each other in lockstep.
+__device__ unsigned int pk_locks16[4096];
+template <class T, class F>
+__device__ T pk_atomic16(T* p, F op) {
+  unsigned int* lock = &pk_locks16[((unsigned long long)p >> 4) & 4095];
+  volatile unsigned long long* at = (volatile unsigned long long*)p;
+  T cur;
+  for (bool done = false; !done;) {
+    if (atomicCAS(lock, 0u, 1u) == 0u) {
+      __threadfence();
+      unsigned long long w[2] = {at[0], at[1]};
+      pk_copy_bytes(&cur, w, 16);
+      const T next = op(cur);
+      pk_copy_bytes(w, &next, 16);
+      at[0] = w[0];
+      at[1] = w[1];
+      __threadfence();
+      atomicExch(lock, 0u);
+      done = true;
+    }
+  }
+  return cur;
+}
 template <class T, class F>
 __device__ T pk_atomic(T* p, F op) {
-  // A complex128 needs Kokkos' 16-byte atomics: NVRTC refuses it, nvcc builds it.
-  static_assert(sizeof(T) <= 8, "no NVRTC atomics on elements over 8 bytes");
-  if constexpr (sizeof(T) == 8) {
+  static_assert(sizeof(T) <= 8 || sizeof(T) == 16, "no NVRTC atomics on elements of this size");
+  if constexpr (sizeof(T) == 16) {
+    return pk_atomic16(p, op);
+  } else if constexpr (sizeof(T) == 8) {
     return pk_cas_loop<unsigned long long>(p, op);
   } else if constexpr (sizeof(T) == 4) {
     return pk_cas_loop<unsigned int>(p, op);

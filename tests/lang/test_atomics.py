@@ -146,3 +146,32 @@ def test_traits_are_checked():
         pk.View([2], pk.double, trait="atomic")
     v = pk.View([2], pk.double, trait=pk.RandomAccess)  # a hint: accepted, no effect on results
     assert not v._atomic
+
+
+@pk.workunit
+def complex_atomics(i: int, z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64],
+                    s: pk.View1D[pk.complex128], t: pk.View1D[pk.complex64], olds: pk.View1D[pk.complex128]):
+    pk.atomic_add(s, [i % 3], z[i])
+    pk.atomic_sub(s, [3], z[i])
+    pk.atomic_add(t, [0], w[i])
+    pk.atomic_sub(t, [1], w[i])
+    olds[i] = pk.atomic_fetch_add(s, [4], z[i])
+
+
+def test_complex_atomics_add_every_item_once():
+    # Adds whose old value is unread go part by part; a fetch reads the pair
+    # at one instant. Sums of small integers are exact in any order.
+    n = 3000
+    rng = np.random.default_rng(7)
+    zs = rng.integers(-50, 50, n) + 1j * rng.integers(-50, 50, n)
+    ws = (rng.integers(-50, 50, n) + 1j * rng.integers(-50, 50, n)).astype(np.complex64)
+    s, t, olds = pk.View([5], pk.complex128), pk.View([2], pk.complex64), pk.View([n], pk.complex128)
+    pk.parallel_for(n, complex_atomics, z=pk.array(zs), w=pk.array(ws), s=s, t=t, olds=olds)
+    bins = [zs[np.arange(n) % 3 == k].sum() for k in range(3)]
+    assert np.asarray(s).tolist() == bins + [-zs.sum(), zs.sum()]
+    assert np.asarray(t).tolist() == [ws.sum(), -ws.sum()]
+    # The fetches ran in some order, each seeing the sum of those before it:
+    # old + own item is the next one's old, and the last one's is the total.
+    from collections import Counter
+    old = np.asarray(olds).tolist()
+    assert Counter((np.asarray(olds) + zs).tolist()) == Counter(old) - Counter([0j]) + Counter([zs.sum()])
