@@ -54,11 +54,7 @@ pub enum Submitted {
 /// without releasing the GIL.
 pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<Submitted> {
     l.check_space()?;
-    if !graph::enabled()
-        || l.vals
-            .iter()
-            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()))
-    {
+    if !graph::enabled() || l.runs_now {
         return Ok(Submitted::Now(l));
     }
     // Asked once: every small launch asks, and both answers below need it.
@@ -67,7 +63,10 @@ pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<S
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
         if quiet {
-            return Ok(Submitted::AtOnce(l, adaptive::time_at_once()));
+            // Asked before `l` moves (as an argument beside it, `l` would be
+            // copied aside first: a launch is 200 bytes).
+            let timed = adaptive::time_at_once();
+            return Ok(Submitted::AtOnce(l, timed));
         }
         return Ok(Submitted::Now(l));
     }

@@ -13,9 +13,10 @@
 //! fuse (a consumer now follows before the read) gets fusion back at the
 //! next probe. `PK_FUSION_DISABLE=adaptive` switches this off too.
 use super::planning::Planned;
-use crate::exec::kernel::{KernelKey, KeyMap};
+use crate::exec::kernel::{ByDigest, KernelKey};
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
+use dashmap::DashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, LazyLock};
 
@@ -45,7 +46,11 @@ impl Default for Streak {
     }
 }
 
-static STREAKS: LazyLock<KeyMap<Streak>> = LazyLock::new(KeyMap::default);
+/// Keyed by the kernel key's digest, not the key: every launch asks, and
+/// comparing whole keys doubled the cost of asking. Two kernels whose
+/// digests collide would share a streak, which only moves when a launch runs
+/// at once or is recorded (either gives the same results).
+static STREAKS: LazyLock<DashMap<u64, Streak, ByDigest>> = LazyLock::new(DashMap::default);
 
 /// Whether this module decides about `l`: a launch the adaptive bypass
 /// does not (it has its own signals for small host ones).
@@ -58,7 +63,7 @@ pub fn run_at_once(l: &Launch) -> bool {
     if !tracked(l) {
         return false;
     }
-    let Some(s) = STREAKS.get(&l.key) else {
+    let Some(s) = STREAKS.get(&l.key.digest()) else {
         return false;
     };
     if s.alone < ALONE {
@@ -97,7 +102,7 @@ pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
 }
 
 fn note(key: &KernelKey, alone: bool) {
-    let mut s = STREAKS.entry(key.clone()).or_default();
+    let mut s = STREAKS.entry(key.digest()).or_default();
     // A probe that found it alone again: probe half as often.
     s.period = match (alone, s.alone >= ALONE) {
         (true, true) => (2 * s.period).min(MAX_PERIOD),
