@@ -56,6 +56,10 @@ lint: setup
 bench: setup
 	$(PY) benches/run_all.py
 
+# The never-slower rows counted in instructions (valgrind's callgrind), where timing noise hides them.
+bench-instructions: setup
+	$(PY) benches/bench_instructions.py
+
 # The README's timeline pictures: the demo traced (PK_TRACE_CHROME) and drawn as Perfetto lays it out.
 trace-png: setup
 	$(PY) -m pip install -q pillow
@@ -70,7 +74,7 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-numba
+.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-numba bench-instructions
 bench-numba: setup
 	$(PY) benches/bench_numba.py
 
