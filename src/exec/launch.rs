@@ -62,7 +62,10 @@ impl Launch {
     /// Whether this launch repeats `prev` exactly: the same kernel over the
     /// same range with the same values (views: the same memory, geometry).
     pub fn repeats(&self, prev: &Launch) -> bool {
-        self.key == prev.key
+        // The cheap tests that tell launches apart first (kernels by digest,
+        // then the range and the values: a chain launches one kernel on other
+        // views); comparing whole keys, which only confirms, last.
+        self.key.digest() == prev.key.digest()
             && self.lo == prev.lo
             && self.hi == prev.hi
             && self.is_method == prev.is_method
@@ -81,6 +84,7 @@ impl Launch {
                 }
                 _ => false,
             })
+            && self.key == prev.key
     }
 
     /// Borrowed device memory (CuPy, DLPack) is refused by host kernels.

@@ -41,7 +41,7 @@ fn take_along(g: &Graph, seq: u64, seen: &mut BTreeSet<NodeIndex>) {
             // own result is read, not at this one's.
             node.result.is_some()
                 && reduction(l.key.pattern)
-                && crate::exec::kernel::BUILT.contains(&l.key)
+                && node.built()
                 && !node.deferred.load(Ordering::Acquire)
                 && l.key.space == demanded.key.space
                 && l.lo == demanded.lo

@@ -45,12 +45,28 @@ pub struct Node {
     /// A flush computed its outputs in registers and left it pending
     /// (fusion's deferral): whether that paid is learned from its fate.
     pub deferred: AtomicBool,
+    /// Its kernel's code built once (`BUILT`, which only grows), as last
+    /// found: planning asks several times a flush, the table costs a lookup.
+    built: AtomicBool,
 }
 
 impl Node {
     /// How many launches in a row this node stands for.
     pub fn count(&self) -> usize {
         1 + self.repeats.load(Ordering::Acquire)
+    }
+
+    /// Whether its kernel's code built before (its errors, if any, were
+    /// reported): `exec::kernel::BUILT`, remembered once true.
+    pub fn built(&self) -> bool {
+        if self.built.load(Ordering::Relaxed) {
+            return true;
+        }
+        let b = crate::exec::kernel::BUILT.contains(&self.launch.key);
+        if b {
+            self.built.store(true, Ordering::Relaxed);
+        }
+        b
     }
 }
 
@@ -152,6 +168,7 @@ pub fn record(
         repeats: AtomicUsize::new(0),
         effects,
         deferred: AtomicBool::new(false),
+        built: AtomicBool::new(false),
     });
     let n = g.dag.add_node(node.clone());
     let accesses = &node.accesses;

@@ -75,7 +75,7 @@ fn unobservable(g: &Graph, n: NodeIndex) -> bool {
     };
     // A kernel never built yet still runs once: its errors must be reported.
     node.result.is_none()
-        && crate::exec::kernel::BUILT.contains(&node.launch.key)
+        && node.built()
         && g.dag
             .neighbors_directed(n, Direction::Outgoing)
             .next()

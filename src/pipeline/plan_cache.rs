@@ -23,7 +23,7 @@
 //! under, and plans afresh otherwise. Under `PK_VERIFY=1` (the test suite)
 //! every replay is planned afresh too and must agree.
 use crate::exec::args::ArgVal;
-use crate::exec::kernel::{Kernel, KernelKey, BUILT};
+use crate::exec::kernel::{Kernel, KernelKey};
 use crate::fusion::explain::Summary;
 use crate::lazy::deferral::Verdict;
 use crate::lazy::graph::{Demand, Node};
@@ -187,7 +187,7 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             n.count() > 1,
             n.result.is_some(),
             n.effects,
-            BUILT.contains(&l.key),
+            n.built(),
             k > 0 && l.repeats(&nodes[k - 1].launch),
         ];
         let bits = flags.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));

@@ -285,8 +285,5 @@ fn single(seq: u64) -> Region {
 /// A pending launch nothing observes but its outputs: a for with no result,
 /// no effects, whose code built before (its errors were reported).
 fn may_drop(n: &Node) -> bool {
-    n.launch.key.pattern == Pattern::For
-        && n.result.is_none()
-        && !n.effects
-        && crate::exec::kernel::BUILT.contains(&n.launch.key)
+    n.launch.key.pattern == Pattern::For && n.result.is_none() && !n.effects && n.built()
 }
