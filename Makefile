@@ -16,6 +16,7 @@ help:
 	@echo "make lint    rustfmt, clippy -D warnings, stubtest of _native.pyi, layer/cycle/size check"
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
 	@echo "make bench-numba  pykokkos.numba against Numba on the differential corpus"
+	@echo "make bench-instructions  the never-slower rows in instructions (valgrind's callgrind)"
 	@echo "make trace-png    trace the demo and draw its timeline (docs/perfetto-demo*.png)"
 	@echo "make gpu-carry, then on the GPU machine: make test-gpu / make bench-gpu / make bench-gpus (scripts/gpu/README.md)"
 	@echo "make setup   only install/build (venv, Kokkos, extension)"
