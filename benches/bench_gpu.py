@@ -367,7 +367,7 @@ def spin(i: int, acc: pk.Acc[pk.complex128], a: pk.View1D[pk.double]):
 
 @pk.workunit
 def cbin(i: int, a: pk.View1D[pk.double], bins: pk.View1D[pk.complex128]):
-    pk.atomic_add(bins, [i % 5], pk.exp(1j * (a[i] + SALT)))
+    pk.atomic_add(bins, [i % 4096], pk.exp(1j * (a[i] + SALT)))
 
 a = pk.View([1 << 20], pk.double)
 a.fill(1.0)
@@ -405,7 +405,7 @@ t4e = time.perf_counter()
 cz = pk.parallel_reduce(1 << 20, spin, a=a)
 t4f = time.perf_counter()
 assert abs(cz - (1 << 20) * np.exp(1j * (2.0 + 2 * SALT))) <= 1e-9 * (1 << 20), cz
-bins = pk.View([5], pk.complex128)
+bins = pk.View([4096], pk.complex128)  # few items a lock: a lock per element is taken in turn
 pk.parallel_for(1 << 20, cbin, a=a, bins=bins)
 pk.fence()
 t4g = time.perf_counter()

@@ -54,7 +54,7 @@ pk.flush()
 ROWS = {"loop": 20000, "alone": 1000, "tiny": 2000}
 
 
-def count(script: str, kind: str, n: int, lazy: bool) -> int:
+def count(script: str, kind: str, n: int, lazy: bool) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         env = dict(os.environ, PK_FUSE="1" if lazy else "0", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")

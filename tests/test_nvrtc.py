@@ -647,8 +647,7 @@ def test_the_nvrtc_form_of_complex_arithmetic_and_math_computes_what_numpy_does(
 
 
 def test_the_nvrtc_form_of_complex128_atomics_computes_what_a_sequential_run_does(emulate):
-    # Adds and subtracts whose old value is unread: each part atomically on
-    # its own; the rest: a lock per address around a plain read and write. One
+    # 16 bytes: a lock per address around a plain read and write. One
     # emulated thread runs the items in order, so each result is the
     # sequential one, bins untouched by an operation keep their values, and
     # every lock is free again at the end (a lock left held would hang here).
@@ -659,7 +658,7 @@ def test_the_nvrtc_form_of_complex128_atomics_computes_what_a_sequential_run_doe
     olds = np.zeros(n, np.complex128)
     src = nvrtc_source(0, cbins, n, z=pk.View([n], pk.complex128), s=pk.View([7], pk.complex128),
                        olds=pk.View([n], pk.complex128))
-    assert src is not None and "pk_atomic16" in src
+    assert src is not None and "Kokkos::atomic_fetch_mul(&s(" in src and "Kokkos::atomic_exchange(&s(" in src
     want = s.copy()
     lib = emulate("cbins", src)
     lib.run_for(ctypes.byref(args_struct([z, s, olds], [], n)))
@@ -926,8 +925,8 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         np.testing.assert_allclose(np.asarray(z), zw, rtol=1e-12)
         np.testing.assert_allclose(np.asarray(w), ws * ws / (ws + 3) + 1, rtol=1e-5)
         np.testing.assert_allclose(pk.parallel_reduce(zs.size, cnorm, z=z), np.sum(zw * zw), rtol=1e-12)
-        # complex128 atomics: bins of a histogram of complex values (adds part by part),
-        # and fetches (a lock per address), which see each other's sums.
+        # complex128 atomics (a lock per address): bins of a histogram of complex values,
+        # and fetches, which see each other's sums.
         bins = pk.View([5], pk.complex128)
         pk.parallel_for(zs.size, cbin, z=z, bins=bins)
         np.testing.assert_allclose(np.asarray(bins), [zw[np.arange(zw.size) % 5 == k].sum() for k in range(5)],

@@ -86,8 +86,6 @@ const PK_NAMES: &[&str] = &[
     "pmax",
     "pabs",
     "lval",
-    "atomic_add_parts",
-    "atomic_sub_parts",
     "at",
 ];
 /// Words that need Kokkos or the C++ library: such a functor keeps nvcc, as

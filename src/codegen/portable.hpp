@@ -157,23 +157,6 @@ KOKKOS_INLINE_FUNCTION T pmax(T a, T b) { return a < b ? b : a; }
 template <class T>
 KOKKOS_INLINE_FUNCTION T pabs(T a) { return a < 0 ? -a : a; }
 
-// An atomic add (or subtract) of a complex number whose old value nobody
-// reads: each part is added atomically on its own. The sum is the same; a
-// fetch needs the pair read at one instant, which for complex128 takes a lock
-// per element, and threads hitting one element then run one at a time.
-template <class C>
-KOKKOS_INLINE_FUNCTION void atomic_add_parts(C* p, C v) {
-  typename C::value_type* parts = (typename C::value_type*)p;
-  (void)Kokkos::atomic_fetch_add(&parts[0], v.real());
-  (void)Kokkos::atomic_fetch_add(&parts[1], v.imag());
-}
-template <class C>
-KOKKOS_INLINE_FUNCTION void atomic_sub_parts(C* p, C v) {
-  typename C::value_type* parts = (typename C::value_type*)p;
-  (void)Kokkos::atomic_fetch_sub(&parts[0], v.real());
-  (void)Kokkos::atomic_fetch_sub(&parts[1], v.imag());
-}
-
 // Classtype values are passed to functions by reference (Python passes objects);
 // a temporary argument lives until the end of the call's full expression.
 template <class T>

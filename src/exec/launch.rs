@@ -31,10 +31,6 @@ pub struct Launch {
     /// Argument names, in the order of `vals` and `key.args`.
     pub names: Arc<[String]>,
     pub vals: Vec<ArgVal>,
-    /// Some view argument was memory Python may read or write behind the
-    /// runtime's back when the launch was made (`Alloc::runs_now`): lazy
-    /// mode runs it at once.
-    pub runs_now: bool,
     pub lo: Bounds,
     pub hi: Bounds,
     /// A functor's workunit method: arguments are its members.
@@ -85,6 +81,16 @@ impl Launch {
                 _ => false,
             })
             && self.key == prev.key
+    }
+
+    /// Some view argument is memory Python may read or write behind the
+    /// runtime's back now (`Alloc::runs_now`): lazy mode runs it at once.
+    /// Asked at submission, not when the arguments were read: Python code
+    /// (another thread's export) may run in between.
+    pub fn runs_now(&self) -> bool {
+        self.vals
+            .iter()
+            .any(|v| matches!(v, ArgVal::View(x) if x.alloc.runs_now()))
     }
 
     /// Borrowed device memory (CuPy, DLPack) is refused by host kernels.

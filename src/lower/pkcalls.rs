@@ -168,11 +168,7 @@ impl FnCx<'_> {
             }
             _ => f.to_string(),
         };
-        let code = if !returns && vt.dtype.is_complex() && matches!(f, "atomic_add" | "atomic_sub")
-        {
-            // Nobody reads the old value: each part on its own (portable.hpp).
-            format!("pk::{f}_parts({})", parts.join(", "))
-        } else if returns {
+        let code = if returns {
             format!("Kokkos::{name}({})", parts.join(", "))
         } else {
             format!("(void)Kokkos::{name}({})", parts.join(", "))

@@ -54,7 +54,7 @@ pub enum Submitted {
 /// without releasing the GIL.
 pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<Submitted> {
     l.check_space()?;
-    if !graph::enabled() || l.runs_now {
+    if !graph::enabled() || l.runs_now() {
         return Ok(Submitted::Now(l));
     }
     // Asked once: every small launch asks, and both answers below need it.

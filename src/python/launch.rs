@@ -114,14 +114,8 @@ fn check_leading_params(
     Ok(())
 }
 
-fn runs_now(a: &ArgVal) -> bool {
-    matches!(a, ArgVal::View(x) if x.alloc.runs_now())
-}
-
 struct Gathered {
     names: Arc<[String]>,
-    /// Some view is memory Python may touch behind our back (lazy: run now).
-    runs_now: bool,
     tys: Vec<ArgTy>,
     vals: Vec<ArgVal>,
     held: Vec<HeldBuffer>,
@@ -137,7 +131,6 @@ fn gather(
 ) -> PyResult<Gathered> {
     let mut g = Gathered {
         names: Arc::from(Vec::new()),
-        runs_now: false,
         tys: vec![],
         vals: vec![],
         held: vec![],
@@ -149,7 +142,6 @@ fn gather(
             for (k, v) in kw.iter() {
                 let (t, a) = classify(&v, &mut g.held)?;
                 names.push(k.extract()?);
-                g.runs_now |= runs_now(&a);
                 g.tys.push(t);
                 g.vals.push(a);
             }
@@ -181,7 +173,6 @@ fn gather(
                 wu.core.name
             ))
         })?;
-        g.runs_now |= runs_now(&a);
         g.tys.push(t);
         g.vals.push(a);
     }
@@ -274,7 +265,6 @@ pub fn launch_with<'py>(
         ),
         names: g.names,
         vals: g.vals,
-        runs_now: g.runs_now,
         lo,
         hi,
         is_method,

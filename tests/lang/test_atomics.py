@@ -159,8 +159,8 @@ def complex_atomics(i: int, z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex
 
 
 def test_complex_atomics_add_every_item_once():
-    # Adds whose old value is unread go part by part; a fetch reads the pair
-    # at one instant. Sums of small integers are exact in any order.
+    # A fetch reads the pair at one instant. Sums of small integers are
+    # exact in any order.
     n = 3000
     rng = np.random.default_rng(7)
     zs = rng.integers(-50, 50, n) + 1j * rng.integers(-50, 50, n)
