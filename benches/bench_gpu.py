@@ -442,24 +442,29 @@ print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "md_s": t3 - t2, "min_s": 
 """
 
 
-def first_launch(nvrtc: bool) -> dict:
-    """Seconds to the first result of a new for, sum, 2-D for and Min reduction
-    in a fresh process, and the 2-D for's steady time."""
+def fresh_probe(probe: str, nvrtc: bool, **env: str) -> dict:
+    """Runs `probe` (its kernels salted: texts no cache has seen) in a fresh
+    process, eagerly, through NVRTC or nvcc; its last JSON line."""
     import json
     import os
     import random
     import subprocess
     import tempfile
-    salt = repr(random.random())  # a kernel text no cache has seen
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "probe.py"
-        f.write_text(PROBE.replace("SALT", salt))
-        env = dict(os.environ, PK_NVRTC="1" if nvrtc else "0", PK_FUSE="0")
+        f.write_text(probe.replace("SALT", repr(random.random())))
+        env = dict(os.environ, PK_NVRTC="1" if nvrtc else "0", PK_FUSE="0", **env)
         out = subprocess.run([sys.executable, str(f)], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     # The kernel's printf line may come after (C's stdout is flushed at exit).
     return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+
+
+def first_launch(nvrtc: bool) -> dict:
+    """Seconds to the first result of each new kernel of PROBE in a fresh
+    process, and the steady times of its 2-D for and scan."""
+    return fresh_probe(PROBE, nvrtc)
 
 
 BOUNDS_PROBE = """
@@ -498,20 +503,7 @@ print(json.dumps({"for_s": t1 - t0, "sum_s": t2 - t1, "caught": caught}))
 def first_launch_checked(nvrtc: bool) -> dict:
     """Seconds to the first result of a new for and sum under PK_BOUNDS_CHECK=1
     in a fresh process, and whether an index past the end raised."""
-    import json
-    import os
-    import random
-    import subprocess
-    import tempfile
-    salt = repr(random.random())
-    with tempfile.TemporaryDirectory() as d:
-        f = Path(d) / "probe.py"
-        f.write_text(BOUNDS_PROBE.replace("SALT", salt))
-        env = dict(os.environ, PK_NVRTC="1" if nvrtc else "0", PK_FUSE="0", PK_BOUNDS_CHECK="1")
-        out = subprocess.run([sys.executable, str(f)], env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr[-2000:])
-    return json.loads([line for line in out.stdout.splitlines() if line.startswith("{")][-1])
+    return fresh_probe(BOUNDS_PROBE, nvrtc, PK_BOUNDS_CHECK="1")
 
 
 def compile_rows() -> None:
