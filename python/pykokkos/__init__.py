@@ -8,6 +8,7 @@ import atexit
 import math as _math
 import os as _os
 
+from . import _openblas  # noqa: F401  first: it acts before NumPy is imported
 from . import _native
 from ._kernels import classtype, function, functor, workunit
 from ._workload import Iterate, Rank, callback, execute, main, printf, workload

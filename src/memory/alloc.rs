@@ -152,6 +152,7 @@ impl Alloc {
                 self.bytes
             )));
         }
+        advise_huge_pages(base, self.bytes + self.color);
         let fresh = unsafe { base.add(self.color) };
         match self.ptr.compare_exchange(
             std::ptr::null_mut(),
@@ -302,4 +303,30 @@ impl Drop for Alloc {
             }
         }
     }
+}
+
+/// Views at least this big ask for transparent huge pages (NumPy's threshold).
+const HUGE_PAGES_FROM: usize = 4 << 20;
+
+/// Asks the kernel to back the whole 2 MiB pages of a big, not yet touched
+/// allocation with huge pages, as NumPy does for its arrays: a kernel
+/// streaming through hundreds of megabytes otherwise takes a TLB miss every
+/// 4 KiB, which costs a memory-bound loop several percent against the same
+/// loop over a NumPy array. Only advice: where THP is off it does nothing.
+fn advise_huge_pages(base: *mut u8, bytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        if bytes < HUGE_PAGES_FROM {
+            return;
+        }
+        let start = (base as usize).next_multiple_of(HUGE);
+        let end = (base as usize + bytes) / HUGE * HUGE;
+        if end > start {
+            // Failure (an old kernel, THP compiled out) leaves small pages.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (base, bytes, HUGE_PAGES_FROM);
 }
