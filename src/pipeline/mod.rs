@@ -34,55 +34,64 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// A launch the program submitted: recorded (lazy mode), or to run now.
-pub enum Submitted {
-    /// Recorded as this sequence number (with a result slot for reductions
-    /// and scans), and whether it has effects beyond its views (printf: the
-    /// binding then runs it at once, so its output comes when it was launched).
-    Recorded(u64, Option<Arc<crate::lazy::slot::Slot>>, bool),
+/// Where a launch the program submitted goes. Decided on a borrowed launch:
+/// the launch stays where the binding built it, and moves only to be recorded
+/// (it is 200 bytes; every launch that runs at once used to be copied into
+/// the answer and out again).
+pub enum Route {
     /// To run now (`run_now`): eager mode, or it touches memory Python can
     /// change behind our back (NumPy arrays, exported views).
-    Now(Launch),
+    Now,
     /// A host launch lazy mode runs at once with nothing pending (`at_once`):
     /// a small one (adaptive.rs), timed for the adaptive cost signal when the
     /// flag says so, or one that flushed alone lately (solo.rs).
-    AtOnce(Launch, bool),
+    AtOnce(bool),
+    /// To be recorded (`record`).
+    Record,
 }
 
-/// Records a launch in lazy mode (with the origin `origin()` makes); gives it
-/// back when it must run now. Cheap, GIL-free work: the binding calls it
-/// without releasing the GIL.
-pub fn submit(l: Launch, origin: impl FnOnce() -> Arc<dyn Origin>) -> PkResult<Submitted> {
+/// Where `l` goes. Cheap, GIL-free work: the binding calls it without
+/// releasing the GIL.
+pub fn route(l: &Launch) -> PkResult<Route> {
     l.check_space()?;
     if !graph::enabled() || l.runs_now() {
-        return Ok(Submitted::Now(l));
+        return Ok(Route::Now);
     }
     // Asked once: every small launch asks, and both answers below need it.
     let quiet = quiet();
-    if adaptive::run_at_once(&l, || !quiet && graph::folds_into_newest(&l)) {
+    if adaptive::run_at_once(l, || !quiet && graph::folds_into_newest(l)) {
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
-        if quiet {
-            // Asked before `l` moves (as an argument beside it, `l` would be
-            // copied aside first: a launch is 200 bytes).
-            let timed = adaptive::time_at_once();
-            return Ok(Submitted::AtOnce(l, timed));
-        }
-        return Ok(Submitted::Now(l));
+        return Ok(if quiet {
+            Route::AtOnce(adaptive::time_at_once())
+        } else {
+            Route::Now
+        });
     }
     // A launch that flushed alone lately, with nothing pending (solo.rs).
-    if quiet && solo::run_at_once(&l) {
-        return Ok(Submitted::AtOnce(l, false));
+    if quiet && solo::run_at_once(l) {
+        return Ok(Route::AtOnce(false));
     }
+    Ok(Route::Record)
+}
+
+/// Records a launch `route` sent here (with the origin `origin()` makes): its
+/// sequence number, its result slot (reductions and scans), and whether it
+/// has effects beyond its views (printf: the binding then flushes at once, so
+/// its output comes when it was launched).
+pub fn record(
+    l: Launch,
+    origin: impl FnOnce() -> Arc<dyn Origin>,
+) -> PkResult<(u64, Option<Arc<crate::lazy::slot::Slot>>, bool)> {
     // Folding exact repeats into one node is a fusion decision: not when unfused.
     let fold = !no_fuse().load(Ordering::Relaxed);
     let weight = adaptive::recording_weight(&l);
     let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
-    let (seq, slot, effects) = graph::record(l, origin(), fold)?;
+    let recorded = graph::record(l, origin(), fold)?;
     if let Some(w) = weight {
         adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
     }
-    Ok(Submitted::Recorded(seq, slot, effects))
+    Ok(recorded)
 }
 
 /// Nothing pending, and no flush under way in another thread: a region that

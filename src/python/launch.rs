@@ -16,7 +16,7 @@ use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Bounds, Launch, Origin};
 use crate::exec::space::{default_space, from_code};
 use crate::lazy::graph::Demand;
-use crate::pipeline::{self, Submitted};
+use crate::pipeline::{self, Route};
 use crate::types::{ArgTy, Pattern, Reducer, Space};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -301,17 +301,10 @@ pub fn launch_with<'py>(
         }
         (d, std::time::Instant::now())
     });
-    let submitted = pipeline::submit(l, recorded).map_err(py_err)?;
-    if let Some((d, t0)) = traced {
-        let seq = match &submitted {
-            Submitted::Recorded(seq, ..) => seq.to_string(),
-            Submitted::Now(_) | Submitted::AtOnce(..) => "null".to_string(),
-        };
-        let us = (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
-        crate::trace::event_text("launch", &format!(r#"{d},"seq":{seq},"record_us":{us}"#));
-    }
-    let total = match submitted {
-        Submitted::Recorded(seq, slot, effects) => {
+    let total = match pipeline::route(&l).map_err(py_err)? {
+        Route::Record => {
+            let (seq, slot, effects) = pipeline::record(l, recorded).map_err(py_err)?;
+            trace_launch(traced, Some(seq));
             if effects {
                 // Output beyond its views (printf) comes when the program
                 // launched it, as eagerly, not at a later read.
@@ -319,7 +312,8 @@ pub fn launch_with<'py>(
             }
             return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
         }
-        Submitted::Now(l) => {
+        Route::Now => {
+            trace_launch(traced, None);
             let origin = CallOrigin {
                 wu: wu_ref.as_unbound(),
                 methods: methods.map(|m| m.as_unbound()),
@@ -327,7 +321,8 @@ pub fn launch_with<'py>(
             // Dropped after the call, with the GIL (NumPy buffers are released).
             detached(py, || pipeline::run_now(&l, &origin))?
         }
-        Submitted::AtOnce(l, timed) => {
+        Route::AtOnce(timed) => {
+            trace_launch(traced, None);
             let origin = CallOrigin {
                 wu: wu_ref.as_unbound(),
                 methods: methods.map(|m| m.as_unbound()),
@@ -343,6 +338,17 @@ pub fn launch_with<'py>(
     match initial {
         Some(init) if !init.is_none() => Ok(Some(init.add(total)?)),
         _ => Ok(Some(total)),
+    }
+}
+
+/// A traced launch's event: what it was given (`traced`: its description and
+/// when submission began), its sequence number if recorded, and how long
+/// submitting (and recording) it took.
+fn trace_launch(traced: Option<(String, std::time::Instant)>, seq: Option<u64>) {
+    if let Some((d, t0)) = traced {
+        let seq = seq.map_or("null".to_string(), |s| s.to_string());
+        let us = (t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
+        crate::trace::event_text("launch", &format!(r#"{d},"seq":{seq},"record_us":{us}"#));
     }
 }
 
