@@ -5,27 +5,35 @@ start and after every threaded BLAS call before they sleep. Kokkos' OpenMP
 threads use every core as well, so while an OpenBLAS thread spins, a kernel's
 threads share what is left: on a 2-core machine, `pk.initialize()` right
 after `import numpy` took 20 ms instead of 1 ms in half the processes, and a
-reduction run right after `np.dot` took 15% longer (benches/bench_fusion.py
-and bench_compile.py show both).
+reduction run right after `np.dot` took 15% longer.
 
 OpenBLAS reads OPENBLAS_THREAD_TIMEOUT (log2 of the cycles it spins) once,
-when NumPy loads it: so this only acts when pykokkos is imported before
-NumPy, and never overrides a value the user set. 2^22 cycles (about 1.5 ms)
-still keeps the threads awake between BLAS calls in a loop; a call after a
-longer pause wakes them, which costs microseconds against a call big enough
-to be threaded.
+when NumPy loads it. So the value is set only when pykokkos is the one to
+import NumPy, never over a value the user set, and taken out of the
+environment again once NumPy is loaded (child processes see the user's
+environment). 2^22 cycles (about 1.5 ms) still keeps the threads awake
+between BLAS calls in a loop; a call after a longer pause wakes them, which
+costs microseconds against a call big enough to be threaded.
 """
 from __future__ import annotations
 
 import os
 import sys
 
+VARIABLE = "OPENBLAS_THREAD_TIMEOUT"
 SPIN_LOG2_CYCLES = "22"
 
 
-def shorten_spin() -> None:
-    if "numpy" not in sys.modules:
-        os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", SPIN_LOG2_CYCLES)
+def load_numpy() -> None:
+    """Imports NumPy, with the short spin if this import is what loads OpenBLAS."""
+    if "numpy" in sys.modules or VARIABLE in os.environ:
+        import numpy  # noqa: F401
+        return
+    os.environ[VARIABLE] = SPIN_LOG2_CYCLES
+    try:
+        import numpy  # noqa: F401,F811
+    finally:
+        del os.environ[VARIABLE]
 
 
-shorten_spin()
+load_numpy()
