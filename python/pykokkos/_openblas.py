@@ -29,11 +29,13 @@ def load_numpy() -> None:
     if "numpy" in sys.modules or VARIABLE in os.environ:
         import numpy  # noqa: F401
         return
-    os.environ[VARIABLE] = SPIN_LOG2_CYCLES
     try:
+        os.environ[VARIABLE] = SPIN_LOG2_CYCLES
         import numpy  # noqa: F401,F811
     finally:
-        del os.environ[VARIABLE]
+        # Only our own value goes: another thread may have set or removed it.
+        if os.environ.get(VARIABLE) == SPIN_LOG2_CYCLES:
+            os.environ.pop(VARIABLE, None)
 
 
 load_numpy()

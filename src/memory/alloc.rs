@@ -313,6 +313,10 @@ const HUGE_PAGES_FROM: usize = 4 << 20;
 /// streaming through hundreds of megabytes otherwise takes a TLB miss every
 /// 4 KiB, which costs a memory-bound loop several percent against the same
 /// loop over a NumPy array. Only advice: where THP is off it does nothing.
+/// A View under glibc's mmap threshold (which grows to 32 MiB as big blocks
+/// are freed) may come from heap memory already touched: khugepaged then
+/// collapses it later, and the range keeps the advice after the View is
+/// freed, as it does after a NumPy array.
 fn advise_huge_pages(base: *mut u8, bytes: usize) {
     #[cfg(target_os = "linux")]
     {

@@ -114,7 +114,7 @@ pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     at_once(l, origin, adaptive::time_at_once() && adaptive::small(l))
 }
 
-/// Runs a launch's kernel, nothing else (`submit` gave it back as `AtOnce`,
+/// Runs a launch's kernel, nothing else (`route` sent it here as `AtOnce`,
 /// or `run_now` flushed what it needs); `timed`: for the adaptive cost signal.
 pub fn at_once(l: &Launch, origin: &dyn Origin, timed: bool) -> PkResult<Option<Total>> {
     if !timed {
