@@ -26,15 +26,14 @@ SPIN_LOG2_CYCLES = "22"
 
 def load_numpy() -> None:
     """Imports NumPy, with the short spin if this import is what loads OpenBLAS."""
-    if "numpy" in sys.modules or VARIABLE in os.environ:
-        import numpy  # noqa: F401
-        return
+    ours = "numpy" not in sys.modules and VARIABLE not in os.environ
     try:
-        os.environ[VARIABLE] = SPIN_LOG2_CYCLES
-        import numpy  # noqa: F401,F811
+        if ours:
+            os.environ[VARIABLE] = SPIN_LOG2_CYCLES
+        import numpy  # noqa: F401
     finally:
         # Only our own value goes: another thread may have set or removed it.
-        if os.environ.get(VARIABLE) == SPIN_LOG2_CYCLES:
+        if ours and os.environ.get(VARIABLE) == SPIN_LOG2_CYCLES:
             os.environ.pop(VARIABLE, None)
 
 

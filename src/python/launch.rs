@@ -301,7 +301,9 @@ pub fn launch_with<'py>(
         }
         (d, std::time::Instant::now())
     });
-    let total = match pipeline::route(&l).map_err(py_err)? {
+    // The launch runs now: `Some(timed)` at once (nothing pending), `None`
+    // after what it depends on (`run_now`).
+    let at_once = match pipeline::route(&l).map_err(py_err)? {
         Route::Record => {
             let (seq, slot, effects) = pipeline::record(l, recorded).map_err(py_err)?;
             trace_launch(traced, Some(seq));
@@ -312,23 +314,18 @@ pub fn launch_with<'py>(
             }
             return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
         }
-        Route::Now => {
-            trace_launch(traced, None);
-            let origin = CallOrigin {
-                wu: wu_ref.as_unbound(),
-                methods: methods.map(|m| m.as_unbound()),
-            };
-            // Dropped after the call, with the GIL (NumPy buffers are released).
-            detached(py, || pipeline::run_now(&l, &origin))?
-        }
-        Route::AtOnce(timed) => {
-            trace_launch(traced, None);
-            let origin = CallOrigin {
-                wu: wu_ref.as_unbound(),
-                methods: methods.map(|m| m.as_unbound()),
-            };
-            detached(py, || pipeline::at_once(&l, &origin, timed))?
-        }
+        Route::Now => None,
+        Route::AtOnce(timed) => Some(timed),
+    };
+    trace_launch(traced, None);
+    let origin = CallOrigin {
+        wu: wu_ref.as_unbound(),
+        methods: methods.map(|m| m.as_unbound()),
+    };
+    // Dropped after the call, with the GIL (NumPy buffers are released).
+    let total = match at_once {
+        Some(timed) => detached(py, || pipeline::at_once(&l, &origin, timed))?,
+        None => detached(py, || pipeline::run_now(&l, &origin))?,
     };
     drop(g.held);
     let Some(total) = total else {
