@@ -18,6 +18,10 @@
 //! both averages (the period doubles while trials keep finding
 //! that recording does not pay). While they are recorded, every `PROBE`-th
 //! flush runs the next `EAGER_TRIAL` launches at once to measure that side.
+//! Between trials and timed launches, a launch run at once with nothing
+//! pending takes a countdown (`fast`) that `arm_fast` set, counting those
+//! launches in advance: a read-every-iteration loop then pays about 115
+//! instructions a step (1%) for lazy mode, not 220 (`make bench-instructions`).
 //! `PK_FUSION_DISABLE=adaptive` switches both off, `=adaptive_cost` the
 //! second (the test suite does: its fusion checks must not depend on
 //! timing). GPU launches are always recorded: a kernel launch there costs
@@ -179,12 +183,74 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     true
 }
 
+/// After `run_at_once` said yes to a launch with nothing pending and
+/// `time_at_once` counted it: until the next trial is due, or the next
+/// launch to time, the small launches run at once with nothing pending take
+/// `fast`. They are counted now, as if each had come this way.
+pub fn arm_fast() {
+    if EAGER_LEFT.load(Ordering::Relaxed) > 0
+        || TRIAL.load(Ordering::Relaxed)
+        || !BYPASS.load(Ordering::Relaxed)
+    {
+        return;
+    }
+    let bypassed = BYPASSED.load(Ordering::Relaxed);
+    let until_trial = PERIOD.load(Ordering::Relaxed).saturating_sub(bypassed + 1);
+    let runs = RUNS.load(Ordering::Relaxed);
+    let until_timed = match cost_aware() {
+        true => (TIME_EVERY - runs % TIME_EVERY) % TIME_EVERY,
+        false => u64::MAX,
+    };
+    let left = until_trial.min(until_timed);
+    if left > 0 {
+        BYPASSED.store(bypassed + left, Ordering::Relaxed);
+        if cost_aware() {
+            RUNS.store(runs + left, Ordering::Relaxed);
+        }
+        FAST.store(left, Ordering::Relaxed);
+    }
+}
+
+/// Small host launches that may run at once, with nothing pending, without
+/// asking `run_at_once` (counted down by `fast`; set by `arm_fast`, and
+/// back to 0 when anything the choice depends on changes: `refresh`, `reset`).
+static FAST: AtomicU64 = AtomicU64::new(0);
+
+/// The bypass's fast path, asked before anything else of a launch in lazy
+/// mode with nothing pending: whether it runs at once (untimed). A loop that
+/// reads its result every launch or two pays a load, a store and the size
+/// test per launch instead of the whole choice.
+#[inline]
+pub fn fast(l: &Launch) -> bool {
+    let left = FAST.load(Ordering::Relaxed);
+    if left == 0 || !small(l) {
+        return false;
+    }
+    FAST.store(left - 1, Ordering::Relaxed);
+    true
+}
+
 /// `does_not_pay` of the current averages, kept up to date by whatever
 /// changes them (read on every small launch; they change far less often).
 static BYPASS: AtomicBool = AtomicBool::new(false);
 
 fn refresh() {
     BYPASS.store(does_not_pay(load(&AVERAGE)), Ordering::Relaxed);
+    disarm();
+}
+
+/// Ends the fast path: the launches it counted in advance but did not
+/// take are taken off the counts again.
+fn disarm() {
+    let left = FAST.swap(0, Ordering::Relaxed);
+    if left > 0 {
+        let bypassed = BYPASSED.load(Ordering::Relaxed);
+        BYPASSED.store(bypassed.saturating_sub(left), Ordering::Relaxed);
+        if cost_aware() {
+            let runs = RUNS.load(Ordering::Relaxed);
+            RUNS.store(runs.saturating_sub(left), Ordering::Relaxed);
+        }
+    }
 }
 
 /// Whether recording small host launches does not pay: flushes of `average`
@@ -209,14 +275,18 @@ pub fn recorded(ns: u64, weight: u64) {
 /// and one in 128 otherwise (reading the clock twice is a fair part of a tiny
 /// launch; a moving average needs no more).
 pub fn time_at_once() -> bool {
-    static RUNS: AtomicU64 = AtomicU64::new(0);
     cost_aware()
         && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
             let runs = RUNS.load(Ordering::Relaxed);
             RUNS.store(runs + 1, Ordering::Relaxed);
-            runs % 128 == 0
+            runs % TIME_EVERY == 0
         })
 }
+
+/// One launch run at once in this many is timed (`time_at_once`).
+const TIME_EVERY: u64 = 128;
+/// Launches run at once so far, untimed ones included.
+static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// A small host launch ran at once in `ns`.
 pub fn ran_at_once(ns: u64) {

@@ -54,19 +54,28 @@ pub enum Route {
 /// releasing the GIL.
 pub fn route(l: &Launch) -> PkResult<Route> {
     l.check_space()?;
-    if !graph::enabled() || l.runs_now() {
+    if !graph::enabled() {
         return Ok(Route::Now);
     }
-    // Asked once: every small launch asks, and both answers below need it.
+    // Asked once: every small launch asks, and the answers below need it.
     let quiet = quiet();
+    // The bypass's fast path (adaptive.rs). With nothing pending, running
+    // now and running at once are the same: `runs_now` need not be asked.
+    if quiet && adaptive::fast(l) {
+        return Ok(Route::AtOnce(false));
+    }
+    if l.runs_now() {
+        return Ok(Route::Now);
+    }
     if adaptive::run_at_once(l, || !quiet && graph::folds_into_newest(l)) {
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
-        return Ok(if quiet {
-            Route::AtOnce(adaptive::time_at_once())
-        } else {
-            Route::Now
-        });
+        if !quiet {
+            return Ok(Route::Now);
+        }
+        let timed = adaptive::time_at_once();
+        adaptive::arm_fast();
+        return Ok(Route::AtOnce(timed));
     }
     // A launch that flushed alone lately, with nothing pending (solo.rs).
     if quiet && solo::run_at_once(l) {
