@@ -3,8 +3,9 @@ launches run at once, most of them take a countdown (`fast`) instead of the
 whole choice; the countdown counts them in advance, so the schedule must be
 the one the whole choice keeps: a recorded probe comes exactly PERIOD
 launches after the last (256, doubling while probes find nothing to fuse),
-and with the cost signal on, launches run at once are still timed now and
-then. Values equal NumPy's throughout."""
+and the counters it keeps (bypassed launches, launches for the 1-in-128
+timing) count each small launch once, whichever way it came. Values equal
+NumPy's throughout."""
 from __future__ import annotations
 
 import os
@@ -47,36 +48,53 @@ def test_probes_come_every_period_and_the_period_doubles(lazy):
     np.testing.assert_array_equal(np.asarray(v), ref)
 
 
-TIMED = f"""
+COUNTS = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 import numpy as np, pykokkos as pk
 from test_fusion import scale_by
-N = 100
-v = pk.View([N], pk.double)
+N, BIG = 100, 1 << 15
+v, big, arr = pk.View([N], pk.double), pk.View([BIG], pk.double), np.ones(BIG)
 v.fill(1.0)
-pk.parallel_for(N, scale_by, v=v, a=2.0)  # built before the costs are set
-v[0]
+big.fill(1.0)
+for w in (v, big, arr):  # kernels built before lazy mode
+    pk.parallel_for(w.shape[0], scale_by, v=w, a=1.0)
 pk._native.set_lazy(True)
 pk._native.adaptive_costs((1e9, 1e6))  # recording costs 1000x: run at once
-recorded = 0
-for k in range(250):  # before the first probe (at 256): no flush, no trial
-    pk.parallel_for(N, scale_by, v=v, a=(2.0, 0.5)[k % 2])
-    recorded += pk.pending()
-    assert v[k % N] == (4.0, 2.0)[k % 2]
-lazy, eager = pk._native.adaptive_costs()
-print(recorded, lazy, eager)
+
+def came():  # launches counted, less those counted in advance
+    b, r, f = pk._native.adaptive_counts()
+    return b - f, r - f
+
+b0, r0 = came()
+for k in range(200):  # under the first probe (at 256); some are timed
+    pk.parallel_for(N, scale_by, v=v, a=1.0)
+    assert pk.pending() == 0
+b1, r1 = came()
+print(b1 - b0, r1 - r0)
+for k in range(10):  # a large launch on NumPy memory: runs now, not counted
+    pk.parallel_for(N, scale_by, v=v, a=1.0)
+    pk.parallel_for(BIG, scale_by, v=arr, a=1.0)
+b2, r2 = came()
+print(b2 - b1, r2 - r1)
+pk.parallel_for(BIG, scale_by, v=big, a=1.0)  # recorded
+assert pk.pending() == 1
+pk.parallel_for(N, scale_by, v=v, a=1.0)  # a small launch with that pending
+b3, r3 = came()
+print(b3 - b2, r3 - r2, pk._native.adaptive_counts()[2], pk.pending())
+assert (v[0], big[0], arr[0]) == (1.0, 1.0, 1.0)
 """
 
 
-def test_launches_run_at_once_are_still_timed_now_and_then():
-    """250 launches run at once, none recorded (the first probe is due at
-    256): one or two of them (one in 128) are timed, and their real cost
-    (microseconds) is mixed into the 1 ms set (a quarter per sample)."""
+def test_the_counts_are_those_of_the_launches_that_came():
+    """With the cost signal on (so launches are timed too), the bypass's
+    counters, less what the fast path counted in advance, equal the small
+    launches that came, whichever way they came: 200 at once; 10 more beside
+    10 large NumPy launches (not counted: not small); one while a large
+    launch is pending, which ends the fast path's advance (so a probe cannot
+    come early) and runs now, past the pending one (other memory)."""
     env = {**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": ""}
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(TIMED)], capture_output=True, text=True, env=env,
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COUNTS)], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    recorded, lazy, eager = map(float, r.stdout.split())
-    assert recorded == 0
-    assert lazy == 1e9 and eager < 0.8e6, (lazy, eager)
+    assert r.stdout.split("\n")[:3] == ["200 200", "10 10", "1 1 0 1"], r.stdout

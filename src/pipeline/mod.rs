@@ -60,7 +60,9 @@ pub fn route(l: &Launch) -> PkResult<Route> {
     // Asked once: every small launch asks, and the answers below need it.
     let quiet = quiet();
     // The bypass's fast path (adaptive.rs). With nothing pending, running
-    // now and running at once are the same: `runs_now` need not be asked.
+    // now and running at once give the same results: `runs_now` need not be
+    // asked (a small launch on NumPy memory then counts towards the bypass's
+    // probe period, as a bypassed launch).
     if quiet && adaptive::fast(l) {
         return Ok(Route::AtOnce(false));
     }
@@ -74,7 +76,11 @@ pub fn route(l: &Launch) -> PkResult<Route> {
             return Ok(Route::Now);
         }
         let timed = adaptive::time_at_once();
-        adaptive::arm_fast();
+        // (A timed launch's measurement refreshes the choice, which would
+        // disarm the countdown at once.)
+        if !timed {
+            adaptive::arm_fast();
+        }
         return Ok(Route::AtOnce(timed));
     }
     // A launch that flushed alone lately, with nothing pending (solo.rs).
@@ -119,8 +125,8 @@ pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if !quiet() {
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
-    // The sampling counter first: most launches then skip the rest.
-    at_once(l, origin, adaptive::time_at_once() && adaptive::small(l))
+    // Only small launches count towards the sampling (as `route`'s do).
+    at_once(l, origin, adaptive::small(l) && adaptive::time_at_once())
 }
 
 /// Runs a launch's kernel, nothing else (`route` sent it here as `AtOnce`,
