@@ -97,4 +97,4 @@ def test_the_counts_are_those_of_the_launches_that_came():
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(COUNTS)], capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.split("\n")[:3] == ["200 200", "10 10", "1 1 0 1"], r.stdout
+    assert r.stdout.strip().split("\n")[-3:] == ["200 200", "10 10", "1 1 0 1"], r.stdout

@@ -190,7 +190,7 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
 }
 
 /// After `run_at_once` said yes to a launch with nothing pending and
-/// `time_at_once` counted it: until the next trial is due, or the next
+/// `time_at_once` counted it, untimed: until the next trial is due, or the next
 /// launch to time, the small launches run at once with nothing pending take
 /// `fast`. They are counted now, as if each had come this way.
 pub fn arm_fast() {
@@ -282,6 +282,12 @@ pub fn recorded(ns: u64, weight: u64) {
 /// and one in 128 otherwise (reading the clock twice is a fair part of a tiny
 /// launch; a moving average needs no more).
 pub fn time_at_once() -> bool {
+    // A launch that did not come through `run_at_once` (one on NumPy memory
+    // with something pending) ends the fast path's advance here: the next
+    // launch to time is counted from the launches that came.
+    if FAST.load(Ordering::Relaxed) > 0 {
+        disarm();
+    }
     cost_aware()
         && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
             let runs = RUNS.load(Ordering::Relaxed);
@@ -292,8 +298,8 @@ pub fn time_at_once() -> bool {
 
 /// One launch run at once in this many is timed (`time_at_once`).
 const TIME_EVERY: u64 = 128;
-/// Small host launches run at once or now so far (but those of a trial of
-/// running at once, all timed), untimed ones included.
+/// Small host launches run at once or now so far, untimed ones included
+/// (a trial of running at once times its launches whatever this says).
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 /// A small host launch ran at once in `ns`.
