@@ -171,9 +171,7 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     }
     // Counted in advance for the fast path (a launch with something pending
     // came this way instead): back to the launches that came.
-    if FAST.load(Ordering::Relaxed) > 0 {
-        disarm();
-    }
+    disarm();
     // Counters of a heuristic: a plain load and store (no locked
     // read-modify-write on every launch); a count lost to a race only
     // shifts when the next trial starts (or, against `disarm` in a thread
@@ -247,16 +245,18 @@ fn refresh() {
 }
 
 /// Ends the fast path: the launches it counted in advance but did not
-/// take are taken off the counts again.
+/// take are taken off the counts again. Unarmed (the common case on the
+/// paths that ask) it costs a load, not a locked swap.
 fn disarm() {
+    if FAST.load(Ordering::Relaxed) == 0 {
+        return;
+    }
     let left = FAST.swap(0, Ordering::Relaxed);
-    if left > 0 {
-        let bypassed = BYPASSED.load(Ordering::Relaxed);
-        BYPASSED.store(bypassed.saturating_sub(left), Ordering::Relaxed);
-        if cost_aware() {
-            let runs = RUNS.load(Ordering::Relaxed);
-            RUNS.store(runs.saturating_sub(left), Ordering::Relaxed);
-        }
+    let bypassed = BYPASSED.load(Ordering::Relaxed);
+    BYPASSED.store(bypassed.saturating_sub(left), Ordering::Relaxed);
+    if cost_aware() {
+        let runs = RUNS.load(Ordering::Relaxed);
+        RUNS.store(runs.saturating_sub(left), Ordering::Relaxed);
     }
 }
 
@@ -285,9 +285,7 @@ pub fn time_at_once() -> bool {
     // A launch that did not come through `run_at_once` (one on NumPy memory
     // with something pending) ends the fast path's advance here: the next
     // launch to time is counted from the launches that came.
-    if FAST.load(Ordering::Relaxed) > 0 {
-        disarm();
-    }
+    disarm();
     cost_aware()
         && (EAGER_LEFT.load(Ordering::Relaxed) > 0 || {
             let runs = RUNS.load(Ordering::Relaxed);
