@@ -70,3 +70,13 @@ def kokkos_env() -> dict:
 
         env["PK_KOKKOS_ROOT"] = pk.config()["kokkos"]
     return env
+
+
+def slower_by_chance(slower: int, pairs: int) -> float:
+    """One-sided sign test: the chance that the first of two equally fast
+    things is slower in at least `slower` of `pairs` interleaved pairs of
+    blocks. Below 0.05 the first is slower beyond the machine's noise; at or
+    above, a median ratio just over 1 is a tie, not a measured slowdown."""
+    from math import comb
+
+    return sum(comb(pairs, k) for k in range(slower, pairs + 1)) / 2**pairs

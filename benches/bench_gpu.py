@@ -302,8 +302,9 @@ def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
         lazy(mode)
         got[mode] = step()
     lazy(False)
-    lz, eg, ratio = _side_by_side(step, iters, reps=7, settle=20)
-    return {"alone_lazy_us": lz, "alone_eager_us": eg, "alone_lazy_over_eager": ratio}, got[False] == got[True]
+    side = _side_by_side(step, iters, reps=7, settle=20)
+    return {"alone_lazy_us": side.lazy, "alone_eager_us": side.eager, "alone_lazy_over_eager": side.ratio,
+            "alone_slower_pairs": f"{side.slower}/{side.pairs}"}, got[False] == got[True]
 
 
 PROBE = """
@@ -549,7 +550,7 @@ def main() -> int:
     if "--alone" in sys.argv:  # the flushes-of-one-launch row alone
         al, good = alone_row()
         print(f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
-              f"lazy / eager = {al['alone_lazy_over_eager']:.3f}", flush=True)
+              f"lazy / eager = {al['alone_lazy_over_eager']:.3f} (lazy slower in {al['alone_slower_pairs']} pairs)", flush=True)
         return 0 if good else 1
     r = launch_overhead()
     print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
@@ -591,8 +592,8 @@ def main() -> int:
     al, good = alone_row()
     ok &= good
     print(f"(c) flushes of one launch (map over 2^20 + element read, then a sum read): lazy {al['alone_lazy_us']:.1f} us, "
-          f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f}, "
-          f"target <= 1", flush=True)
+          f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f} "
+          f"(lazy slower in {al['alone_slower_pairs']} pairs), target <= 1", flush=True)
     compile_rows()
     print(pk.explain(show=False).splitlines()[0])
     print("eager and fused results equal:", ok)

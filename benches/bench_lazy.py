@@ -9,6 +9,7 @@ adaptive bypass's cost signal decides).
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 
 
@@ -31,8 +32,19 @@ def total(i, acc, v):
     acc += v[i]
 
 
-def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> tuple[float, float, float]:
-    """(lazy us, eager us, lazy/eager) per call of `step`: blocks of `iters`
+class Side(NamedTuple):
+    """Lazy against eager, per call: medians over pairs of blocks, and in how
+    many of the `pairs` lazy was the slower (for run_all's sign test)."""
+
+    lazy: float
+    eager: float
+    ratio: float
+    slower: int
+    pairs: int
+
+
+def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> Side:
+    """Microseconds per call of `step`, lazy and eager: blocks of `iters`
     calls, lazy and eager alternating (which goes first alternates too), so
     both modes see the same machine; medians over `reps` pairs of blocks.
     One block each way before, so kernels and the adaptive bypass settle."""
@@ -62,10 +74,11 @@ def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> tuple[f
             times[lazy].append(t[lazy])
         ratios.append(t[True] / t[False])
     pk._native.set_lazy(False)
-    return statistics.median(times[True]), statistics.median(times[False]), statistics.median(ratios)
+    return Side(statistics.median(times[True]), statistics.median(times[False]), statistics.median(ratios),
+                sum(r > 1.0 for r in ratios), len(ratios))
 
 
-def _read_each_iteration(n: int = 100, iters: int = 20000) -> tuple[float, float, float]:
+def _read_each_iteration(n: int = 100, iters: int = 20000) -> Side:
     """Per iteration of: a map over `n` doubles, a reduction of them, reading
     its value (past the adaptive bypass's size, fused into one kernel)."""
     v = pk.View([n], pk.double)
@@ -77,7 +90,7 @@ def _read_each_iteration(n: int = 100, iters: int = 20000) -> tuple[float, float
     return _side_by_side(step, iters)
 
 
-def _alone_each_iteration(n: int = 1 << 15, iters: int = 2000) -> tuple[float, float, float]:
+def _alone_each_iteration(n: int = 1 << 15, iters: int = 2000) -> Side:
     """Per iteration of: a map over `n` doubles and one element read, then a
     reduction read at once: every flush runs one launch, nothing can fuse
     (past the adaptive bypass's size: solo.rs runs them at once)."""
@@ -121,7 +134,7 @@ def _tiny_chain(lazy: bool, iters: int = 3000) -> float:
     return dt / iters * 1e6
 
 
-def _tiny_chain_side_by_side() -> tuple[float, float, float]:
+def _tiny_chain_side_by_side() -> Side:
     return _side_by_side(_tiny_chain_step(), 2000)
 
 
@@ -182,27 +195,25 @@ def main(calls: int = 5000) -> dict:
     n = 1000
     chain_lazy, chain_eager = _flush_vs_eager(lambda: [v] * n, n)
     indep_lazy, indep_eager = _flush_vs_eager(lambda: [pk.View([10], pk.double) for _ in range(n)], n)
-    loop_lazy, loop_eager, loop_ratio = _read_each_iteration()
-    mid_lazy, mid_eager, mid_ratio = _read_each_iteration(1 << 18, 200)
-    alone_lazy, alone_eager, alone_ratio = _alone_each_iteration()
-    tiny_lazy, tiny_eager, tiny_ratio = _tiny_chain_side_by_side()
+    sides = {
+        "loop_read": _read_each_iteration(),
+        "loop_mid": _read_each_iteration(1 << 18, 200),
+        "alone": _alone_each_iteration(),
+        "tiny_chain": _tiny_chain_side_by_side(),
+    }
     cached, uncached = _forced_fusion(True), _forced_fusion(False)
+    rows = {}
+    for name, side in sides.items():
+        rows[f"{name}_lazy_us"] = side.lazy
+        rows[f"{name}_eager_us"] = side.eager
+        rows[f"{name}_lazy_over_eager"] = side.ratio
+        # run_all's verdict for the never-slower rows (a sign test).
+        rows[f"{name}_lazy_over_eager_pairs"] = [side.slower, side.pairs]
     return {
+        **rows,
         "forced_fused_cached_us": cached,
         "forced_fused_uncached_us": uncached,
         "plan_cache_speedup": uncached / cached,
-        "loop_read_lazy_over_eager": loop_ratio,
-        "tiny_chain_lazy_us": tiny_lazy,
-        "tiny_chain_eager_us": tiny_eager,
-        "tiny_chain_lazy_over_eager": tiny_ratio,
-        "loop_read_lazy_us": loop_lazy,
-        "loop_mid_lazy_us": mid_lazy,
-        "loop_mid_eager_us": mid_eager,
-        "loop_mid_lazy_over_eager": mid_ratio,
-        "alone_lazy_us": alone_lazy,
-        "alone_eager_us": alone_eager,
-        "alone_lazy_over_eager": alone_ratio,
-        "loop_read_eager_us": loop_eager,
         "record_us": rec["median"],
         "record_p99_us": rec["p99"],
         "eager_launch_us": eager["median"],
@@ -222,4 +233,4 @@ if __name__ == "__main__":
         print(_tiny_chain(True))
         sys.exit(0)
     for k, val in main().items():
-        print(f"{k:28} {val:10.3f}")
+        print(f"{k:28} {val}" if isinstance(val, list) else f"{k:28} {val:10.3f}")

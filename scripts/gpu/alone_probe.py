@@ -22,5 +22,6 @@ for n in (1 << 16, 1 << 20, 1 << 24):
         pk.fence()
 
     for name, f in (("two_reads", two_reads), ("map_fence", map_fence)):
-        lz, eg, r = _side_by_side(f, 500, reps=7, settle=20)
-        print(f"n=2^{n.bit_length() - 1} {name}: lazy {lz:.1f} us, eager {eg:.1f} us, lazy / eager {r:.3f}", flush=True)
+        s = _side_by_side(f, 500, reps=7, settle=20)
+        print(f"n=2^{n.bit_length() - 1} {name}: lazy {s.lazy:.1f} us, eager {s.eager:.1f} us, "
+              f"lazy / eager {s.ratio:.3f} (lazy slower in {s.slower}/{s.pairs} pairs)", flush=True)
