@@ -13,12 +13,11 @@
 //! fuse (a consumer now follows before the read) gets fusion back at the
 //! next probe. `PK_FUSION_DISABLE=adaptive` switches this off too.
 use super::planning::Planned;
-use crate::exec::kernel::{ByDigest, KernelKey};
+use crate::exec::kernel::KernelKey;
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
-use dashmap::DashMap;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Flushes alone in a row before a kernel's launches run at once.
 const ALONE: u32 = 3;
@@ -26,31 +25,70 @@ const ALONE: u32 = 3;
 const PROBE: u32 = 64;
 const MAX_PERIOD: u32 = 16 * PROBE;
 
+/// A kernel's streak, packed in one word of its slot.
+#[derive(Clone, Copy, PartialEq, Debug)]
 struct Streak {
     /// Flushes in a row that ran a launch of this kernel by itself.
     alone: u32,
-    /// Launches run at once since the last recorded one (counted under the
-    /// map's shared lock: every launch asks, only flushes change the rest).
-    skipped: AtomicU32,
+    /// Launches run at once since the last recorded one.
+    skipped: u32,
     /// Launches run at once between probes.
     period: u32,
 }
 
-impl Default for Streak {
-    fn default() -> Self {
+impl Streak {
+    const NEW: Streak = Streak {
+        alone: 0,
+        skipped: 0,
+        period: PROBE,
+    };
+
+    fn pack(self) -> u64 {
+        (u64::from(self.alone.min(u16::MAX.into())) << 48)
+            | (u64::from(self.period) << 32)
+            | u64::from(self.skipped)
+    }
+
+    fn unpack(w: u64) -> Streak {
         Streak {
-            alone: 0,
-            skipped: AtomicU32::new(0),
-            period: PROBE,
+            alone: (w >> 48) as u32,
+            period: ((w >> 32) & 0xffff) as u32,
+            skipped: w as u32,
         }
     }
 }
 
-/// Keyed by the kernel key's digest, not the key: every launch asks, and
-/// comparing whole keys doubled the cost of asking. Two kernels whose
-/// digests collide would share a streak, which only moves when a launch runs
-/// at once or is recorded (either gives the same results).
-static STREAKS: LazyLock<DashMap<u64, Streak, ByDigest>> = LazyLock::new(DashMap::default);
+/// Streaks in a direct-mapped table indexed by the kernel key's digest:
+/// every launch past the bypass's size asks, and a shared map's lock cost
+/// two locked instructions and a fifth of the lazy path of such a launch.
+/// Asking is two loads; only flushes write. What can go wrong is bounded:
+/// two kernels in one slot evict each other's streak (both are recorded),
+/// and a race between a flush and a launch in another thread can pair one
+/// kernel's digest with another's streak or lose a count (a launch then runs
+/// at once or is recorded, which give the same results; a probe moves).
+struct Slot {
+    digest: AtomicU64,
+    streak: AtomicU64,
+}
+
+const SLOTS: usize = 1024;
+
+static TABLE: [Slot; SLOTS] = [const {
+    Slot {
+        digest: AtomicU64::new(0),
+        streak: AtomicU64::new(0),
+    }
+}; SLOTS];
+
+fn slot(digest: u64) -> &'static Slot {
+    &TABLE[(digest % SLOTS as u64) as usize]
+}
+
+/// The streak of the kernel with `digest`, if its slot holds it.
+fn streak(s: &Slot, digest: u64) -> Option<Streak> {
+    let w = s.streak.load(Ordering::Relaxed);
+    (w != 0 && s.digest.load(Ordering::Relaxed) == digest).then(|| Streak::unpack(w))
+}
 
 /// Whether this module decides about `l`: a launch the adaptive bypass
 /// does not (it has its own signals for small host ones).
@@ -63,20 +101,20 @@ pub fn run_at_once(l: &Launch) -> bool {
     if !tracked(l) {
         return false;
     }
-    let Some(s) = STREAKS.get(&l.key.digest()) else {
+    let (d, s) = (l.key.digest(), slot(l.key.digest()));
+    let Some(mut st) = streak(s, d) else {
         return false;
     };
-    if s.alone < ALONE {
+    if st.alone < ALONE {
         return false;
     }
-    // A plain load and store: a count lost to a race only moves a probe.
-    let skipped = s.skipped.load(Ordering::Relaxed) + 1;
-    if skipped >= s.period {
-        s.skipped.store(0, Ordering::Relaxed);
-        return false; // a probe: recorded, and its flush says what it is now
+    st.skipped += 1;
+    let probe = st.skipped >= st.period;
+    if probe {
+        st.skipped = 0; // recorded, and its flush says what it is now
     }
-    s.skipped.store(skipped, Ordering::Relaxed);
-    true
+    s.streak.store(st.pack(), Ordering::Relaxed);
+    !probe
 }
 
 /// After a flush ran `planned` over `nodes`: which kernels ran alone.
@@ -102,18 +140,52 @@ pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
 }
 
 fn note(key: &KernelKey, alone: bool) {
-    let mut s = STREAKS.entry(key.digest()).or_default();
+    let (d, s) = (key.digest(), slot(key.digest()));
+    let old = streak(s, d).unwrap_or(Streak::NEW);
     // A probe that found it alone again: probe half as often.
-    s.period = match (alone, s.alone >= ALONE) {
-        (true, true) => (2 * s.period).min(MAX_PERIOD),
-        (true, false) => s.period,
+    let period = match (alone, old.alone >= ALONE) {
+        (true, true) => (2 * old.period).min(MAX_PERIOD),
+        (true, false) => old.period,
         (false, _) => PROBE,
     };
-    s.alone = if alone { s.alone.saturating_add(1) } else { 0 };
-    s.skipped.store(0, Ordering::Relaxed);
+    let new = Streak {
+        alone: if alone {
+            old.alone.saturating_add(1)
+        } else {
+            0
+        },
+        skipped: 0,
+        period,
+    };
+    // The streak first: a reader that sees the new digest with the old
+    // slot's streak only misjudges one launch (see Slot).
+    s.streak.store(new.pack(), Ordering::Relaxed);
+    s.digest.store(d, Ordering::Relaxed);
 }
 
 /// Starts over (lazy mode switched).
 pub fn forget() {
-    STREAKS.clear();
+    for s in &TABLE {
+        s.streak.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streak_survives_packing() {
+        for st in [
+            Streak::NEW,
+            Streak {
+                alone: 7,
+                skipped: 1023,
+                period: MAX_PERIOD,
+            },
+        ] {
+            assert_eq!(Streak::unpack(st.pack()), st);
+            assert_ne!(st.pack(), 0, "an empty slot reads as 0");
+        }
+    }
 }
