@@ -163,27 +163,6 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
     x = pk.View([N], pk.double)
     np.asarray(x)[:] = 1.0
     live = pk.View([N], pk.double)
-    times, vals, split = {}, {}, {}
-    for fused in (False, True):
-        lazy(fused)
-        spans = []
-
-        def ours():
-            t0 = time.perf_counter()
-            chain(k, x, live)
-            t1 = time.perf_counter()
-            r = float(pk.parallel_reduce(N, total, t=live))
-            spans.append((time.perf_counter() - t0, t1 - t0))
-            return r
-
-        ours()
-        times[fused] = best(ours, 20)
-        vals[fused] = ours()
-        # The call of the best run: its chain's Python calls (launches, or
-        # recordings) and the rest (flush, kernels, reading the total).
-        whole, calls = min(spans)
-        split[fused] = (calls, whole - calls)
-    lazy(False)
     xc = cp.ones(N)
 
     def plain(v):
@@ -197,14 +176,43 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
             v = 1.0001 * v + 1.0
         return cp.sum(v)
 
-    for name, f in (("cupy", plain), ("cupy_fuse", fused_cp)):
-        vals[name] = float(f(xc))
-        times[name] = best(lambda f=f: float(f(xc)), 20)
+    times, vals, split, pairs = {}, {}, {}, []
+    for fused in (False, True):
+        lazy(fused)
+        spans = []
+
+        def ours():
+            t0 = time.perf_counter()
+            chain(k, x, live)
+            t1 = time.perf_counter()
+            r = float(pk.parallel_reduce(N, total, t=live))
+            spans.append((time.perf_counter() - t0, t1 - t0))
+            return r
+
+        ours()
+        if fused:
+            # Against cupy.fuse in pairs of blocks, in turn (the GPU's clocks
+            # drift between blocks): the best of each, and in how many pairs
+            # ours was the slower.
+            vals["cupy_fuse"] = float(fused_cp(xc))
+            pairs = [(best(ours, 5), best(lambda: float(fused_cp(xc)), 5)) for _ in range(7)]
+            times[True], times["cupy_fuse"] = min(p for p, _ in pairs), min(c for _, c in pairs)
+        else:
+            times[False] = best(ours, 20)
+        vals[fused] = ours()
+        # The call of the best run: its chain's Python calls (launches, or
+        # recordings) and the rest (flush, kernels, reading the total).
+        whole, calls = min(spans)
+        split[fused] = (calls, whole - calls)
+    lazy(False)
+    vals["cupy"] = float(plain(xc))
+    times["cupy"] = best(lambda: float(plain(xc)), 20)
     ref = vals[False]
     ok = all(abs(v - ref) <= 1e-9 * abs(ref) for v in vals.values())
     return {"live_eager_ms": times[False] * 1e3, "live_fused_ms": times[True] * 1e3,
             "live_cupy_ms": times["cupy"] * 1e3, "live_cupy_fuse_ms": times["cupy_fuse"] * 1e3,
             "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"],
+            "live_slower_pairs": f"{sum(p > c for p, c in pairs)}/{len(pairs)}",
             "live_fused_calls_ms": split[True][0] * 1e3, "live_fused_rest_ms": split[True][1] * 1e3,
             "live_eager_calls_ms": split[False][0] * 1e3, "live_eager_rest_ms": split[False][1] * 1e3}, ok
 
@@ -539,7 +547,7 @@ def main() -> int:
     if "--live" in sys.argv:  # row (d) alone (A/B runs of one setting per process)
         lc, good = live_chain()
         print(f"(d) fused {lc['live_fused_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms, "
-              f"ratio {lc['live_fused_over_cupy_fuse']:.3f}; eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
+              f"ratio {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs); eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
               f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms", flush=True)
         return 0 if good else 1
     if "--sum" in sys.argv:  # the plain-sum row alone
@@ -575,7 +583,8 @@ def main() -> int:
     ok &= good
     print(f"(d) 7 maps + sum, last temporary referenced: eager {lc['live_eager_ms']:.3f} ms, fused "
           f"{lc['live_fused_ms']:.3f} ms; CuPy {lc['live_cupy_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms; "
-          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f}, target <= 1; fused: chain calls "
+          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs), "
+          f"target <= 1; fused: chain calls "
           f"{lc['live_fused_calls_ms']:.3f} ms, flush + kernel + read {lc['live_fused_rest_ms']:.3f} ms", flush=True)
     b, good = babelstream()
     ok &= good
