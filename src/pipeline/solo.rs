@@ -16,7 +16,7 @@ use super::planning::Planned;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Flushes alone in a row before a kernel's launches run at once.
@@ -25,69 +25,72 @@ const ALONE: u32 = 3;
 const PROBE: u32 = 64;
 const MAX_PERIOD: u32 = 16 * PROBE;
 
-/// A kernel's streak, packed in one word of its slot.
+/// What the flushes said of a kernel: packed in one word with a tag of its
+/// digest, so that a reader never pairs one kernel's digest with another's
+/// streak.
 #[derive(Clone, Copy, PartialEq, Debug)]
 struct Streak {
     /// Flushes in a row that ran a launch of this kernel by itself.
     alone: u32,
-    /// Launches run at once since the last recorded one.
-    skipped: u32,
     /// Launches run at once between probes.
     period: u32,
 }
 
+// `period` has 16 bits of the word.
+const _: () = assert!(MAX_PERIOD <= 0xffff);
+
 impl Streak {
     const NEW: Streak = Streak {
         alone: 0,
-        skipped: 0,
         period: PROBE,
     };
 
-    fn pack(self) -> u64 {
-        (u64::from(self.alone.min(u16::MAX.into())) << 48)
-            | (u64::from(self.period) << 32)
-            | u64::from(self.skipped)
+    /// The word for the kernel with `digest` (never 0: the period is not).
+    fn pack(self, digest: u64) -> u64 {
+        (tag(digest) << 32) | (u64::from(self.alone.min(0xffff)) << 16) | u64::from(self.period)
     }
 
-    fn unpack(w: u64) -> Streak {
-        Streak {
-            alone: (w >> 48) as u32,
-            period: ((w >> 32) & 0xffff) as u32,
-            skipped: w as u32,
-        }
+    /// The streak in `w` if it is the kernel with `digest`'s.
+    fn unpack(w: u64, digest: u64) -> Option<Streak> {
+        (w != 0 && w >> 32 == tag(digest)).then_some(Streak {
+            alone: ((w >> 16) & 0xffff) as u32,
+            period: (w & 0xffff) as u32,
+        })
     }
+}
+
+/// The digest's high half (the slot index takes its low bits).
+fn tag(digest: u64) -> u64 {
+    digest >> 32
 }
 
 /// Streaks in a direct-mapped table indexed by the kernel key's digest:
 /// every launch past the bypass's size asks, and a shared map's lock cost
 /// two locked instructions and a fifth of the lazy path of such a launch.
-/// Asking is two loads; only flushes write. What can go wrong is bounded:
-/// two kernels in one slot evict each other's streak (both are recorded),
-/// and a race between a flush and a launch in another thread can pair one
-/// kernel's digest with another's streak or lose a count (a launch then runs
-/// at once or is recorded, which give the same results; a probe moves).
+/// Asking is a load of the streak, and a load and a store of the slot's
+/// counter; only flushes write the streak. What can go wrong is bounded:
+/// two kernels in one slot evict each other's streak (both are recorded,
+/// and kernels whose digests agree in the index bits and the tag share one),
+/// and a launch racing a flush in another thread can lose a count or write
+/// one back over the flush's reset (a probe moves by a launch). Either way a
+/// launch runs at once or is recorded, which give the same results.
 struct Slot {
-    digest: AtomicU64,
     streak: AtomicU64,
+    /// Launches run at once since the last recorded one.
+    skipped: AtomicU32,
 }
 
 const SLOTS: usize = 1024;
 
 static TABLE: [Slot; SLOTS] = [const {
     Slot {
-        digest: AtomicU64::new(0),
         streak: AtomicU64::new(0),
+        skipped: AtomicU32::new(0),
     }
 }; SLOTS];
 
 fn slot(digest: u64) -> &'static Slot {
     &TABLE[(digest % SLOTS as u64) as usize]
-}
-
-/// The streak of the kernel with `digest`, if its slot holds it.
-fn streak(s: &Slot, digest: u64) -> Option<Streak> {
-    let w = s.streak.load(Ordering::Relaxed);
-    (w != 0 && s.digest.load(Ordering::Relaxed) == digest).then(|| Streak::unpack(w))
 }
 
 /// Whether this module decides about `l`: a launch the adaptive bypass
@@ -102,19 +105,20 @@ pub fn run_at_once(l: &Launch) -> bool {
         return false;
     }
     let (d, s) = (l.key.digest(), slot(l.key.digest()));
-    let Some(mut st) = streak(s, d) else {
+    let Some(st) = Streak::unpack(s.streak.load(Ordering::Relaxed), d) else {
         return false;
     };
     if st.alone < ALONE {
         return false;
     }
-    st.skipped += 1;
-    let probe = st.skipped >= st.period;
-    if probe {
-        st.skipped = 0; // recorded, and its flush says what it is now
+    // A plain load and store: a count lost to a race only moves a probe.
+    let skipped = s.skipped.load(Ordering::Relaxed) + 1;
+    if skipped >= st.period {
+        s.skipped.store(0, Ordering::Relaxed);
+        return false; // a probe: recorded, and its flush says what it is now
     }
-    s.streak.store(st.pack(), Ordering::Relaxed);
-    !probe
+    s.skipped.store(skipped, Ordering::Relaxed);
+    true
 }
 
 /// After a flush ran `planned` over `nodes`: which kernels ran alone.
@@ -141,32 +145,28 @@ pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
 
 fn note(key: &KernelKey, alone: bool) {
     let (d, s) = (key.digest(), slot(key.digest()));
-    let old = streak(s, d).unwrap_or(Streak::NEW);
+    let old = Streak::unpack(s.streak.load(Ordering::Relaxed), d).unwrap_or(Streak::NEW);
     // A probe that found it alone again: probe half as often.
     let period = match (alone, old.alone >= ALONE) {
         (true, true) => (2 * old.period).min(MAX_PERIOD),
         (true, false) => old.period,
         (false, _) => PROBE,
     };
-    let new = Streak {
-        alone: if alone {
-            old.alone.saturating_add(1)
-        } else {
-            0
-        },
-        skipped: 0,
-        period,
+    let alone = if alone {
+        old.alone.saturating_add(1)
+    } else {
+        0
     };
-    // The streak first: a reader that sees the new digest with the old
-    // slot's streak only misjudges one launch (see Slot).
-    s.streak.store(new.pack(), Ordering::Relaxed);
-    s.digest.store(d, Ordering::Relaxed);
+    s.streak
+        .store(Streak { alone, period }.pack(d), Ordering::Relaxed);
+    s.skipped.store(0, Ordering::Relaxed);
 }
 
 /// Starts over (lazy mode switched).
 pub fn forget() {
     for s in &TABLE {
         s.streak.store(0, Ordering::Relaxed);
+        s.skipped.store(0, Ordering::Relaxed);
     }
 }
 
@@ -175,17 +175,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_streak_survives_packing() {
+    fn a_streak_survives_packing_and_answers_only_its_kernel() {
+        let (d, other_tag, same_tag) = (
+            0x1234_5678_9abc_def0_u64,
+            0x1234_5679_9abc_def0,
+            0x1234_5678_0000_0001,
+        );
         for st in [
             Streak::NEW,
             Streak {
                 alone: 7,
-                skipped: 1023,
                 period: MAX_PERIOD,
             },
         ] {
-            assert_eq!(Streak::unpack(st.pack()), st);
-            assert_ne!(st.pack(), 0, "an empty slot reads as 0");
+            let w = st.pack(d);
+            assert_ne!(w, 0, "an empty slot reads as 0");
+            assert_eq!(Streak::unpack(w, d), Some(st));
+            assert_eq!(Streak::unpack(w, other_tag), None);
+            assert_eq!(
+                Streak::unpack(w, same_tag),
+                Some(st),
+                "the tag is the high half"
+            );
         }
+        assert_eq!(Streak::unpack(0, 0), None);
+        let long = Streak {
+            alone: 1 << 20,
+            period: PROBE,
+        };
+        assert_eq!(
+            Streak::unpack(long.pack(d), d).map(|s| s.alone),
+            Some(0xffff),
+            "alone saturates"
+        );
     }
 }
