@@ -201,14 +201,15 @@ pub fn arm_fast() {
     let bypassed = BYPASSED.load(Ordering::Relaxed);
     let until_trial = PERIOD.load(Ordering::Relaxed).saturating_sub(bypassed + 1);
     let runs = RUNS.load(Ordering::Relaxed);
-    let until_timed = match cost_aware() {
+    let timing = cost_aware();
+    let until_timed = match timing {
         true => (TIME_EVERY - runs % TIME_EVERY) % TIME_EVERY,
         false => u64::MAX,
     };
     let left = until_trial.min(until_timed);
     if left > 0 {
         BYPASSED.store(bypassed + left, Ordering::Relaxed);
-        if cost_aware() {
+        if timing {
             RUNS.store(runs + left, Ordering::Relaxed);
         }
         FAST.store(left, Ordering::Relaxed);

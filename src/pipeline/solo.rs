@@ -104,7 +104,8 @@ pub fn run_at_once(l: &Launch) -> bool {
     if !tracked(l) {
         return false;
     }
-    let (d, s) = (l.key.digest(), slot(l.key.digest()));
+    let d = l.key.digest();
+    let s = slot(d);
     let Some(st) = Streak::unpack(s.streak.load(Ordering::Relaxed), d) else {
         return false;
     };
@@ -144,7 +145,8 @@ pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
 }
 
 fn note(key: &KernelKey, alone: bool) {
-    let (d, s) = (key.digest(), slot(key.digest()));
+    let d = key.digest();
+    let s = slot(d);
     let old = Streak::unpack(s.streak.load(Ordering::Relaxed), d).unwrap_or(Streak::NEW);
     // A probe that found it alone again: probe half as often.
     let period = match (alone, old.alone >= ALONE) {
