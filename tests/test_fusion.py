@@ -583,8 +583,10 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
     kernels: such launches run at once (nothing stays pending); a probe every
     256 launches records again, and once the program builds long chains
     between reads, launches are recorded (and fused) again. Same values
-    as NumPy throughout."""
+    as NumPy throughout. (Learned flushes are off: they would hold each map
+    until its reduction, to run both as one kernel; test_tape.py covers them.)"""
     pk._native.set_lazy(True)
+    tape_was = pk._native.set_tape(False)
     try:
         v, = fresh(1.0)
         ref = np.ones(N)
@@ -608,6 +610,7 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
         assert recorded == 8
     finally:
         pk.flush()
+        pk._native.set_tape(tape_was)
         pk._native.set_lazy(False)
 
 

@@ -27,7 +27,7 @@
 //! timing). GPU launches are always recorded: a kernel launch there costs
 //! several recordings.
 use crate::exec::launch::Launch;
-use crate::types::Space;
+use crate::types::{Pattern, Space};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
@@ -65,6 +65,8 @@ static LAZY_NS: AtomicU64 = AtomicU64::new(0);
 static EAGER_NS: AtomicU64 = AtomicU64::new(0);
 /// Recording time of the small host launches since the last flush (ns).
 static RECORDING_NS: AtomicU64 = AtomicU64::new(0);
+/// A trial was due at a reduction, and starts with the next launch.
+static AFTER_READ: AtomicBool = AtomicBool::new(false);
 /// Launches left in a trial of running at once; flushes seen.
 static EAGER_LEFT: AtomicU64 = AtomicU64::new(0);
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
@@ -179,6 +181,13 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     let bypassed = BYPASSED.load(Ordering::Relaxed) + 1;
     BYPASSED.store(bypassed, Ordering::Relaxed);
     if bypassed >= PERIOD.load(Ordering::Relaxed) {
+        // A reduction's total is usually read at once: a trial that starts
+        // with it sees a flush of one launch, whatever the program's flushes
+        // are. It starts after it (its count stays due, so nothing is armed).
+        if l.key.pattern != Pattern::For && !AFTER_READ.swap(true, Ordering::Relaxed) {
+            return true;
+        }
+        AFTER_READ.store(false, Ordering::Relaxed);
         BYPASSED.store(0, Ordering::Relaxed);
         TRIAL_LEFT.store(TRIAL_LAUNCHES, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
@@ -353,6 +362,7 @@ pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
 pub fn reset() {
     AVERAGE.store(8.0f64.to_bits(), Ordering::Relaxed);
     TRIAL.store(false, Ordering::Relaxed);
+    AFTER_READ.store(false, Ordering::Relaxed);
     // The probe period counts from here too (not from earlier phases). The
     // measured costs stay: what a launch costs recorded or run at once is
     // the machine's, not the phase's (the next flush measures again).

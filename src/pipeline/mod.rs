@@ -16,6 +16,10 @@ mod plan_cache;
 mod planning;
 mod settle;
 mod solo;
+mod spin;
+mod trace_flush;
+use trace_flush::trace_flush;
+pub mod tape;
 
 use crate::errors::{PkError, PkResult};
 use crate::exec::args::ArgVal;
@@ -48,14 +52,23 @@ pub enum Route {
     AtOnce(bool),
     /// To be recorded (`record`).
     Record,
+    /// To the tape (`tape::offer`): it may continue a learned flush.
+    Tape,
 }
 
-/// Where `l` goes. Cheap, GIL-free work: the binding calls it without
+/// Where `l` goes (`tape`: whether the tape may take it; not once it gave
+/// the launch back). Cheap, GIL-free work: the binding calls it without
 /// releasing the GIL.
-pub fn route(l: &Launch) -> PkResult<Route> {
+pub fn route(l: &Launch, tape: bool) -> PkResult<Route> {
     l.check_space()?;
     if !graph::enabled() {
         return Ok(Route::Now);
+    }
+    // The tape holds launches (this one continues or spills them), or a
+    // learned flush may start here: one kernel for several launches beats
+    // running them at once.
+    if tape && tape::wants(l) {
+        return Ok(Route::Tape);
     }
     // Asked once: every small launch asks, and the answers below need it.
     let quiet = quiet();
@@ -98,6 +111,9 @@ pub fn record(
     l: Launch,
     origin: impl FnOnce() -> Arc<dyn Origin>,
 ) -> PkResult<(u64, Option<Arc<crate::lazy::slot::Slot>>, bool)> {
+    // Launches the tape held come first, in program order (the binding
+    // calls this with the GIL held, as spilling needs).
+    tape::spill()?;
     // Folding exact repeats into one node is a fusion decision: not when unfused.
     let fold = !no_fuse().load(Ordering::Relaxed);
     let weight = adaptive::recording_weight(&l);
@@ -164,6 +180,8 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     // another thread's closure, so that thread must wait until it has run
     // (its host read, or the launch that depends on it, comes after).
     let _turn = turn::flush_turn();
+    // A learned flush running its kernel was launched before this one.
+    tape::wait_run();
     let nodes = crate::lazy::closure::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
@@ -178,8 +196,12 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         let us = t0.elapsed().as_secs_f64() * 1e6;
         trace_flush(&demand, &nodes, &planned, us);
     }
+    let lesson = tape::lesson(&nodes, &planned);
     for region in &planned.regions {
         run_region(region)?;
+    }
+    if let Some(lesson) = lesson {
+        tape::learn(lesson);
     }
     if let (Some(t0), true) = (t0, small) {
         adaptive::flushed_small(launches, t0.elapsed().as_nanos() as u64);
@@ -188,48 +210,19 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     Ok(Ran(nodes))
 }
 
-/// The trace's `flush` event: what was demanded, the launches it ran (with
-/// folded repeats), the regions with what they kept in registers and left
-/// pending, the launches dropped as overwritten, planning time.
-fn trace_flush(
-    demand: &Demand<'_>,
-    nodes: &[Arc<Node>],
-    planned: &planning::Planned,
-    plan_us: f64,
-) {
-    let demand = match demand {
-        Demand::All => serde_json::json!({"kind": "all"}),
-        Demand::Fence => serde_json::json!({"kind": "fence"}),
-        Demand::Allocs(a) => serde_json::json!({"kind": "buffers", "buffers": a}),
-        Demand::Result(seq) => serde_json::json!({"kind": "result", "seq": seq}),
-    };
-    let launches: Vec<_> = nodes
-        .iter()
-        .map(|n| serde_json::json!([n.seq, n.count()]))
-        .collect();
-    let regions: Vec<_> = planned
-        .regions
-        .iter()
-        .map(|r| serde_json::json!({"seqs": r.seqs, "dead_temporaries": r.registers, "deferred": r.deferred}))
-        .collect();
-    let overwritten: Vec<u64> = planned.overwritten.iter().map(|n| n.seq).collect();
-    crate::trace::event(
-        "flush",
-        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "overwritten": overwritten, "replayed": planned.replayed, "plan_us": plan_us.round()}),
-    );
-}
-
 /// Lazy mode was switched on or off: recording starts over (see
 /// adaptive.rs), and so does what deferral learned (lazy/deferral.rs).
 pub fn lazy_switched() {
     adaptive::reset();
     solo::forget();
     deferral::forget();
+    tape::forget();
 }
 
 /// Fusion on or off for later flushes (lazy mode stays as it is).
 pub fn set_fusing(on: bool) {
     no_fuse().store(!on, Ordering::Relaxed);
+    tape::forget();
 }
 
 /// Runs one region: one fused kernel, or one kernel per launch (alone, or

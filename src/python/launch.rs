@@ -7,61 +7,21 @@ use super::buffer::HeldBuffer;
 use super::kw::Kw;
 use super::lazy::record_result;
 use super::origin::{call_site, CallOrigin, PyOrigin, Site};
-use super::policy::Policy;
+use super::policy::policy_of;
 use super::resolve;
 use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
-use crate::exec::launch::{Bounds, Launch, Origin};
-use crate::exec::space::{default_space, from_code};
+use crate::exec::launch::{Launch, Origin};
 use crate::lazy::graph::Demand;
+use crate::pipeline::tape::{self, Offer};
 use crate::pipeline::{self, Route};
-use crate::types::{ArgTy, Pattern, Reducer, Space};
+use crate::types::{ArgTy, Pattern, Reducer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt};
-use smallvec::smallvec;
+use pyo3::types::PyDict;
 use std::sync::Arc;
-
-fn space_of(code: Option<u8>) -> Space {
-    code.map_or_else(default_space, from_code)
-}
-
-/// (begin, end, space, rank) of a launch's policy; rank 0 is a TeamPolicy.
-fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Bounds, Bounds, Space, usize)> {
-    if let Ok(n) = p.cast::<PyInt>() {
-        let n: i64 = n.extract()?;
-        return Ok((smallvec![0], smallvec![n.max(0)], default_space(), 1));
-    }
-    if let Ok(pol) = p.cast::<Policy>() {
-        let pol = pol.get();
-        if pol.team {
-            // The entry point reads [league, team, vector, scratch x 4] from `hi`.
-            let mut hi = Bounds::from_slice(&pol.hi);
-            hi.extend(
-                pol.scratch
-                    .iter()
-                    .map(|a| a.load(std::sync::atomic::Ordering::Relaxed)),
-            );
-            return Ok((smallvec![0; hi.len()], hi, space_of(pol.space), 0));
-        }
-        return Ok((
-            Bounds::from_slice(&pol.lo),
-            Bounds::from_slice(&pol.hi),
-            space_of(pol.space),
-            pol.lo.len(),
-        ));
-    }
-    // Anything that is an integer (a NumPy integer, a reduction's lazy total).
-    if let Ok(n) = p.call_method0(pyo3::intern!(p.py(), "__index__")) {
-        return policy_of(&n);
-    }
-    Err(PyTypeError::new_err(format!(
-        "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",
-        p.get_type().name()?
-    )))
-}
 
 /// 0 for, 1 reduce (sum), 2 scan, 3.. reduce through `Reducer::ALL[code - 3]`.
 fn pattern_of(code: u8) -> PyResult<Pattern> {
@@ -302,20 +262,37 @@ pub fn launch_with<'py>(
         (d, std::time::Instant::now())
     });
     // The launch runs now: `Some(timed)` at once (nothing pending), `None`
-    // after what it depends on (`run_now`).
-    let at_once = match pipeline::route(&l).map_err(py_err)? {
-        Route::Record => {
-            let (seq, slot, effects) = pipeline::record(l, recorded).map_err(py_err)?;
-            trace_launch(traced, Some(seq));
-            if effects {
-                // Output beyond its views (printf) comes when the program
-                // launched it, as eagerly, not at a later read.
-                super::lazy::flush(py, Demand::Result(seq))?;
+    // after what it depends on (`run_now`). One the tape gives back is
+    // routed again, past the tape.
+    let mut try_tape = true;
+    let at_once = loop {
+        match pipeline::route(&l, try_tape).map_err(py_err)? {
+            Route::Record => {
+                let (seq, slot, effects) = pipeline::record(l, recorded).map_err(py_err)?;
+                trace_launch(traced, Some(seq));
+                if effects {
+                    // Output beyond its views (printf) comes when the program
+                    // launched it, as eagerly, not at a later read.
+                    super::lazy::flush(py, Demand::Result(seq))?;
+                }
+                return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
             }
-            return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
+            Route::Now => break None,
+            Route::AtOnce(timed) => break Some(timed),
+            Route::Tape => match tape::offer(&l).map_err(py_err)? {
+                Offer::Hold(keep) => {
+                    keep.keep(l);
+                    return Ok(None);
+                }
+                // The learned flush's fused kernel, over every launch held.
+                Offer::Run(run) => {
+                    let total = detached(py, || run.go(&l))?;
+                    drop(g.held);
+                    return total_of(py, total, initial);
+                }
+                Offer::Back => try_tape = false,
+            },
         }
-        Route::Now => None,
-        Route::AtOnce(timed) => Some(timed),
     };
     trace_launch(traced, None);
     let origin = CallOrigin {
@@ -328,6 +305,15 @@ pub fn launch_with<'py>(
         None => detached(py, || pipeline::run_now(&l, &origin))?,
     };
     drop(g.held);
+    total_of(py, total, initial)
+}
+
+/// What a launch that ran returns: its total (plus `initial`), or None.
+fn total_of<'py>(
+    py: Python<'py>,
+    total: Option<crate::exec::kernel::Total>,
+    initial: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     let Some(total) = total else {
         return Ok(None);
     };

@@ -1,6 +1,6 @@
 //! Bindings of the lazy runtime: lazy results (`Pending`), flushes asked for by
 //! host access, and the reports (`explain`, the pending DAG as JSON).
-use super::bridge::{detached, total_to_py};
+use super::bridge::{detached, py_err, total_to_py};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::FUSED;
 use crate::exec::run::{dispatch_busy, dispatch_turn};
@@ -53,6 +53,9 @@ impl Pending {
 /// Runs the flush pipeline with the GIL released (nothing pending and no
 /// flush under way in another thread: nothing to wait for).
 pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
+    // Launches the tape holds are recorded first (with the GIL, as spilling
+    // needs: the flush itself runs without it).
+    pipeline::tape::spill().map_err(py_err)?;
     if graph::pending_count() == 0 && !turn::flushing() {
         return Ok(());
     }
@@ -102,7 +105,8 @@ fn user_site(py: Python<'_>) -> String {
 pub fn flush_host(py: Python<'_>, alloc: &Arc<Alloc>) -> PyResult<()> {
     // Nothing pending touches it (the common case of element access while
     // other work waits): no flush, no GIL release.
-    if alloc.pending.load(Ordering::Acquire) > 0 || turn::flushing() {
+    // (Launches the tape holds count for every view: a host access spills them.)
+    if alloc.pending.load(Ordering::Acquire) > 0 || turn::flushing() || graph::held() {
         flush(py, Demand::Allocs(&[alloc.id()]))?;
     }
     if dispatch_busy() {
@@ -240,10 +244,25 @@ pub fn fused_kernel_count() -> usize {
     FUSED.len()
 }
 
+/// How many learned flushes ran whole from the tape (pipeline/tape.rs).
+#[pyfunction]
+pub fn tape_runs() -> u64 {
+    pipeline::tape::runs()
+}
+
+/// Learned flushes on or off (tests that count flushes or plans switch
+/// them off); returns whether they were on.
+#[pyfunction]
+pub fn set_tape(on: bool) -> PyResult<bool> {
+    pipeline::tape::set_on(on).map_err(py_err)
+}
+
 /// The pending DAG as JSON: nodes (workunit identity, policy, scalars, buffer
 /// accesses), edges, and dead allocations. Deterministic: ordered by sequence.
 #[pyfunction]
-pub fn graph_json() -> String {
+pub fn graph_json() -> PyResult<String> {
+    // Launches the tape holds are pending too: shown in the DAG.
+    pipeline::tape::spill().map_err(py_err)?;
     let (nodes, dead) = graph::snapshot();
     let edges = graph::edges(&nodes);
     // Allocation addresses differ run to run: number them by first appearance.
@@ -288,7 +307,7 @@ pub fn graph_json() -> String {
         .map(|&(a, b)| (nodes[a].seq, nodes[b].seq))
         .collect();
     let dead: Vec<usize> = dead.iter().filter_map(|a| ids.get(a).copied()).collect();
-    serde_json::json!({"nodes": out, "edges": edges, "dead_buffers": dead}).to_string()
+    Ok(serde_json::json!({"nodes": out, "edges": edges, "dead_buffers": dead}).to_string())
 }
 
 /// The Python value of a recorded launch: a `Pending` for reductions, else None.

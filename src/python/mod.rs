@@ -69,6 +69,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::pending_count, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::adaptive_costs, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::tape_runs, m)?)?;
+    m.add_function(wrap_pyfunction!(lazy::set_tape, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_last, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::plan_replays, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::adaptive_counts, m)?)?;

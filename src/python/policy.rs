@@ -1,7 +1,12 @@
 //! `pk.RangePolicy`, `pk.MDRangePolicy` and `pk.TeamPolicy` as the native
 //! side keeps them (ranges, the space, a team policy's scratch sizes).
+use crate::exec::launch::Bounds;
+use crate::exec::space::{default_space, from_code};
+use crate::types::Space;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyInt;
+use smallvec::smallvec;
 
 /// A range (1 index) or multi-dimensional range policy.
 #[pyclass(frozen, subclass, module = "pykokkos._native", name = "Policy")]
@@ -109,4 +114,43 @@ impl Policy {
     fn space(&self) -> Option<u8> {
         self.space
     }
+}
+
+fn space_of(code: Option<u8>) -> Space {
+    code.map_or_else(default_space, from_code)
+}
+
+/// (begin, end, space, rank) of a launch's policy; rank 0 is a TeamPolicy.
+pub(super) fn policy_of(p: &Bound<'_, PyAny>) -> PyResult<(Bounds, Bounds, Space, usize)> {
+    if let Ok(n) = p.cast::<PyInt>() {
+        let n: i64 = n.extract()?;
+        return Ok((smallvec![0], smallvec![n.max(0)], default_space(), 1));
+    }
+    if let Ok(pol) = p.cast::<Policy>() {
+        let pol = pol.get();
+        if pol.team {
+            // The entry point reads [league, team, vector, scratch x 4] from `hi`.
+            let mut hi = Bounds::from_slice(&pol.hi);
+            hi.extend(
+                pol.scratch
+                    .iter()
+                    .map(|a| a.load(std::sync::atomic::Ordering::Relaxed)),
+            );
+            return Ok((smallvec![0; hi.len()], hi, space_of(pol.space), 0));
+        }
+        return Ok((
+            Bounds::from_slice(&pol.lo),
+            Bounds::from_slice(&pol.hi),
+            space_of(pol.space),
+            pol.lo.len(),
+        ));
+    }
+    // Anything that is an integer (a NumPy integer, a reduction's lazy total).
+    if let Ok(n) = p.call_method0(pyo3::intern!(p.py(), "__index__")) {
+        return policy_of(&n);
+    }
+    Err(PyTypeError::new_err(format!(
+        "the policy must be an int or pk.RangePolicy/pk.MDRangePolicy, got {}",
+        p.get_type().name()?
+    )))
 }

@@ -1,0 +1,133 @@
+//! What a flush teaches the tape: its launches' facts, kept as a `Program`
+//! with the fused kernel its region ran (see the tape's comment for which
+//! flushes qualify).
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::{Kernel, KernelKey};
+use crate::exec::launch::{Bounds, Origin};
+use crate::lazy::graph::{self, Node};
+use crate::pipeline::planning::Planned;
+use crate::types::{ArgTy, Pattern, Space};
+use std::sync::Arc;
+
+/// Most launches a program has, and allocations it binds.
+pub const MAX_STEPS: usize = 8;
+pub const MAX_ALLOCS: usize = 16;
+
+/// A view argument of a step: its allocation's number and its geometry.
+#[derive(PartialEq)]
+pub(super) struct ViewFact {
+    pub(super) num: usize,
+    pub(super) rank: usize,
+    pub(super) offset: isize,
+    pub(super) range: (isize, isize),
+    pub(super) extent: [i64; 8],
+    pub(super) stride: [i64; 8],
+}
+
+/// One launch of a program (facts only: a program keeps no memory alive).
+pub(super) struct Step {
+    pub(super) key: KernelKey,
+    pub(super) label: Arc<str>,
+    pub(super) lo: Bounds,
+    pub(super) hi: Bounds,
+    /// Per argument: a view's facts, None for a number.
+    pub(super) views: Vec<Option<ViewFact>>,
+    /// What a spilled launch is recorded with.
+    pub(super) origin: Arc<dyn Origin>,
+}
+
+/// A learned flush: its launches, and the fused kernel its region ran.
+pub(super) struct Program {
+    pub(super) steps: Vec<Step>,
+    pub(super) kernel: Arc<Kernel>,
+    pub(super) label: String,
+}
+
+/// A program in the making: its kernel is the region's, once it ran.
+pub struct Lesson {
+    steps: Vec<Step>,
+    memo: crate::pipeline::plan_cache::Memo,
+}
+
+/// What a flush about to run would teach (see the module's comment): None
+/// unless it is one plain fused region of every pending launch.
+pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
+    let [region] = &planned.regions[..] else {
+        return None;
+    };
+    let n = nodes.len();
+    let plain_region = (2..=MAX_STEPS).contains(&n)
+        && region.seqs.len() == n
+        && region.deferred.is_empty()
+        && region.registers.is_empty()
+        && planned.overwritten.is_empty()
+        && n == graph::pending_count();
+    let memo = region.memo.clone().filter(|_| plain_region)?;
+    let plain = |k: usize, node: &Arc<Node>| {
+        let l = &node.launch;
+        node.count() == 1
+            && !node.effects
+            && !l.is_method
+            && l.key.space != Space::Cuda
+            && match l.key.pattern {
+                Pattern::For => true,
+                Pattern::Reduce | Pattern::Reducer(_) => k + 1 == n,
+                _ => false,
+            }
+            && (k == 0 || !l.repeats(&nodes[k - 1].launch))
+    };
+    if !nodes.iter().enumerate().all(|(k, node)| plain(k, node)) {
+        return None;
+    }
+    let mut ids: Vec<usize> = Vec::new();
+    let mut steps = Vec::with_capacity(n);
+    for node in nodes {
+        let l = &node.launch;
+        let mut views = Vec::with_capacity(l.vals.len());
+        for (v, ty) in l.vals.iter().zip(&l.key.args) {
+            let (ArgVal::View(v), ArgTy::View(ty)) = (v, ty) else {
+                views.push(None);
+                continue;
+            };
+            if v.alloc.is_foreign() {
+                return None;
+            }
+            let id = v.alloc.id();
+            let num = ids.iter().position(|&b| b == id).unwrap_or_else(|| {
+                ids.push(id);
+                ids.len() - 1
+            });
+            views.push(Some(ViewFact {
+                num,
+                rank: usize::from(ty.rank).min(8),
+                offset: v.offset,
+                range: v.range,
+                extent: v.raw.extent,
+                stride: v.raw.stride,
+            }));
+        }
+        steps.push(Step {
+            key: l.key.clone(),
+            label: l.label.clone(),
+            lo: l.lo.clone(),
+            hi: l.hi.clone(),
+            views,
+            origin: node.origin.clone(),
+        });
+    }
+    (ids.len() <= MAX_ALLOCS).then_some(Lesson { steps, memo })
+}
+
+impl Lesson {
+    /// The program, once the flush ran (if its region ran fused: the memo's
+    /// kernel, when made for these labels).
+    pub(super) fn program(self) -> Option<Program> {
+        let labels = self.steps.iter().map(|s| s.label.clone());
+        let fused = self.memo.get().filter(|f| f.fits(labels))?;
+        Some(Program {
+            steps: self.steps,
+            kernel: fused.kernel.clone(),
+            label: fused.label.clone(),
+        })
+    }
+}

@@ -1,0 +1,347 @@
+//! Learned flushes. A loop that reads a total every iteration flushes the
+//! same few small launches again and again. Recording them and flushing
+//! costs more than the kernel launch fusion saves, so the adaptive bypass
+//! runs them one by one, as eager mode does, and lazy mode pays its checks
+//! on top: it was the slower mode there.
+//!
+//! A flush that ran as one plain fused region (every pending launch, each a
+//! host `for` but the last, nothing kept in registers, deferred or dropped)
+//! is kept as a `Program`: its launches' facts, their origins, and the fused
+//! kernel. When the same launches arrive again with nothing pending, the
+//! first ones are held here (no node, no hazards, no plan), and the last one
+//! runs the fused kernel at once over all their arguments and returns its
+//! total, as eager mode would. One kernel launch instead of several: lazy
+//! mode is then the faster one.
+//!
+//! "The same launches": kernel keys and labels, ranges, view geometry, and
+//! allocations numbered by first use (the facts the fused kernel was built
+//! and verified for). Scalar values may differ, as they may for a cached
+//! plan. The kernel writes every output, so it is right whatever is alive.
+//!
+//! Held launches count as pending (`graph::set_held`): no launch runs at
+//! once while they wait, host access to any view flushes, and so does any
+//! launch that does not continue the program; a flush first spills them
+//! into the DAG, in program order, with the origins the program learned
+//! (call sites of the learned flush). Spilling happens with the GIL held
+//! (the binding's flush, the tape's own launches, `graph_json`), so it never
+//! waits for a thread that needs the GIL. While the fused kernel runs they
+//! still count, and a flush in another thread waits for it (`wait_run`). `PK_FUSION_DISABLE=tape` switches it off; so does tracing (a trace
+//! records each launch as it came) and `PK_FUSE_NOFUSE`.
+use super::planning::no_fuse;
+use super::spin::{SpinGuard, SpinLock};
+use crate::errors::{PkError, PkResult};
+use crate::exec::args::ArgVal;
+use crate::exec::kernel::Total;
+use crate::exec::launch::Launch;
+use crate::exec::run::{run, Who};
+use crate::lazy::graph;
+use crate::lazy::turn;
+use smallvec::SmallVec;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Programs kept: one per `digest % SLOTS` of their first kernel.
+const SLOTS: usize = 64;
+
+mod lesson;
+use lesson::{Lesson, Program, Step, MAX_ALLOCS, MAX_STEPS};
+
+/// Launches held, waiting for the rest of their program.
+struct Held {
+    program: Arc<Program>,
+    launches: Vec<Launch>,
+    /// Allocations by number, as bound so far.
+    ids: SmallVec<[usize; MAX_ALLOCS]>,
+}
+
+struct Tape {
+    programs: [Option<Arc<Program>>; SLOTS],
+    held: Option<Held>,
+}
+
+static TAPE: SpinLock<Tape> = SpinLock::new(Tape {
+    programs: [const { None }; SLOTS],
+    held: None,
+});
+/// Whether the tape holds launches (asked on every lazy launch).
+static HOLDING: AtomicBool = AtomicBool::new(false);
+/// A bit per slot holding a program: most launches start none, and one
+/// load tells them so.
+static FIRST: AtomicU64 = AtomicU64::new(0);
+/// A program's fused kernel is running (`Run::go`).
+static RUNNING: AtomicBool = AtomicBool::new(false);
+/// Programs run whole (tests see that the tape is used).
+static RUNS: AtomicU64 = AtomicU64::new(0);
+/// Switched off by `set_on` (tests that count flushes).
+static OFF: AtomicBool = AtomicBool::new(false);
+
+fn tape() -> SpinGuard<'static, Tape> {
+    TAPE.lock()
+}
+
+fn slot(digest: u64) -> usize {
+    (digest % SLOTS as u64) as usize
+}
+
+fn on() -> bool {
+    static DISABLED: OnceLock<bool> = OnceLock::new();
+    !OFF.load(Ordering::Relaxed)
+        && !crate::trace::on()
+        && !no_fuse().load(Ordering::Relaxed)
+        && !*DISABLED.get_or_init(|| crate::config::get().is_disabled("tape"))
+}
+
+/// Whether `route` should offer `l` to the tape: it holds launches (`l`
+/// continues them or spills them), or a program may start with `l`.
+#[inline]
+pub fn wants(l: &Launch) -> bool {
+    HOLDING.load(Ordering::Acquire)
+        || FIRST.load(Ordering::Relaxed) >> slot(l.key.digest()) & 1 != 0
+}
+
+/// What the tape makes of a launch.
+pub enum Offer {
+    /// To be held (`Keep::keep`): it runs with the last launch of its program.
+    Hold(Keep),
+    /// The last launch of a program: `Run::go` runs them all.
+    Run(Run),
+    /// Not the tape's (what it held before is in the DAG now, in order).
+    Back,
+}
+
+/// The tape, locked, waiting for the launch it is to hold (the launch moves
+/// once, into the tape, and only if it is held).
+pub struct Keep(SpinGuard<'static, Tape>);
+
+impl Keep {
+    pub fn keep(mut self, l: Launch) {
+        if let Some(held) = self.0.held.as_mut() {
+            held.launches.push(l);
+            graph::set_held(held.launches.len());
+        }
+        HOLDING.store(true, Ordering::Release);
+    }
+}
+
+/// Offers `l` to the tape. Called with the GIL held, like every spill.
+pub fn offer(l: &Launch) -> PkResult<Offer> {
+    let mut tape = tape();
+    let Some(mut held) = tape.held.take().filter(|h| !h.launches.is_empty()) else {
+        return Ok(start(tape, l));
+    };
+    let k = held.launches.len();
+    let step = &held.program.steps[k];
+    // (A launch that repeats the one before would have folded into it.)
+    let fits = on() && matches(step, l, &mut held.ids) && !l.repeats(&held.launches[k - 1]);
+    if !fits {
+        HOLDING.store(false, Ordering::Release);
+        drop(tape);
+        spill_held(held)?;
+        return Ok(Offer::Back);
+    }
+    if k + 1 < held.program.steps.len() {
+        tape.held = Some(held);
+        return Ok(Offer::Hold(Keep(tape)));
+    }
+    // The held launches stay pending until the kernel has run: no launch
+    // runs at once around it, and a flush waits for it.
+    RUNNING.store(true, Ordering::Release);
+    HOLDING.store(false, Ordering::Release);
+    drop(tape);
+    Ok(Offer::Run(Run {
+        program: held.program,
+        held: held.launches,
+    }))
+}
+
+/// To hold `l` if a program starts with it and nothing is pending.
+fn start(mut tape: SpinGuard<'static, Tape>, l: &Launch) -> Offer {
+    let quiet = graph::pending_count() == 0 && !turn::flushing();
+    let Some(program) = tape.programs[slot(l.key.digest())].as_ref() else {
+        return Offer::Back;
+    };
+    let mut ids = SmallVec::new();
+    if !(quiet && on() && matches(&program.steps[0], l, &mut ids)) {
+        return Offer::Back;
+    }
+    let program = program.clone();
+    let launches = Vec::with_capacity(program.steps.len() - 1);
+    tape.held = Some(Held {
+        program,
+        launches,
+        ids,
+    });
+    Offer::Hold(Keep(tape))
+}
+
+/// Whether `l` is `step`, binding allocations met for the first time (one
+/// number stands for one allocation, different numbers for different ones).
+fn matches(step: &Step, l: &Launch, ids: &mut SmallVec<[usize; MAX_ALLOCS]>) -> bool {
+    let same = l.key.digest() == step.key.digest()
+        && same_words(&l.lo, &step.lo)
+        && same_words(&l.hi, &step.hi)
+        && !l.is_method
+        && l.vals.len() == step.views.len()
+        && (Arc::ptr_eq(&l.label, &step.label) || l.label == step.label)
+        && l.key == step.key;
+    if !same {
+        return false;
+    }
+    l.vals
+        .iter()
+        .zip(&step.views)
+        .all(|(v, fact)| match (v, fact) {
+            (ArgVal::View(v), Some(f)) => {
+                let id = v.alloc.id();
+                let bound = match ids.get(f.num) {
+                    Some(&b) => b == id,
+                    None if f.num == ids.len() && !ids.contains(&id) => {
+                        ids.push(id);
+                        true
+                    }
+                    None => false,
+                };
+                // (The key fixes the rank: the extents and strides past it are
+                // not the kernel's.)
+                let r = f.rank;
+                bound
+                    && !v.alloc.is_foreign()
+                    && v.offset == f.offset
+                    && v.range == f.range
+                    && same_words(&v.raw.extent[..r], &f.extent[..r])
+                    && same_words(&v.raw.stride[..r], &f.stride[..r])
+            }
+            (ArgVal::View(_), None) | (_, Some(_)) => false,
+            _ => true,
+        })
+}
+
+/// Equal slices of a few words, compared in line (`==` on them calls
+/// memcmp, which costs more than the comparison of one to three words).
+#[inline]
+fn same_words(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+/// Moves what the tape holds into the DAG, in order. Called with the GIL
+/// held, before anything flushes or looks at the DAG.
+pub fn spill() -> PkResult<()> {
+    if !HOLDING.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let held = tape().held.take();
+    HOLDING.store(false, Ordering::Release);
+    held.map_or(Ok(()), spill_held)
+}
+
+/// Waits for a program's fused kernel to finish (a flush, in its turn, must
+/// not run beside it: it was launched first).
+pub fn wait_run() {
+    while RUNNING.load(Ordering::Acquire) {
+        std::thread::yield_now();
+    }
+}
+
+fn spill_held(held: Held) -> PkResult<()> {
+    let fold = !no_fuse().load(Ordering::Relaxed);
+    let mut first_error = Ok(());
+    graph::set_held(0);
+    for (l, step) in held.launches.into_iter().zip(&held.program.steps) {
+        if let Err(e) = graph::record(l, step.origin.clone(), fold) {
+            first_error = first_error.and(Err(e));
+        }
+    }
+    first_error
+}
+
+/// A program's launches, taken off the tape to run as its fused kernel.
+pub struct Run {
+    program: Arc<Program>,
+    held: Vec<Launch>,
+}
+
+impl Run {
+    /// Runs the fused kernel over the held launches' arguments and `last`'s
+    /// (the GIL released): the last launch's total.
+    pub fn go(self, last: &Launch) -> PkResult<Option<Total>> {
+        let mut bodies: SmallVec<[&[ArgVal]; MAX_STEPS]> =
+            self.held.iter().map(|l| &l.vals[..]).collect();
+        bodies.push(&last.vals);
+        let mut totals: SmallVec<[Option<Total>; MAX_STEPS]> =
+            smallvec::smallvec![None; bodies.len()];
+        let label = &self.program.label;
+        let who = Who::Region(label);
+        // (The region's range is its first launch's, as a flush runs it.)
+        let first = &self.held[0];
+        run(
+            &self.program.kernel,
+            &bodies,
+            &first.lo,
+            &first.hi,
+            who,
+            &mut totals,
+        )?;
+        if crate::config::get().failpoint.as_deref() == Some("fused_run") {
+            return Err(PkError::Runtime(format!(
+                "{label} failed after it ran (failpoint)"
+            )));
+        }
+        RUNS.fetch_add(1, Ordering::Relaxed);
+        Ok(totals.last().copied().flatten())
+    }
+}
+
+impl Drop for Run {
+    /// The kernel ran (or failed, or never started): nothing is held.
+    fn drop(&mut self) {
+        graph::set_held(0);
+        RUNNING.store(false, Ordering::Release);
+    }
+}
+
+/// Programs run whole so far.
+pub fn runs() -> u64 {
+    RUNS.load(Ordering::Relaxed)
+}
+
+/// The tape on or off (tests whose checks count flushes switch it off);
+/// returns whether it was on. Off spills what it holds and forgets programs.
+/// Called with the GIL held.
+pub fn set_on(on: bool) -> PkResult<bool> {
+    let was = !OFF.swap(!on, Ordering::Relaxed);
+    if !on {
+        spill()?;
+        forget();
+    }
+    Ok(was)
+}
+
+/// Forgets every program (lazy mode or fusion was switched).
+pub fn forget() {
+    let mut tape = tape();
+    tape.programs.iter_mut().for_each(|p| *p = None);
+    FIRST.store(0, Ordering::Relaxed);
+}
+
+/// What a flush about to run would teach (see the module's comment): None
+/// unless it is one plain fused region of every pending launch.
+pub fn lesson(
+    nodes: &[Arc<crate::lazy::graph::Node>],
+    planned: &super::planning::Planned,
+) -> Option<Lesson> {
+    if !on() {
+        return None;
+    }
+    lesson::of(nodes, planned)
+}
+
+/// The flush of `lesson` ran: its program is kept, in the slot of its first
+/// kernel (a newer one takes the place of an older).
+pub fn learn(lesson: Lesson) {
+    let Some(program) = lesson.program() else {
+        return;
+    };
+    let s = slot(program.steps[0].key.digest());
+    tape().programs[s] = Some(Arc::new(program));
+    FIRST.fetch_or(1 << s, Ordering::Relaxed);
+}
