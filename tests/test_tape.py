@@ -135,6 +135,40 @@ def test_a_different_aliasing_is_not_the_learned_program(lazy):
     np.testing.assert_array_equal(np.asarray(a), ra)
 
 
+@pk.workunit
+def add_into(i, dst, src):
+    dst[i] = dst[i] + src[i]
+
+
+def chain2(x, out, keep=None):
+    """out += 2x through a temporary that dies here (unless kept), so the
+    fused kernel keeps it in registers (out is updated in place: no launch
+    can be deferred)."""
+    t = pk.View([N], pk.double)
+    pk.parallel_for(N, mul2, x=x, y=t)
+    pk.parallel_for(N, add_into, dst=out, src=t)
+    if keep is not None:
+        keep.append(t)
+
+
+def test_a_dead_temporary_stays_in_registers_and_a_kept_one_is_written(lazy):
+    x, out = fresh(), fresh(0.0)
+    rx, rout = np.arange(N, dtype=float), np.zeros(N)
+    np.asarray(x)[:] = rx
+    runs = pk._native.tape_runs()
+    for _ in range(8):
+        chain2(x, out)
+        rout += 2.0 * rx
+        assert float(pk.parallel_reduce(N, total, v=out)) == rout.sum()
+    assert pk._native.tape_runs() - runs >= 6  # learned with its temporary dead
+    kept = []
+    chain2(x, out, kept)  # alive at the reduction: not the learned program
+    rout += 2.0 * rx
+    assert float(pk.parallel_reduce(N, total, v=out)) == rout.sum()
+    np.testing.assert_array_equal(np.asarray(kept[0]), 2.0 * rx)  # so it was written
+    np.testing.assert_array_equal(np.asarray(out), rout)
+
+
 def test_another_range_is_not_the_learned_program(lazy):
     v, ref = fresh(), np.ones(N)
     learned(v, ref)

@@ -5,8 +5,10 @@ use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, KernelKey};
 use crate::exec::launch::{Bounds, Origin};
 use crate::lazy::graph::{self, Node};
+use crate::memory::alloc::Alloc;
 use crate::pipeline::planning::Planned;
 use crate::types::{ArgTy, Pattern, Space};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Most launches a program has, and allocations it binds.
@@ -39,13 +41,23 @@ pub(super) struct Step {
 /// A learned flush: its launches, and the fused kernel its region ran.
 pub(super) struct Program {
     pub(super) steps: Vec<Step>,
+    /// Per allocation number: its liveness facts when the flush was planned
+    /// (`life`). Dead ones may be kept in registers, never written.
+    pub(super) life: Vec<u8>,
     pub(super) kernel: Arc<Kernel>,
     pub(super) label: String,
+}
+
+/// The liveness facts planning reads of an allocation (as the plan cache
+/// keys them): whether Python holds a view of it, and whether it holds data.
+pub(super) fn life_of(a: &Alloc) -> u8 {
+    u8::from(a.live.load(Ordering::Acquire) != 0) << 1 | u8::from(a.holds_data())
 }
 
 /// A program in the making: its kernel is the region's, once it ran.
 pub struct Lesson {
     steps: Vec<Step>,
+    life: Vec<u8>,
     memo: crate::pipeline::plan_cache::Memo,
 }
 
@@ -59,7 +71,6 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
     let plain_region = (2..=MAX_STEPS).contains(&n)
         && region.seqs.len() == n
         && region.deferred.is_empty()
-        && region.registers.is_empty()
         && planned.overwritten.is_empty()
         && n == graph::pending_count();
     let memo = region.memo.clone().filter(|_| plain_region)?;
@@ -80,6 +91,7 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
         return None;
     }
     let mut ids: Vec<usize> = Vec::new();
+    let mut life = Vec::new();
     let mut steps = Vec::with_capacity(n);
     for node in nodes {
         let l = &node.launch;
@@ -95,6 +107,7 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
             let id = v.alloc.id();
             let num = ids.iter().position(|&b| b == id).unwrap_or_else(|| {
                 ids.push(id);
+                life.push(life_of(&v.alloc));
                 ids.len() - 1
             });
             views.push(Some(ViewFact {
@@ -115,7 +128,7 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
             origin: node.origin.clone(),
         });
     }
-    (ids.len() <= MAX_ALLOCS).then_some(Lesson { steps, memo })
+    (ids.len() <= MAX_ALLOCS).then_some(Lesson { steps, life, memo })
 }
 
 impl Lesson {
@@ -126,6 +139,7 @@ impl Lesson {
         let fused = self.memo.get().filter(|f| f.fits(labels))?;
         Some(Program {
             steps: self.steps,
+            life: self.life,
             kernel: fused.kernel.clone(),
             label: fused.label.clone(),
         })

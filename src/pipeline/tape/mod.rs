@@ -1,22 +1,23 @@
 //! Learned flushes. A loop that reads a total every iteration flushes the
 //! same few small launches again and again. Recording them and flushing
-//! costs more than the kernel launch fusion saves, so the adaptive bypass
-//! runs them one by one, as eager mode does, and lazy mode pays its checks
+//! costs more than the kernel launches fusion saves, so the adaptive bypass
+//! ran them one by one, as eager mode does, and lazy mode paid its checks
 //! on top: it was the slower mode there.
 //!
-//! A flush that ran as one plain fused region (every pending launch, each a
-//! host `for` but the last, nothing kept in registers, deferred or dropped)
-//! is kept as a `Program`: its launches' facts, their origins, and the fused
-//! kernel. When the same launches arrive again with nothing pending, the
-//! first ones are held here (no node, no hazards, no plan), and the last one
-//! runs the fused kernel at once over all their arguments and returns its
-//! total, as eager mode would. One kernel launch instead of several: lazy
-//! mode is then the faster one.
+//! A flush that ran as one fused region of every pending launch (each a
+//! host `for` but the last, nothing deferred or dropped) is kept as a
+//! `Program`: its launches' facts, their origins, and the fused kernel. When
+//! the same launches arrive again with nothing pending, the first ones are
+//! held here (no node, no hazards, no plan), and the last one runs the fused
+//! kernel at once over all their arguments and returns its total, as eager
+//! mode would. One kernel launch instead of several: lazy mode is then the
+//! faster one.
 //!
-//! "The same launches": kernel keys and labels, ranges, view geometry, and
-//! allocations numbered by first use (the facts the fused kernel was built
-//! and verified for). Scalar values may differ, as they may for a cached
-//! plan. The kernel writes every output, so it is right whatever is alive.
+//! "The same launches": kernel keys and labels, ranges, view geometry,
+//! allocations numbered by first use, and, at the last launch, whether each
+//! allocation is alive and holds data (the facts the fused kernel was
+//! planned, verified and built for: a dead temporary lives in registers).
+//! Scalar values may differ, as they may for a cached plan.
 //!
 //! Held launches count as pending (`graph::set_held`): no launch runs at
 //! once while they wait, host access to any view flushes, and so does any
@@ -25,8 +26,10 @@
 //! (call sites of the learned flush). Spilling happens with the GIL held
 //! (the binding's flush, the tape's own launches, `graph_json`), so it never
 //! waits for a thread that needs the GIL. While the fused kernel runs they
-//! still count, and a flush in another thread waits for it (`wait_run`). `PK_FUSION_DISABLE=tape` switches it off; so does tracing (a trace
-//! records each launch as it came) and `PK_FUSE_NOFUSE`.
+//! still count, and a flush in another thread waits for it (`wait_run`).
+//!
+//! `PK_FUSION_DISABLE=tape` switches it off; so do tracing (a trace records
+//! each launch as it came) and `PK_FUSE_NOFUSE`.
 use super::planning::no_fuse;
 use super::spin::{SpinGuard, SpinLock};
 use crate::errors::{PkError, PkResult};
@@ -143,6 +146,14 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
         tape.held = Some(held);
         return Ok(Offer::Hold(Keep(tape)));
     }
+    // The kernel keeps the allocations that were dead in registers: they
+    // must be dead now too (and the live ones alive), as when it was planned.
+    if !alive_as_learned(&held, l) {
+        HOLDING.store(false, Ordering::Release);
+        drop(tape);
+        spill_held(held)?;
+        return Ok(Offer::Back);
+    }
     // The held launches stay pending until the kernel has run: no launch
     // runs at once around it, and a flush waits for it.
     RUNNING.store(true, Ordering::Release);
@@ -214,6 +225,19 @@ fn matches(step: &Step, l: &Launch, ids: &mut SmallVec<[usize; MAX_ALLOCS]>) -> 
             (ArgVal::View(_), None) | (_, Some(_)) => false,
             _ => true,
         })
+}
+
+/// Whether every allocation of the held launches and `last` is as alive as
+/// when the program was learned.
+fn alive_as_learned(held: &Held, last: &Launch) -> bool {
+    let program = &held.program;
+    let launches = held.launches.iter().chain(std::iter::once(last));
+    launches.zip(&program.steps).all(|(l, step)| {
+        l.vals.iter().zip(&step.views).all(|(v, f)| match (v, f) {
+            (ArgVal::View(v), Some(f)) => lesson::life_of(&v.alloc) == program.life[f.num],
+            _ => true,
+        })
+    })
 }
 
 /// Equal slices of a few words, compared in line (`==` on them calls
