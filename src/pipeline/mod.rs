@@ -212,11 +212,14 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
 
 /// Lazy mode was switched on or off: recording starts over (see
 /// adaptive.rs), and so does what deferral learned (lazy/deferral.rs).
-pub fn lazy_switched() {
+pub fn lazy_switched() -> PkResult<()> {
     adaptive::reset();
     solo::forget();
     deferral::forget();
     tape::forget();
+    // Launches another thread held meanwhile are recorded, not lost (the
+    // binding calls this with the GIL held, as spilling needs).
+    tape::spill()
 }
 
 /// Fusion on or off for later flushes (lazy mode stays as it is).

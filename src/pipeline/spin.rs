@@ -4,6 +4,7 @@
 //! practice, and `std::sync::Mutex`'s unlock is a locked swap (it looks for
 //! waiters), as much as the lock itself. Here the unlock is a plain store.
 use std::cell::UnsafeCell;
+use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -36,12 +37,17 @@ impl<T> SpinLock<T> {
                 std::thread::yield_now();
             }
         }
-        SpinGuard { lock: self }
+        SpinGuard {
+            lock: self,
+            _value: PhantomData,
+        }
     }
 }
 
 pub struct SpinGuard<'a, T> {
     lock: &'a SpinLock<T>,
+    /// Shared across threads only as a `&mut T` may be (T: Sync).
+    _value: PhantomData<&'a mut T>,
 }
 
 impl<T> Deref for SpinGuard<'_, T> {

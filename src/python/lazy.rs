@@ -158,7 +158,7 @@ pub fn set_lazy(py: Python<'_>, on: bool) -> PyResult<()> {
         flush(py, Demand::All)?;
     }
     graph::set_enabled(on);
-    pipeline::lazy_switched();
+    pipeline::lazy_switched().map_err(py_err)?;
     Ok(())
 }
 

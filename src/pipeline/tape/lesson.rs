@@ -7,7 +7,7 @@ use crate::exec::launch::{Bounds, Origin};
 use crate::lazy::graph::{self, Node};
 use crate::memory::alloc::Alloc;
 use crate::pipeline::planning::Planned;
-use crate::types::{ArgTy, Pattern, Space};
+use crate::types::{ArgTy, Pattern};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -79,7 +79,11 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
         node.count() == 1
             && !node.effects
             && !l.is_method
-            && l.key.space != Space::Cuda
+            // Small host launches (adaptive.rs' size): recording one costs
+            // more than running it, so a learned pair beats recording a long
+            // chain between rare reads; larger kernels gain more from the
+            // longer fusion recording finds.
+            && crate::pipeline::adaptive::small(l)
             && match l.key.pattern {
                 Pattern::For => true,
                 Pattern::Reduce | Pattern::Reducer(_) => k + 1 == n,

@@ -5,7 +5,7 @@
 //! on top: it was the slower mode there.
 //!
 //! A flush that ran as one fused region of every pending launch (each a
-//! host `for` but the last, nothing deferred or dropped) is kept as a
+//! small host `for` but the last, nothing deferred or dropped) is kept as a
 //! `Program`: its launches' facts, their origins, and the fused kernel. When
 //! the same launches arrive again with nothing pending, the first ones are
 //! held here (no node, no hazards, no plan), and the last one runs the fused
@@ -255,7 +255,14 @@ pub fn spill() -> PkResult<()> {
     }
     let held = tape().held.take();
     HOLDING.store(false, Ordering::Release);
-    held.map_or(Ok(()), spill_held)
+    match held {
+        Some(held) => spill_held(held),
+        // (Holding, yet nothing held: an offer that failed half way.)
+        None => {
+            graph::set_held(0);
+            Ok(())
+        }
+    }
 }
 
 /// Waits for a program's fused kernel to finish (a flush, in its turn, must
@@ -269,12 +276,13 @@ pub fn wait_run() {
 fn spill_held(held: Held) -> PkResult<()> {
     let fold = !no_fuse().load(Ordering::Relaxed);
     let mut first_error = Ok(());
-    graph::set_held(0);
     for (l, step) in held.launches.into_iter().zip(&held.program.steps) {
         if let Err(e) = graph::record(l, step.origin.clone(), fold) {
             first_error = first_error.and(Err(e));
         }
     }
+    // Only now: until each is in the DAG, it counts as held.
+    graph::set_held(0);
     first_error
 }
 
@@ -318,8 +326,10 @@ impl Run {
 impl Drop for Run {
     /// The kernel ran (or failed, or never started): nothing is held.
     fn drop(&mut self) {
-        graph::set_held(0);
+        // In this order: no program starts while anything counts as held, so
+        // a flush that saw RUNNING false never misses a later program's run.
         RUNNING.store(false, Ordering::Release);
+        graph::set_held(0);
     }
 }
 
@@ -342,9 +352,11 @@ pub fn set_on(on: bool) -> PkResult<bool> {
 
 /// Forgets every program (lazy mode or fusion was switched).
 pub fn forget() {
-    let mut tape = tape();
-    tape.programs.iter_mut().for_each(|p| *p = None);
+    let programs = std::mem::replace(&mut tape().programs, [const { None }; SLOTS]);
     FIRST.store(0, Ordering::Relaxed);
+    // Dropped outside the lock: their origins hold Python objects, whose
+    // release may run Python code (which may launch).
+    drop(programs);
 }
 
 /// What a flush about to run would teach (see the module's comment): None
@@ -366,6 +378,7 @@ pub fn learn(lesson: Lesson) {
         return;
     };
     let s = slot(program.steps[0].key.digest());
-    tape().programs[s] = Some(Arc::new(program));
+    let older = tape().programs[s].replace(Arc::new(program));
     FIRST.fetch_or(1 << s, Ordering::Relaxed);
+    drop(older); // outside the lock, as in `forget`
 }
