@@ -56,6 +56,8 @@ static PERIOD: AtomicU64 = AtomicU64::new(PROBE);
 /// whose phase changes waits a few milliseconds for fusion to come back.
 const MAX_PERIOD: u64 = 64 * PROBE;
 static TRIAL: AtomicBool = AtomicBool::new(false);
+/// Most launches a due trial waits for a reduction to start after.
+const ALIGN: u64 = 64;
 /// Most launches a trial of recording records before it counts as a flush.
 const TRIAL_LAUNCHES: u64 = 64;
 static TRIAL_LEFT: AtomicU64 = AtomicU64::new(0);
@@ -65,13 +67,11 @@ static LAZY_NS: AtomicU64 = AtomicU64::new(0);
 static EAGER_NS: AtomicU64 = AtomicU64::new(0);
 /// Recording time of the small host launches since the last flush (ns).
 static RECORDING_NS: AtomicU64 = AtomicU64::new(0);
-/// A trial was due at a reduction, and starts with the next launch.
-static AFTER_READ: AtomicBool = AtomicBool::new(false);
 /// Launches left in a trial of running at once; flushes seen.
 static EAGER_LEFT: AtomicU64 = AtomicU64::new(0);
 static FLUSHES: AtomicU64 = AtomicU64::new(0);
 
-#[inline]
+#[inline(always)]
 fn work(l: &Launch) -> i64 {
     match (l.key.rank, l.lo.as_slice(), l.hi.as_slice()) {
         // A team launch: league size times team size (AUTO counts as one).
@@ -83,7 +83,7 @@ fn work(l: &Launch) -> i64 {
 }
 
 /// Whether `l` is a launch this module decides about: a small host launch.
-#[inline]
+#[inline(always)]
 pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
 }
@@ -180,18 +180,18 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     // without the GIL, lets a few launches more take the fast path).
     let bypassed = BYPASSED.load(Ordering::Relaxed) + 1;
     BYPASSED.store(bypassed, Ordering::Relaxed);
-    if bypassed >= PERIOD.load(Ordering::Relaxed) {
-        // A reduction's total is usually read at once: a trial that starts
-        // with it sees a flush of one launch, whatever the program's flushes
-        // are. It starts after it (its count stays due, so nothing is armed).
-        if l.key.pattern != Pattern::For && !AFTER_READ.swap(true, Ordering::Relaxed) {
-            return true;
-        }
-        AFTER_READ.store(false, Ordering::Relaxed);
+    let period = PERIOD.load(Ordering::Relaxed);
+    // A reduction's total is usually read at once: a trial is best started
+    // right after one, so that it records whole flushes of the program (the
+    // tape learns from them), not the tail of one. A due trial waits for a
+    // reduction (for at most `ALIGN` launches), which runs at once, and
+    // records from the next launch on.
+    let reduction = l.key.pattern != Pattern::For;
+    if bypassed >= period && (reduction || bypassed >= period + ALIGN) {
         BYPASSED.store(0, Ordering::Relaxed);
         TRIAL_LEFT.store(TRIAL_LAUNCHES, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
-        return false;
+        return reduction;
     }
     true
 }
@@ -248,6 +248,11 @@ pub fn fast(l: &Launch) -> bool {
 /// `does_not_pay` of the current averages, kept up to date by whatever
 /// changes them (read on every small launch; they change far less often).
 static BYPASS: AtomicBool = AtomicBool::new(false);
+
+/// Whether small host launches run at once (recording them does not pay).
+pub fn bypassing() -> bool {
+    switches().0 && BYPASS.load(Ordering::Relaxed)
+}
 
 fn refresh() {
     BYPASS.store(does_not_pay(load(&AVERAGE)), Ordering::Relaxed);
@@ -362,7 +367,6 @@ pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
 pub fn reset() {
     AVERAGE.store(8.0f64.to_bits(), Ordering::Relaxed);
     TRIAL.store(false, Ordering::Relaxed);
-    AFTER_READ.store(false, Ordering::Relaxed);
     // The probe period counts from here too (not from earlier phases). The
     // measured costs stay: what a launch costs recorded or run at once is
     // the machine's, not the phase's (the next flush measures again).

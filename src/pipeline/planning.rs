@@ -55,7 +55,11 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
     let shape = plan_cache::shape(nodes, demand);
     if let Some(hit) = shape.as_ref().and_then(|s| plan_cache::get(s, nodes)) {
-        return replay(&hit, shape.as_ref().expect("hit"), nodes, demand);
+        // The cost model changed its mind since (its verdicts are part of
+        // the plan): planned afresh below, and cached in its place.
+        if verdicts(nodes) == hit.verdicts || !hit.gone.is_empty() {
+            return replay(&hit, shape.as_ref().expect("hit"), nodes, demand);
+        }
     }
     let mut cands = candidates(nodes);
     let gone = overwritten_pass(&cands, nodes);

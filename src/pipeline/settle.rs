@@ -23,11 +23,25 @@ pub(super) fn repeats(nodes: &[Arc<Node>]) -> Vec<bool> {
 
 /// The cost model's verdict on deferring each launch.
 pub(super) fn verdicts(nodes: &[Arc<Node>]) -> Vec<Verdict> {
-    nodes
-        .iter()
-        .map(|n| deferral::verdict(&n.launch.key))
-        .collect()
+    nodes.iter().map(|n| verdict(n)).collect()
 }
+
+/// The cost model's verdict on deferring `n`. While small host launches run
+/// at once (adaptive.rs), one is never deferred: left pending, it would take
+/// every later launch off that path (each would then flush first), which
+/// costs more than its write; and a flush then is a trial, which should see
+/// the program's launches as they are (the tape learns from it).
+fn verdict(n: &Node) -> Verdict {
+    if super::adaptive::bypassing() && super::adaptive::small(&n.launch) {
+        return Verdict::Refuse;
+    }
+    deferral::verdict(&n.launch.key)
+}
+
+/// Why a small host launch is not deferred (`verdict`).
+const BYPASSED: &str =
+    "not deferred: small host launches run at once here (recording them does not pay), \
+     and one left pending would take the launches after it off that path";
 
 /// A flush's launches settled into regions, in positions.
 pub(super) struct Settled {
@@ -162,7 +176,11 @@ impl defer::Facts for Facts<'_> {
 
     fn worth(&self, k: usize) -> Result<(), String> {
         self.asked.borrow_mut().push(k);
-        let key = &self.nodes[k].launch.key;
+        let node = &self.nodes[k];
+        if super::adaptive::bypassing() && super::adaptive::small(&node.launch) {
+            return Err(BYPASSED.to_string());
+        }
+        let key = &node.launch.key;
         if !self.pure {
             return deferral::worth(key);
         }

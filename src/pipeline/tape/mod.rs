@@ -44,10 +44,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// Programs kept: one per `digest % SLOTS` of their first kernel.
-const SLOTS: usize = 64;
+const SLOTS: usize = 32;
+/// `STATE`'s bit that says the tape holds launches (its bits below: the
+/// slots that hold a program).
+const HOLDING: u64 = 1 << SLOTS;
 
 mod lesson;
-use lesson::{Lesson, Program, Step, MAX_ALLOCS, MAX_STEPS};
+mod matching;
+use lesson::{Lesson, Program, MAX_ALLOCS, MAX_STEPS};
+use matching::{alive_as_learned, matches};
 
 /// Launches held, waiting for the rest of their program.
 struct Held {
@@ -66,11 +71,11 @@ static TAPE: SpinLock<Tape> = SpinLock::new(Tape {
     programs: [const { None }; SLOTS],
     held: None,
 });
-/// Whether the tape holds launches (asked on every lazy launch).
-static HOLDING: AtomicBool = AtomicBool::new(false);
-/// A bit per slot holding a program: most launches start none, and one
-/// load tells them so.
-static FIRST: AtomicU64 = AtomicU64::new(0);
+
+/// Whether the tape holds launches, and which slots hold a program: every
+/// lazy launch asks (one load; most start none and find no bit set). Only
+/// written with the tape's lock held, so a load and a store suffice.
+static STATE: AtomicU64 = AtomicU64::new(0);
 /// A program's fused kernel is running (`Run::go`).
 static RUNNING: AtomicBool = AtomicBool::new(false);
 /// Programs run whole (tests see that the tape is used).
@@ -98,8 +103,18 @@ fn on() -> bool {
 /// continues them or spills them), or a program may start with `l`.
 #[inline]
 pub fn wants(l: &Launch) -> bool {
-    HOLDING.load(Ordering::Acquire)
-        || FIRST.load(Ordering::Relaxed) >> slot(l.key.digest()) & 1 != 0
+    STATE.load(Ordering::Acquire) & (HOLDING | 1 << slot(l.key.digest())) != 0
+}
+
+/// Sets and clears `STATE` bits; `_locked` is the proof that the tape's lock
+/// is held.
+fn set_state(_locked: &Tape, set: u64, clear: u64) {
+    let state = STATE.load(Ordering::Relaxed);
+    STATE.store((state | set) & !clear, Ordering::Release);
+}
+
+fn holding() -> bool {
+    STATE.load(Ordering::Acquire) & HOLDING != 0
 }
 
 /// What the tape makes of a launch.
@@ -122,7 +137,7 @@ impl Keep {
             held.launches.push(l);
             graph::set_held(held.launches.len());
         }
-        HOLDING.store(true, Ordering::Release);
+        set_state(&self.0, HOLDING, 0);
     }
 }
 
@@ -137,10 +152,7 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
     // (A launch that repeats the one before would have folded into it.)
     let fits = on() && matches(step, l, &mut held.ids) && !l.repeats(&held.launches[k - 1]);
     if !fits {
-        HOLDING.store(false, Ordering::Release);
-        drop(tape);
-        spill_held(held)?;
-        return Ok(Offer::Back);
+        return give_back(tape, held);
     }
     if k + 1 < held.program.steps.len() {
         tape.held = Some(held);
@@ -148,16 +160,13 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
     }
     // The kernel keeps the allocations that were dead in registers: they
     // must be dead now too (and the live ones alive), as when it was planned.
-    if !alive_as_learned(&held, l) {
-        HOLDING.store(false, Ordering::Release);
-        drop(tape);
-        spill_held(held)?;
-        return Ok(Offer::Back);
+    if !alive_as_learned(&held.program, &held.launches, l) {
+        return give_back(tape, held);
     }
     // The held launches stay pending until the kernel has run: no launch
     // runs at once around it, and a flush waits for it.
     RUNNING.store(true, Ordering::Release);
-    HOLDING.store(false, Ordering::Release);
+    set_state(&tape, 0, HOLDING);
     drop(tape);
     Ok(Offer::Run(Run {
         program: held.program,
@@ -185,76 +194,21 @@ fn start(mut tape: SpinGuard<'static, Tape>, l: &Launch) -> Offer {
     Offer::Hold(Keep(tape))
 }
 
-/// Whether `l` is `step`, binding allocations met for the first time (one
-/// number stands for one allocation, different numbers for different ones).
-fn matches(step: &Step, l: &Launch, ids: &mut SmallVec<[usize; MAX_ALLOCS]>) -> bool {
-    let same = l.key.digest() == step.key.digest()
-        && same_words(&l.lo, &step.lo)
-        && same_words(&l.hi, &step.hi)
-        && !l.is_method
-        && l.vals.len() == step.views.len()
-        && (Arc::ptr_eq(&l.label, &step.label) || l.label == step.label)
-        && l.key == step.key;
-    if !same {
-        return false;
-    }
-    l.vals
-        .iter()
-        .zip(&step.views)
-        .all(|(v, fact)| match (v, fact) {
-            (ArgVal::View(v), Some(f)) => {
-                let id = v.alloc.id();
-                let bound = match ids.get(f.num) {
-                    Some(&b) => b == id,
-                    None if f.num == ids.len() && !ids.contains(&id) => {
-                        ids.push(id);
-                        true
-                    }
-                    None => false,
-                };
-                // (The key fixes the rank: the extents and strides past it are
-                // not the kernel's.)
-                let r = f.rank;
-                bound
-                    && !v.alloc.is_foreign()
-                    && v.offset == f.offset
-                    && v.range == f.range
-                    && same_words(&v.raw.extent[..r], &f.extent[..r])
-                    && same_words(&v.raw.stride[..r], &f.stride[..r])
-            }
-            (ArgVal::View(_), None) | (_, Some(_)) => false,
-            _ => true,
-        })
-}
-
-/// Whether every allocation of the held launches and `last` is as alive as
-/// when the program was learned.
-fn alive_as_learned(held: &Held, last: &Launch) -> bool {
-    let program = &held.program;
-    let launches = held.launches.iter().chain(std::iter::once(last));
-    launches.zip(&program.steps).all(|(l, step)| {
-        l.vals.iter().zip(&step.views).all(|(v, f)| match (v, f) {
-            (ArgVal::View(v), Some(f)) => lesson::life_of(&v.alloc) == program.life[f.num],
-            _ => true,
-        })
-    })
-}
-
-/// Equal slices of a few words, compared in line (`==` on them calls
-/// memcmp, which costs more than the comparison of one to three words).
-#[inline]
-fn same_words(a: &[i64], b: &[i64]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
-}
-
 /// Moves what the tape holds into the DAG, in order. Called with the GIL
 /// held, before anything flushes or looks at the DAG.
 pub fn spill() -> PkResult<()> {
-    if !HOLDING.load(Ordering::Acquire) {
+    if !holding() {
         return Ok(());
     }
-    let held = tape().held.take();
-    HOLDING.store(false, Ordering::Release);
+    let held = {
+        let mut tape = tape();
+        let held = tape.held.take();
+        if let Some(h) = &held {
+            unlearn(&mut tape, &h.program);
+        }
+        set_state(&tape, 0, HOLDING);
+        held
+    };
     match held {
         Some(held) => spill_held(held),
         // (Holding, yet nothing held: an offer that failed half way.)
@@ -270,6 +224,30 @@ pub fn spill() -> PkResult<()> {
 pub fn wait_run() {
     while RUNNING.load(Ordering::Acquire) {
         std::thread::yield_now();
+    }
+}
+
+/// The launches did not go as learned: the held ones are recorded, and the
+/// program is forgotten (it is learned again from a flush that goes so; a
+/// program that keeps failing would cost a hold and a spill each time).
+fn give_back(mut tape: SpinGuard<'static, Tape>, held: Held) -> PkResult<Offer> {
+    unlearn(&mut tape, &held.program);
+    set_state(&tape, 0, HOLDING);
+    drop(tape);
+    spill_held(held)?;
+    Ok(Offer::Back)
+}
+
+/// Takes `program` out of its slot (if a newer one did not take its place).
+fn unlearn(tape: &mut Tape, program: &Arc<Program>) {
+    let s = slot(program.steps[0].key.digest());
+    if tape.programs[s]
+        .as_ref()
+        .is_some_and(|p| Arc::ptr_eq(p, program))
+    {
+        // (Not the last reference: the held launches' program outlives the lock.)
+        tape.programs[s] = None;
+        set_state(tape, 0, 1 << s);
     }
 }
 
@@ -352,8 +330,11 @@ pub fn set_on(on: bool) -> PkResult<bool> {
 
 /// Forgets every program (lazy mode or fusion was switched).
 pub fn forget() {
-    let programs = std::mem::replace(&mut tape().programs, [const { None }; SLOTS]);
-    FIRST.store(0, Ordering::Relaxed);
+    let programs = {
+        let mut tape = tape();
+        set_state(&tape, 0, HOLDING - 1);
+        std::mem::replace(&mut tape.programs, [const { None }; SLOTS])
+    };
     // Dropped outside the lock: their origins hold Python objects, whose
     // release may run Python code (which may launch).
     drop(programs);
@@ -378,7 +359,10 @@ pub fn learn(lesson: Lesson) {
         return;
     };
     let s = slot(program.steps[0].key.digest());
-    let older = tape().programs[s].replace(Arc::new(program));
-    FIRST.fetch_or(1 << s, Ordering::Relaxed);
+    let older = {
+        let mut tape = tape();
+        set_state(&tape, 1 << s, 0);
+        tape.programs[s].replace(Arc::new(program))
+    };
     drop(older); // outside the lock, as in `forget`
 }
