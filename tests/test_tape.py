@@ -169,6 +169,28 @@ def test_a_dead_temporary_stays_in_registers_and_a_kept_one_is_written(lazy):
     np.testing.assert_array_equal(np.asarray(out), rout)
 
 
+def test_a_temporary_alive_at_the_reduction_but_dead_at_the_read(lazy):
+    """The total is read after the function that made the temporary returned:
+    the flush sees it dead, the next iteration's reduction alive. Such a
+    loop is not replayed (its program could never match); values stay right."""
+    def step(x, out):
+        t = pk.View([N], pk.double)
+        pk.parallel_for(N, mul2, x=x, y=t)
+        pk.parallel_for(N, add_into, dst=out, src=t)
+        return pk.parallel_reduce(N, total, v=out)
+
+    x, out = fresh(), fresh(0.0)
+    rx, rout = np.arange(N, dtype=float), np.zeros(N)
+    np.asarray(x)[:] = rx
+    runs = pk._native.tape_runs()
+    for _ in range(12):
+        got = float(step(x, out))
+        rout += 2.0 * rx
+        assert got == rout.sum()
+    assert pk._native.tape_runs() == runs
+    np.testing.assert_array_equal(np.asarray(out), rout)
+
+
 def test_another_range_is_not_the_learned_program(lazy):
     v, ref = fresh(), np.ones(N)
     learned(v, ref)

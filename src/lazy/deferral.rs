@@ -47,6 +47,9 @@ pub enum Verdict {
     Refuse,
     /// Refused so often that the next question grants one more try.
     Retry,
+    /// Not asked: a small host launch while such launches run at once
+    /// (pipeline/settle.rs says why).
+    Bypassed,
 }
 
 pub fn verdict(key: &KernelKey) -> Verdict {

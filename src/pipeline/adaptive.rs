@@ -154,9 +154,10 @@ fn mix(a: &AtomicU64, sample: f64) -> bool {
     true
 }
 
-/// Whether `l` should run at once rather than be recorded; `folds` says
-/// whether it would fold into the newest pending launch (that pays: kept).
-pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
+/// Whether `l` should run at once rather than be recorded; `quiet`: nothing
+/// is pending; `folds` says whether it would fold into the newest pending
+/// launch (that pays: kept).
+pub fn run_at_once(l: &Launch, quiet: bool, folds: impl FnOnce() -> bool) -> bool {
     // The globals first (a load each): while recording pays, most launches
     // stop at the first two, and the size of the launch is asked last.
     let trial = EAGER_LEFT.load(Ordering::Relaxed) > 0;
@@ -186,12 +187,14 @@ pub fn run_at_once(l: &Launch, folds: impl FnOnce() -> bool) -> bool {
     // tape learns from them), not the tail of one. A due trial waits for a
     // reduction (for at most `ALIGN` launches), which runs at once, and
     // records from the next launch on.
-    let reduction = l.key.pattern != Pattern::For;
-    if bypassed >= period && (reduction || bypassed >= period + ALIGN) {
+    // (With something pending the reduction's own flush would end the
+    // trial at once: it waits for one with nothing pending.)
+    let after = l.key.pattern != Pattern::For && quiet;
+    if bypassed >= period && (after || bypassed >= period + ALIGN) {
         BYPASSED.store(0, Ordering::Relaxed);
         TRIAL_LEFT.store(TRIAL_LAUNCHES, Ordering::Relaxed);
         TRIAL.store(true, Ordering::Relaxed);
-        return reduction;
+        return after;
     }
     true
 }

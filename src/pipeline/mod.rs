@@ -82,7 +82,7 @@ pub fn route(l: &Launch, tape: bool) -> PkResult<Route> {
     if l.runs_now() {
         return Ok(Route::Now);
     }
-    if adaptive::run_at_once(l, || !quiet && graph::folds_into_newest(l)) {
+    if adaptive::run_at_once(l, quiet, || !quiet && graph::folds_into_newest(l)) {
         // Nothing pending (the common case): nothing to flush first, so it
         // goes straight to its kernel; whether to time it is decided here.
         if !quiet {

@@ -54,11 +54,15 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     }
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
     let shape = plan_cache::shape(nodes, demand);
+    // Read once: settling reads it for each launch, and it may change
+    // meanwhile (other threads' launches measure and decide).
+    let bypass = super::adaptive::bypassing();
     if let Some(hit) = shape.as_ref().and_then(|s| plan_cache::get(s, nodes)) {
         // The cost model changed its mind since (its verdicts are part of
         // the plan): planned afresh below, and cached in its place.
-        if verdicts(nodes) == hit.verdicts || !hit.gone.is_empty() {
-            return replay(&hit, shape.as_ref().expect("hit"), nodes, demand);
+        if !hit.gone.is_empty() || verdicts(nodes, bypass) == hit.verdicts {
+            let shape = shape.as_ref().expect("hit");
+            return replay(&hit, shape, nodes, demand, bypass);
         }
     }
     let mut cands = candidates(nodes);
@@ -72,7 +76,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
             !out.contains(&nodes[k - 1].seq)
         });
     }
-    let s = settle(cands, &kept, demand, false)?;
+    let s = settle(cands, &kept, demand, false, bypass)?;
     let retry = s.verdicts.contains(&Verdict::Retry);
     let mut memos = None;
     if let (Some(shape), false) = (shape, retry) {
@@ -110,6 +114,7 @@ fn replay(
     shape: &Shape<'_>,
     nodes: &[Arc<Node>],
     demand: &Demand<'_>,
+    bypass: bool,
 ) -> PkResult<Planned> {
     let verify = crate::config::get().verify;
     if verify && overwritten_pass(&candidates(nodes), nodes) != hit.gone {
@@ -118,16 +123,16 @@ fn replay(
     let (kept, taken) = drop_overwritten(nodes, &hit.gone);
     if positions(nodes, &taken) != hit.taken
         || repeats(&kept) != hit.repeats
-        || verdicts(&kept) != hit.verdicts
+        || verdicts(&kept, bypass) != hit.verdicts
     {
         // The overwritten pass took other feeders (the DAG beyond the flush
         // differs), or the cost model changed its mind: what is left is
         // planned afresh.
-        let s = settle(candidates(&kept), &kept, demand, false)?;
+        let s = settle(candidates(&kept), &kept, demand, false, bypass)?;
         return Ok(settled(&kept, taken, s, None));
     }
     if verify {
-        let s = settle(candidates(&kept), &kept, demand, true)?;
+        let s = settle(candidates(&kept), &kept, demand, true, bypass)?;
         let numbered = numbered(shape, &s.registers);
         if s.regions != hit.regions
             || numbered != hit.registers
@@ -142,7 +147,10 @@ fn replay(
     }
     // What planning afresh would have asked (it counts refusals).
     for &k in &hit.asked {
-        let _ = deferral::worth(&kept[k].launch.key);
+        // (A launch the bypass refused was not asked.)
+        if hit.verdicts[k] != Verdict::Bypassed {
+            let _ = deferral::worth(&kept[k].launch.key);
+        }
     }
     plan_cache::replayed();
     let registers = hit

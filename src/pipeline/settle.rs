@@ -21,21 +21,27 @@ pub(super) fn repeats(nodes: &[Arc<Node>]) -> Vec<bool> {
         .collect()
 }
 
-/// The cost model's verdict on deferring each launch.
-pub(super) fn verdicts(nodes: &[Arc<Node>]) -> Vec<Verdict> {
-    nodes.iter().map(|n| verdict(n)).collect()
+/// The cost model's verdict on deferring each launch (`bypass`: whether
+/// small host launches run at once, read once per plan).
+pub(super) fn verdicts(nodes: &[Arc<Node>], bypass: bool) -> Vec<Verdict> {
+    nodes.iter().map(|n| verdict(n, bypass)).collect()
 }
 
 /// The cost model's verdict on deferring `n`. While small host launches run
-/// at once (adaptive.rs), one is never deferred: left pending, it would take
-/// every later launch off that path (each would then flush first), which
-/// costs more than its write; and a flush then is a trial, which should see
-/// the program's launches as they are (the tape learns from it).
-fn verdict(n: &Node) -> Verdict {
-    if super::adaptive::bypassing() && super::adaptive::small(&n.launch) {
-        return Verdict::Refuse;
+/// at once (adaptive.rs), a small `for` is never deferred: left pending, it
+/// would take every later launch off that path (each would then flush
+/// first), which costs more than its write; and a flush then is a trial,
+/// which should see the program's launches as they are (the tape learns
+/// from it).
+fn verdict(n: &Node, bypass: bool) -> Verdict {
+    if bypassed(n, bypass) {
+        return Verdict::Bypassed;
     }
     deferral::verdict(&n.launch.key)
+}
+
+fn bypassed(n: &Node, bypass: bool) -> bool {
+    bypass && n.launch.key.pattern == Pattern::For && super::adaptive::small(&n.launch)
 }
 
 /// Why a small host launch is not deferred (`verdict`).
@@ -63,9 +69,10 @@ pub(super) fn settle(
     nodes: &[Arc<Node>],
     demand: &Demand<'_>,
     pure: bool,
+    bypass: bool,
 ) -> PkResult<Settled> {
     let repeats = repeats(nodes);
-    let verdicts = verdicts(nodes);
+    let verdicts = verdicts(nodes, bypass);
     for (k, c) in cands.iter_mut().enumerate() {
         c.repeats_prev = repeats[k];
         c.folded = nodes[k].count() > 1;
@@ -78,6 +85,7 @@ pub(super) fn settle(
         nodes,
         demand,
         pure,
+        bypass,
         asked: RefCell::new(Vec::new()),
     };
     let deferred = deferred(&cands, &plan, &dead, &facts);
@@ -162,6 +170,8 @@ struct Facts<'a> {
     demand: &'a Demand<'a>,
     /// Look at the cost model's verdicts instead of asking it.
     pure: bool,
+    /// Small host launches run at once (`verdict`).
+    bypass: bool,
     /// The launches whose deferral the cost model was asked about.
     asked: RefCell<Vec<usize>>,
 }
@@ -177,7 +187,7 @@ impl defer::Facts for Facts<'_> {
     fn worth(&self, k: usize) -> Result<(), String> {
         self.asked.borrow_mut().push(k);
         let node = &self.nodes[k];
-        if super::adaptive::bypassing() && super::adaptive::small(&node.launch) {
+        if bypassed(node, self.bypass) {
             return Err(BYPASSED.to_string());
         }
         let key = &node.launch.key;
@@ -186,7 +196,7 @@ impl defer::Facts for Facts<'_> {
         }
         match deferral::verdict(key) {
             Verdict::Refuse => Err(deferral::REFUSED.to_string()),
-            Verdict::Defer | Verdict::Retry => Ok(()),
+            Verdict::Defer | Verdict::Retry | Verdict::Bypassed => Ok(()),
         }
     }
 

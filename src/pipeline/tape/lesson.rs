@@ -132,7 +132,11 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
             origin: node.origin.clone(),
         });
     }
-    (ids.len() <= MAX_ALLOCS).then_some(Lesson { steps, life, memo })
+    // An allocation the last launch takes is alive when it comes (the call
+    // holds its view): one learned dead could never match.
+    let last = steps.last()?;
+    let dead_in_last = last.views.iter().flatten().any(|f| life[f.num] & 2 == 0);
+    (ids.len() <= MAX_ALLOCS && !dead_in_last).then_some(Lesson { steps, life, memo })
 }
 
 impl Lesson {

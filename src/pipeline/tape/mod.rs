@@ -65,11 +65,19 @@ struct Held {
 struct Tape {
     programs: [Option<Arc<Program>>; SLOTS],
     held: Option<Held>,
+    /// Per slot: programs given back since one last ran whole. At `STRIKES`
+    /// the slot learns nothing more until the tape is switched or forgets
+    /// (a program that cannot match would cost a hold, a spill and a lesson
+    /// every iteration).
+    strikes: [u8; SLOTS],
 }
+
+const STRIKES: u8 = 2;
 
 static TAPE: SpinLock<Tape> = SpinLock::new(Tape {
     programs: [const { None }; SLOTS],
     held: None,
+    strikes: [0; SLOTS],
 });
 
 /// Whether the tape holds launches, and which slots hold a program: every
@@ -167,6 +175,7 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
     // runs at once around it, and a flush waits for it.
     RUNNING.store(true, Ordering::Release);
     set_state(&tape, 0, HOLDING);
+    tape.strikes[slot(held.program.steps[0].key.digest())] = 0;
     drop(tape);
     Ok(Offer::Run(Run {
         program: held.program,
@@ -232,6 +241,8 @@ pub fn wait_run() {
 /// program that keeps failing would cost a hold and a spill each time).
 fn give_back(mut tape: SpinGuard<'static, Tape>, held: Held) -> PkResult<Offer> {
     unlearn(&mut tape, &held.program);
+    let s = slot(held.program.steps[0].key.digest());
+    tape.strikes[s] = tape.strikes[s].saturating_add(1);
     set_state(&tape, 0, HOLDING);
     drop(tape);
     spill_held(held)?;
@@ -333,6 +344,7 @@ pub fn forget() {
     let programs = {
         let mut tape = tape();
         set_state(&tape, 0, HOLDING - 1);
+        tape.strikes = [0; SLOTS];
         std::mem::replace(&mut tape.programs, [const { None }; SLOTS])
     };
     // Dropped outside the lock: their origins hold Python objects, whose
@@ -361,6 +373,9 @@ pub fn learn(lesson: Lesson) {
     let s = slot(program.steps[0].key.digest());
     let older = {
         let mut tape = tape();
+        if tape.strikes[s] >= STRIKES {
+            return;
+        }
         set_state(&tape, 1 << s, 0);
         tape.programs[s].replace(Arc::new(program))
     };
