@@ -216,3 +216,30 @@ pub fn translate(wu: &Workunit, spec: &KernelSpec) -> PkResult<codegen::Generate
 fn located(e: crate::errors::KernelError, wu: &Workunit) -> PkError {
     PkError::Kernel(Box::new(LocatedError::new(e, &wu.src, &wu.name)))
 }
+
+/// Runs a fused region's kernel over its launches' arguments (`bodies`, in
+/// the region's order) and the first launch's range, each reduction's total
+/// into `totals`. Under `PK_FAILPOINT=fused_run` it fails after the kernel
+/// ran (tests: a fused kernel that ran is never rerun launch by launch).
+pub(super) fn run_fused_kernel(
+    kernel: &Kernel,
+    bodies: &[&[crate::exec::args::ArgVal]],
+    (lo, hi): (&[i64], &[i64]),
+    label: &str,
+    totals: &mut [Option<crate::exec::kernel::Total>],
+) -> PkResult<()> {
+    crate::exec::run::run(
+        kernel,
+        bodies,
+        lo,
+        hi,
+        crate::exec::run::Who::Region(label),
+        totals,
+    )?;
+    if crate::config::get().failpoint.as_deref() == Some("fused_run") {
+        return Err(PkError::Runtime(format!(
+            "{label} failed after it ran (failpoint)"
+        )));
+    }
+    Ok(())
+}

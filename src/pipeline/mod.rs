@@ -30,7 +30,7 @@ use crate::fusion::layout;
 use crate::lazy::graph::{self, Demand, Node};
 use crate::lazy::{deferral, failure, turn};
 pub use kernels::translate;
-use kernels::{fused_kernel, repeat_kernel, single_kernel};
+use kernels::{fused_kernel, repeat_kernel, run_fused_kernel, single_kernel};
 pub use plan_cache::replays as plan_replays;
 use plan_cache::Fused;
 use planning::{no_fuse, plan, Region};
@@ -356,20 +356,8 @@ fn run_fused(
 ) -> PkResult<()> {
     let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
     let mut totals = vec![None; region.len()];
-    let who = Who::Region(label);
-    run(
-        kernel,
-        &bodies,
-        &region[0].lo,
-        &region[0].hi,
-        who,
-        &mut totals,
-    )?;
-    if crate::config::get().failpoint.as_deref() == Some("fused_run") {
-        return Err(PkError::Runtime(format!(
-            "{label} failed after it ran (failpoint)"
-        )));
-    }
+    let range = (&region[0].lo[..], &region[0].hi[..]);
+    run_fused_kernel(kernel, &bodies, range, label, &mut totals)?;
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);
     }

@@ -30,13 +30,13 @@
 //!
 //! `PK_FUSION_DISABLE=tape` switches it off; so do tracing (a trace records
 //! each launch as it came) and `PK_FUSE_NOFUSE`.
+use super::kernels::run_fused_kernel;
 use super::planning::no_fuse;
 use super::spin::{SpinGuard, SpinLock};
-use crate::errors::{PkError, PkResult};
+use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::Total;
 use crate::exec::launch::Launch;
-use crate::exec::run::{run, Who};
 use crate::lazy::graph;
 use crate::lazy::turn;
 use smallvec::SmallVec;
@@ -290,23 +290,16 @@ impl Run {
         bodies.push(&last.vals);
         let mut totals: SmallVec<[Option<Total>; MAX_STEPS]> =
             smallvec::smallvec![None; bodies.len()];
-        let label = &self.program.label;
-        let who = Who::Region(label);
         // (The region's range is its first launch's, as a flush runs it.)
         let first = &self.held[0];
-        run(
+        let range = (&first.lo[..], &first.hi[..]);
+        run_fused_kernel(
             &self.program.kernel,
             &bodies,
-            &first.lo,
-            &first.hi,
-            who,
+            range,
+            &self.program.label,
             &mut totals,
         )?;
-        if crate::config::get().failpoint.as_deref() == Some("fused_run") {
-            return Err(PkError::Runtime(format!(
-                "{label} failed after it ran (failpoint)"
-            )));
-        }
         RUNS.fetch_add(1, Ordering::Relaxed);
         Ok(totals.last().copied().flatten())
     }
