@@ -128,11 +128,21 @@ pub fn folds_into_newest(l: &Launch) -> bool {
 /// effects beyond its views (printf).
 pub fn record(
     launch: Launch,
-    origin: Arc<dyn Origin>,
+    origin: impl FnOnce() -> Arc<dyn Origin>,
     fold: bool,
 ) -> PkResult<(u64, Option<Arc<Slot>>, bool)> {
     let _span = tracing::debug_span!("record", workunit = %launch.label).entered();
-    let (accesses, access_map, effects) = accesses_of(&launch, &*origin)?;
+    // The origin is made only when needed (a new node, or a kernel whose
+    // accesses are not known yet): a launch that folds into the newest
+    // pending one, the common case of a loop of tiny launches, needs none.
+    let mut origin = Some(origin);
+    let mut made: Option<Arc<dyn Origin>> = None;
+    let (accesses, access_map, effects) = accesses_of(&launch, || {
+        let o = origin.take().map(|f| f())?;
+        let globals = o.globals(launch.key.consts()).ok();
+        made = Some(o);
+        globals
+    })?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
     let mut g = GRAPH.lock().unwrap();
     if fold && slot.is_none() {
@@ -154,6 +164,11 @@ pub fn record(
             }
         }
     }
+    let origin = match (made, origin) {
+        (Some(o), _) => o,
+        (None, Some(make)) => make(),
+        (None, None) => unreachable!("an origin taken is made"),
+    };
     let seq = g.next_seq;
     g.next_seq += 1;
     count_pending(&launch, true);

@@ -5,8 +5,9 @@ use crate::analysis::access::{self, Access};
 use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KeyMap;
-use crate::exec::launch::{Launch, Origin};
+use crate::exec::launch::Launch;
 use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
+use crate::lower::Globals;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
@@ -38,7 +39,13 @@ type AccessTable = KeyMap<(Arc<[String]>, AccessMap, bool)>;
 static ACCESS: LazyLock<AccessTable> = LazyLock::new(KeyMap::default);
 
 /// A launch's buffer accesses, its access facts, and whether it has effects.
-pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Accesses, AccessMap, bool)> {
+/// `globals` is asked only when the kernel's access pattern is not known
+/// yet and its body calls functions (the origin of a launch that repeats a
+/// known kernel need not be made).
+pub fn accesses_of(
+    l: &Launch,
+    globals: impl FnOnce() -> Option<Globals>,
+) -> PkResult<(Accesses, AccessMap, bool)> {
     let cached = ACCESS
         .get(&l.key)
         .filter(|e| Arc::ptr_eq(&e.0, &l.names) || e.0 == l.names)
@@ -56,9 +63,7 @@ pub fn accesses_of(l: &Launch, origin: &dyn Origin) -> PkResult<(Accesses, Acces
             let index = access::work_index(&def, l.is_method, l.key.rank as usize);
             // Calls are followed into the functions they reach; names that
             // cannot be resolved now leave those calls conservative.
-            let globals = calls_something(&def)
-                .then(|| origin.globals(l.key.consts()).ok())
-                .flatten();
+            let globals = calls_something(&def).then(globals).flatten();
             let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
             let m = Arc::new(access::view_access(&def, &args, index, callees));
             let effects = has_effects(&def);

@@ -118,7 +118,7 @@ pub fn record(
     let fold = !no_fuse().load(Ordering::Relaxed);
     let weight = adaptive::recording_weight(&l);
     let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
-    let recorded = graph::record(l, origin(), fold)?;
+    let recorded = graph::record(l, origin, fold)?;
     if let Some(w) = weight {
         adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
     }

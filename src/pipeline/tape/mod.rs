@@ -266,7 +266,7 @@ fn spill_held(held: Held) -> PkResult<()> {
     let fold = !no_fuse().load(Ordering::Relaxed);
     let mut first_error = Ok(());
     for (l, step) in held.launches.into_iter().zip(&held.program.steps) {
-        if let Err(e) = graph::record(l, step.origin.clone(), fold) {
+        if let Err(e) = graph::record(l, || step.origin.clone(), fold) {
             first_error = first_error.and(Err(e));
         }
     }
