@@ -375,6 +375,14 @@ pub fn held() -> bool {
     HELD.load(Ordering::Acquire) > 0
 }
 
+/// Nothing pending (in the DAG or held), and no flush under way in another
+/// thread: a region a flush took out of the DAG may be what a launch run at
+/// once would read, or what a host access would see (its turn makes either
+/// wait until the region has run).
+pub fn quiet() -> bool {
+    pending_count() == 0 && !super::turn::flushing()
+}
+
 /// Number of launches waiting (in the DAG or held).
 pub fn pending_count() -> usize {
     PENDING.load(Ordering::Acquire) + HELD.load(Ordering::Acquire)

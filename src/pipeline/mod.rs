@@ -71,7 +71,7 @@ pub fn route(l: &Launch, tape: bool) -> PkResult<Route> {
         return Ok(Route::Tape);
     }
     // Asked once: every small launch asks, and the answers below need it.
-    let quiet = quiet();
+    let quiet = graph::quiet();
     // The bypass's fast path (adaptive.rs). With nothing pending, running
     // now and running at once give the same results: `runs_now` need not be
     // asked (a small launch on NumPy memory then counts towards the bypass's
@@ -125,20 +125,13 @@ pub fn record(
     Ok(recorded)
 }
 
-/// Nothing pending, and no flush under way in another thread: a region that
-/// flush took out of the DAG may be what a launch run at once would read
-/// (its turn makes such a launch wait until the region has run).
-fn quiet() -> bool {
-    graph::pending_count() == 0 && !turn::flushing()
-}
-
 /// Runs a launch now, after the pending work it depends on.
 pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
     if !graph::enabled() {
         return eager(l, origin);
     }
     // Nothing pending (the common case once launches run at once): no flush.
-    if !quiet() {
+    if !graph::quiet() {
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     // Only small launches count towards the sampling (as `route`'s do).

@@ -56,7 +56,7 @@ pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
     // Launches the tape holds are recorded first (with the GIL, as spilling
     // needs: the flush itself runs without it).
     pipeline::tape::spill().map_err(py_err)?;
-    if graph::pending_count() == 0 && !turn::flushing() {
+    if graph::quiet() {
         return Ok(());
     }
     if crate::trace::on() {

@@ -38,7 +38,6 @@ use crate::exec::args::ArgVal;
 use crate::exec::kernel::Total;
 use crate::exec::launch::Launch;
 use crate::lazy::graph;
-use crate::lazy::turn;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -185,7 +184,7 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
 
 /// To hold `l` if a program starts with it and nothing is pending.
 fn start(mut tape: SpinGuard<'static, Tape>, l: &Launch) -> Offer {
-    let quiet = graph::pending_count() == 0 && !turn::flushing();
+    let quiet = graph::quiet();
     let Some(program) = tape.programs[slot(l.key.digest())].as_ref() else {
         return Offer::Back;
     };
