@@ -108,6 +108,34 @@ def start_from_environment() -> None:
     _active["chrome"] = chrome
 
 
+def memory_root(obj) -> tuple[int, int, bool] | None:
+    """The whole block of memory `obj` (an array a launch borrows) lies in:
+    (first address, bytes, on the device), or None when it cannot be told.
+    A trace names borrowed memory by it, so every wrapper, subview and alias
+    of one NumPy or CuPy array is one buffer, stored whole."""
+    import numpy as np
+
+    mem = getattr(getattr(obj, "data", None), "mem", None)  # CuPy: the allocation
+    if mem is not None and hasattr(mem, "ptr") and hasattr(mem, "size"):
+        return int(mem.ptr), int(mem.size), True
+    while isinstance(obj, np.ndarray) and obj.base is not None:
+        obj = obj.base
+    if not isinstance(obj, np.ndarray):
+        try:  # any other buffer exporter (bytearray, mmap, a DLPack owner)
+            obj = np.frombuffer(obj, dtype=np.uint8)
+        except (TypeError, ValueError, BufferError):
+            return None
+    lo = hi = obj.__array_interface__["data"][0]
+    for n, st in zip(obj.shape, obj.strides):
+        if n == 0:
+            return lo, 0, False
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + obj.itemsize - lo, False
+
+
 def recording() -> str | None:
     """The trace file being written, if any."""
     return _active.get("path")

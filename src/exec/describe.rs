@@ -98,6 +98,8 @@ pub fn describe(l: &Launch) -> String {
         let _ = match (v, t) {
             (ArgVal::View(x), ArgTy::View(vt)) => {
                 let r = vt.rank as usize;
+                // Borrowed memory is named by the block it lies in.
+                let shift = x.alloc.trace_shift();
                 write!(
                     s,
                     r#"{{"name":{name},"kind":"view","dtype":"{}","rank":{r},"layout":"{}","atomic":{},"shape":{},"strides":{},"buffer":{},"offset":{},"bytes":[{},{}]}}"#,
@@ -107,9 +109,9 @@ pub fn describe(l: &Launch) -> String {
                     list(&x.raw.extent[..r]),
                     list(&x.raw.stride[..r]),
                     x.alloc.trace_id(),
-                    x.offset,
-                    x.range.0,
-                    x.range.1
+                    x.offset + shift,
+                    x.range.0 + shift,
+                    x.range.1 + shift
                 )
             }
             (ArgVal::Int(i), ArgTy::Rng) => {

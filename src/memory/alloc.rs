@@ -62,6 +62,20 @@ pub struct Alloc {
     /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
     /// and the owner object is kept alive while a launch uses it.
     pub(crate) device_owner: Option<Py<PyAny>>,
+    /// Borrowed memory as a profiling trace names it: the whole block the
+    /// pointer lies in (a NumPy array's base), so every wrapper and subview
+    /// of one array is one buffer. Set by the trace when it first sees it.
+    pub trace_root: std::sync::OnceLock<TraceRoot>,
+}
+
+/// The block of borrowed memory a trace stores: its identity, first address
+/// (host, or device when `device`) and length in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRoot {
+    pub id: usize,
+    pub start: usize,
+    pub len: usize,
+    pub device: bool,
 }
 
 /// A buffer exported by a Python object (a NumPy array), released on drop.
@@ -105,6 +119,7 @@ impl Alloc {
             dev_state: AtomicU8::new(0),
             ranges: Default::default(),
             device_owner: None,
+            trace_root: Default::default(),
         })
     }
 
@@ -127,6 +142,7 @@ impl Alloc {
             dev_state: AtomicU8::new(0),
             ranges: Default::default(),
             device_owner: None,
+            trace_root: Default::default(),
         })
     }
 
@@ -261,11 +277,43 @@ impl Alloc {
     /// memory (every wrapper of one NumPy array is one buffer, as a program
     /// wrapping it at each call means), else the allocation.
     pub fn trace_id(self: &Arc<Self>) -> usize {
-        if self.borrowed && self.device_owner.is_none() {
+        if let Some(r) = self.trace_root.get() {
+            r.id
+        } else if self.borrowed && self.device_owner.is_none() {
             self.ptr.load(Ordering::Acquire) as usize
         } else {
             self.id()
         }
+    }
+
+    /// Bytes from the trace's buffer start to this allocation's first byte
+    /// (borrowed memory inside a larger block), else 0.
+    pub fn trace_shift(&self) -> isize {
+        self.trace_root
+            .get()
+            .map_or(0, |r| self.base_address() as isize - r.start as isize)
+    }
+
+    /// The address kernels see for offset 0: the host pointer, or the device
+    /// address of borrowed device memory.
+    pub fn base_address(&self) -> usize {
+        if self.device_owner.is_some() {
+            self.dev.load(Ordering::Acquire) as usize
+        } else {
+            self.ptr.load(Ordering::Acquire) as usize
+        }
+    }
+
+    /// The Python object that owns borrowed memory, where the allocation
+    /// keeps one (a wrapped NumPy array, a DLPack or CUDA-array owner).
+    pub fn owner_ptr(&self) -> Option<*mut ffi::PyObject> {
+        if let Some(ForeignBuf(b)) = &self.foreign {
+            return (!b.obj.is_null()).then_some(b.obj);
+        }
+        self.keep
+            .as_ref()
+            .or(self.device_owner.as_ref())
+            .map(|o| o.as_ptr())
     }
 
     pub fn id(self: &Arc<Self>) -> usize {

@@ -42,6 +42,18 @@ fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
 }
 
+/// `n` bytes of device memory at `src`, copied to the host (a trace
+/// storing borrowed device memory: a CuPy array, a DLPack import).
+pub fn device_bytes(src: usize, n: usize) -> PkResult<Vec<u8>> {
+    let c = runtime::cuda()?;
+    settle(); // kernels that write it are done
+    let mut out = vec![0u8; n];
+    if n > 0 && d2h(c, out.as_mut_ptr(), src as *const u8, n) != 0 {
+        return Err(cuda_err("copying device memory to the host for a trace"));
+    }
+    Ok(out)
+}
+
 fn cuda_err(what: &str) -> PkError {
     PkError::Runtime(format!("{what}: {}", runtime::support_error()))
 }

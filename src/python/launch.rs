@@ -250,7 +250,7 @@ pub fn launch_with<'py>(
     };
     // A trace records what the launch was given, and how it went on.
     let traced = crate::trace::on().then(|| {
-        let reload = super::traces::store_inputs(&l);
+        let reload = super::traces::prepare(py, &l, &g.held);
         let mut d = crate::exec::describe::describe(&l);
         if !reload.is_empty() {
             let files: Vec<String> = reload
@@ -294,6 +294,7 @@ pub fn launch_with<'py>(
             },
         }
     };
+    let was_traced = traced.is_some();
     trace_launch(traced, None);
     let origin = CallOrigin {
         wu: wu_ref.as_unbound(),
@@ -304,6 +305,9 @@ pub fn launch_with<'py>(
         Some(timed) => detached(py, || pipeline::at_once(&l, &origin, timed))?,
         None => detached(py, || pipeline::run_now(&l, &origin))?,
     };
+    if was_traced {
+        super::traces::store_results(&l);
+    }
     drop(g.held);
     total_of(py, total, initial)
 }
