@@ -56,7 +56,9 @@ def _replay(args) -> int:
             print(f"  {us / 1e3:10.3f} ms  x{c:<5d} {n}")
         bad = r.check()
         if r.data:
-            print("  final buffers: " + ("equal to the recording" if not bad else "DIFFER: " + ", ".join(bad)))
+            rounded = f", {r.rounded} within rounding on {args.space}" if r.rounded else ""
+            print("  final buffers: " + ("equal to the recording" if not bad else "DIFFER: " + ", ".join(bad))
+                  + f" ({r.compared} of {len(r.buffers)} compared{rounded})")
             if bad:
                 return 1
     if len(results) == 2 and results["fused"] > 0:
@@ -93,17 +95,32 @@ def _compile_only(trace, args) -> int:
 def _summary(args) -> int:
     from ._tracefile import load
 
-    t = load(args.trace)
+    traces = sorted((load(p) for p in args.traces), key=lambda t: t.header.get("rank", 0))
+    bound = None
+    for t in traces:
+        bound = _summary_one(t, args, bound)
+    if len(traces) > 1:
+        _summary_ranks(traces, args.top)
+    return 0
+
+
+def _summary_one(t, args, bound):
+    """One trace's summary; returns the byte bound it used (measured once)."""
     launches, kernels, compiles = t.of("launch"), t.of("kernel"), t.of("compile")
     total = sum(k["us"] for k in kernels)
     built = [c for c in compiles if not c["cached"]]
     comp = sum(c["us"] for c in built)
     end = max((e["t_us"] for e in t.events), default=0.0)
-    print(f"{t.path}: {len(launches)} launches recorded, {len(kernels)} kernels run, "
+    rank = f" (rank {t.header['rank']} of {t.header['ranks']})" if "rank" in t.header else ""
+    print(f"{t.path}{rank}: {len(launches)} launches recorded, {len(kernels)} kernels run, "
           f"{len(t.of('flush'))} flushes")
     print(f"kernel time {total / 1e3:.3f} ms; compile {comp / 1e3:.1f} ms for {len(built)} kernel(s) "
           f"({100 * comp / end if end else 0:.0f}% of the {end / 1e6:.3f} s recorded), "
           f"{len(compiles) - len(built)} cache hit(s)")
+    reloads = sum(len(e.get("reload", {})) for e in launches)
+    if t.header.get("data"):
+        print(f"stored data: {reloads} buffer(s) stored again after the host wrote them "
+              "(element writes, NumPy edits, messages received)")
     moved = collections.defaultdict(int)
     for e in launches:
         moved[e["label"]] += sum(a["bytes"][1] - a["bytes"][0] for a in e["args"] if a["kind"] == "view")
@@ -114,16 +131,34 @@ def _summary(args) -> int:
     # The bound of the space the trace's kernels ran on (a Cuda trace against the GPU).
     space = collections.Counter(e["space"] for e in launches).most_common(1)
     space = space[0][0] if space else None
-    bound = args.bandwidth or _copy_bandwidth(space)
-    print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'}"
-          f"{'' if args.bandwidth or not space else ' on ' + space})")
+    if bound is None:
+        bound = args.bandwidth or _copy_bandwidth(space)
+        print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'}"
+              f"{'' if args.bandwidth or not space else ' on ' + space})")
     print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  {'of bound':>8s}  kernel")
     for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[: args.top]:
         labels = n[len("fused("):-1].split("+") if n.startswith("fused(") else [n]
         b = sum(moved.get(x, 0) for x in labels) / max(1, sum(1 for e in launches if e["label"] in labels)) * c
         rate = b / us / 1e3 if us > 0 else 0.0
         print(f"{us / 1e3:10.3f} {c:6d}  {rate:7.2f}  {100 * rate / bound:7.1f}%  {n}")
-    return 0
+    return bound
+
+
+def _summary_ranks(traces, top: int) -> None:
+    """Several ranks' traces side by side: each kernel's time on the fastest
+    and slowest rank (the imbalance a strong-scaling run loses to)."""
+    per = collections.defaultdict(lambda: [0.0] * len(traces))
+    for r, t in enumerate(traces):
+        for k in t.of("kernel"):
+            per[k["name"]][r] += k["us"]
+    ranks = [t.header.get("rank", r) for r, t in enumerate(traces)]
+    sizes = {t.header.get("ranks") for t in traces} - {None}
+    missing = f"; ranks of {max(sizes)}: {len(traces)} given" if sizes and max(sizes) != len(traces) else ""
+    print(f"all ranks ({', '.join(map(str, ranks))}{missing}):")
+    print(f"{'min (ms)':>10s} {'max (ms)':>10s} {'max/min':>8s}  kernel")
+    for n, t in sorted(per.items(), key=lambda kv: -max(kv[1]))[:top]:
+        lo, hi = min(t), max(t)
+        print(f"{lo / 1e3:10.3f} {hi / 1e3:10.3f} {hi / lo if lo > 0 else float('inf'):8.2f}  {n}")
 
 
 def _merge(args) -> int:
@@ -233,8 +268,8 @@ def main(argv=None) -> int:
     r.set_defaults(func=_replay)
     t = sub.add_parser("trace", help="inspect a trace")
     ts = t.add_subparsers(dest="what", required=True)
-    s = ts.add_parser("summary", help="top kernels, compile share, bytes moved")
-    s.add_argument("trace")
+    s = ts.add_parser("summary", help="top kernels, compile share, bytes moved (several ranks' traces: side by side)")
+    s.add_argument("traces", nargs="+")
     s.add_argument("--top", type=int, default=10)
     s.add_argument("--bandwidth", type=float, help="the byte bound in GB/s (default: measured with a copy kernel)")
     s.set_defaults(func=_summary)
