@@ -48,11 +48,11 @@ def missing_needs(prog: dict) -> list[str]:
     return [n for n in prog.get("needs", []) if importlib.util.find_spec(n) is None]
 
 
-def replay(trace: pathlib.Path, cwd: pathlib.Path, timeout: int) -> tuple[str, str]:
+def replay(trace: pathlib.Path, cwd: pathlib.Path, timeout: int, env: dict) -> tuple[str, str]:
     """(verdict, detail) of `replay --both` on one trace."""
     try:
         r = subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), "--both"],
-                           capture_output=True, text=True, cwd=cwd, timeout=timeout)
+                           capture_output=True, text=True, cwd=cwd, timeout=timeout, env=dict(os.environ, **env))
     except subprocess.TimeoutExpired:
         return "replay-timeout", ""
     finals = re.findall(r"final buffers: (.*)", r.stdout)
@@ -67,13 +67,13 @@ def run_one(prog: dict, gd: pathlib.Path, work: pathlib.Path, timeout: int) -> l
     src = work / tag
     extract(gd, prog["commit"], [prog["path"], *prog.get("with", [])], src)
     script = src / prog["path"]
-    cwd = script.parent
+    cwd = src / prog["cwd"] if "cwd" in prog else script.parent
     out = []
     for fuse in ("0", "1"):
         name = re.sub(r"[^A-Za-z0-9]+", "_", prog["path"] + "_" + "_".join(prog.get("args", [])))
         trace = work / "traces" / tag / f"{name}.fuse{fuse}.jsonl"
         trace.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1", PK_FUSE=fuse)
+        env = dict(os.environ, **prog.get("env", {}), PK_TRACE=str(trace), PK_TRACE_DATA="1", PK_FUSE=fuse)
         row = {"repo": prog["repo"], "path": prog["path"], "args": prog.get("args", []), "fuse": fuse}
         t0 = time.perf_counter()
         try:
@@ -92,7 +92,7 @@ def run_one(prog: dict, gd: pathlib.Path, work: pathlib.Path, timeout: int) -> l
         if launches == 0:
             out.append(dict(row, verdict="no-launches", detail=""))
             continue
-        verdict, detail = replay(trace, cwd, timeout)
+        verdict, detail = replay(trace, cwd, timeout, prog.get("env", {}))
         out.append(dict(row, verdict=verdict, detail=detail))
     return out
 
