@@ -105,6 +105,9 @@ pub enum PkError {
     /// An index or subview outside a View.
     #[error("{0}")]
     Index(String),
+    /// Integer division or modulo by zero in a kernel.
+    #[error("{0}")]
+    ZeroDivision(String),
     /// Set-up problems: Kokkos missing, no compiler, cache not writable.
     #[error("{0}")]
     Environment(String),

@@ -31,6 +31,7 @@ KOKKOS_INLINE_FUNCTION T floordiv(T a, T b) {
 // that 1.0 // 0.1 is 9.0 (not floor(1.0 / 0.1) == 10.0).
 template <class T>
 KOKKOS_INLINE_FUNCTION T float_floordiv(T a, T b) {
+  if (b == T(0)) return a / b;  // NumPy's IEEE result (+-inf, nan) where Python raises
   T m = km::fmod(a, b);
   T d = (a - m) / b;
   if (m != T(0)) {

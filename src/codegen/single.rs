@@ -118,7 +118,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         .find_map(|(_, _, slot)| slot.as_ref())
         .is_some_and(|(_, v)| v.layout == crate::types::Layout::Left);
     let device = kind
-        .filter(|_| spec.space == Space::Cuda)
+        .filter(|_| spec.space == Space::Cuda && !unit.zero_div)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -199,6 +199,9 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     }
     if unit.bounds_check {
         s.push_str("    if (int rc = pk::oob_check()) return rc;\n");
+    }
+    if unit.zero_div {
+        s.push_str("    if (int rc = pk::zdiv_check()) return rc;\n");
     }
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");

@@ -9,7 +9,11 @@ use std::sync::Arc;
 
 /// What every Kokkos kernel includes: the Kokkos-bound part, then the
 /// portable part NVRTC kernels share (see device.rs).
-pub const PRELUDE: &str = concat!(include_str!("prelude.hpp"), include_str!("portable.hpp"));
+pub const PRELUDE: &str = concat!(
+    include_str!("prelude.hpp"),
+    include_str!("portable.hpp"),
+    include_str!("checked.hpp")
+);
 
 /// Everything that determines one generated kernel.
 pub struct KernelSpec<'a> {

@@ -174,6 +174,13 @@ pub fn run(
     // wrote, as the host's own memory would have, also when it then failed.
     let finished = device_launch.map_or(Ok(()), |l| l.finish());
     if let Some((rc, what, msg)) = failed {
+        if rc == 3 {
+            // Integer division by zero: the work items that divided stopped there.
+            return Err(PkError::ZeroDivision(match who {
+                Who::Workunit(n) => format!("workunit '{n}': {msg}"),
+                Who::Region(l) => format!("{l}: {msg}"),
+            }));
+        }
         if rc == 2 {
             // An index outside a view: nothing was touched there.
             return Err(PkError::Index(match who {

@@ -47,6 +47,7 @@ pub fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
         // The same kind of error, now naming the launch: a MemoryError stays one.
         PkError::Memory(_) => PkError::Memory(msg),
         PkError::Index(_) => PkError::Index(msg),
+        PkError::ZeroDivision(_) => PkError::ZeroDivision(msg),
         PkError::Argument(_) => PkError::Argument(msg),
         PkError::Value(_) => PkError::Value(msg),
         PkError::Environment(_) => PkError::Environment(msg),

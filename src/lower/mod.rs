@@ -151,6 +151,9 @@ pub struct Unit {
     pub stack: Vec<String>,
     /// View elements go through `pk::at` (PK_BOUNDS_CHECK=1, host spaces).
     pub bounds_check: bool,
+    /// Some integer `//` or `%` divides by a value that may be zero: the
+    /// entry point reports it (ZeroDivisionError), as Python would raise.
+    pub zero_div: bool,
 }
 
 /// The body being lowered and everything it can see.

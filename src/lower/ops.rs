@@ -19,7 +19,6 @@ impl FnCx<'_> {
     ) -> KResult<Val> {
         let what = "an arithmetic operator";
         let (xs, ys) = (self.want_scalar(x, a, what)?, self.want_scalar(y, b, what)?);
-        let _ = e;
         let mut r = promote_weak(xs, ys);
         let ints = [xs.dt, ys.dt]
             .iter()
@@ -83,6 +82,19 @@ impl FnCx<'_> {
                 let f = if op == BinOp::Mod { "mod" } else { "floordiv" };
                 if r.dt.is_float() {
                     format!("pk::{f}({cx}, {cy})")
+                } else if !matches!(y.lit, Some(Lit::I(k)) if k != 0) {
+                    // C++ traps (SIGFPE) where Python raises: test the divisor,
+                    // and say where (file:line and the expression).
+                    let loc = self.src.locate(e.span);
+                    let text = self.src.text.get(e.span.start as usize..e.span.end as usize);
+                    let at = super::values::cpp_string(&format!(
+                        "{}:{}: {}",
+                        loc.filename,
+                        loc.line,
+                        text.unwrap_or("?")
+                    ));
+                    self.unit.zero_div = true;
+                    format!("pk::{f}_checked<{}>({cx}, {cy}, {at})", r.dt.cpp())
                 } else {
                     format!("pk::{f}<{}>({cx}, {cy})", r.dt.cpp())
                 }
