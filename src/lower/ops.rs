@@ -86,7 +86,10 @@ impl FnCx<'_> {
                     // C++ traps (SIGFPE) where Python raises: test the divisor,
                     // and say where (file:line and the expression).
                     let loc = self.src.locate(e.span);
-                    let text = self.src.text.get(e.span.start as usize..e.span.end as usize);
+                    let text = self
+                        .src
+                        .text
+                        .get(e.span.start as usize..e.span.end as usize);
                     let at = super::values::cpp_string(&format!(
                         "{}:{}: {}",
                         loc.filename,

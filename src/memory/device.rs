@@ -42,8 +42,7 @@ fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
 }
 
-/// `n` bytes of device memory at `src`, copied to the host (a trace
-/// storing borrowed device memory: a CuPy array, a DLPack import).
+/// `n` bytes of device memory at `src`, copied to the host (for a trace).
 pub fn device_bytes(src: usize, n: usize) -> PkResult<Vec<u8>> {
     let c = runtime::cuda()?;
     settle(); // kernels that write it are done

@@ -69,8 +69,15 @@ fn root_of(py: Python<'_>, x: &ViewVal, held: &[HeldBuffer]) -> TraceRoot {
     let asked = owner.and_then(|o| {
         // SAFETY: the owner is alive: the allocation or a held buffer refers to it.
         let obj = unsafe { Bound::from_borrowed_ptr(py, o) };
-        let f = py.import("pykokkos.trace").ok()?.getattr("memory_root").ok()?;
-        f.call1((obj,)).ok()?.extract::<Option<(usize, usize, bool)>>().ok()?
+        let f = py
+            .import("pykokkos.trace")
+            .ok()?
+            .getattr("memory_root")
+            .ok()?;
+        f.call1((obj,))
+            .ok()?
+            .extract::<Option<(usize, usize, bool)>>()
+            .ok()?
     });
     let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
     let (start, len) = match asked {
@@ -162,7 +169,16 @@ fn store_inputs(l: &Launch) -> Vec<(usize, String)> {
             None => {
                 let out = false;
                 let n = 0;
-                seen.insert(id, Seen { alloc: keep, writes, n, digest, out });
+                seen.insert(
+                    id,
+                    Seen {
+                        alloc: keep,
+                        writes,
+                        n,
+                        digest,
+                        out,
+                    },
+                );
                 format!("{id}.in")
             }
             Some(s) => {
@@ -229,7 +245,8 @@ pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
             let writes = a.host_writes.load(std::sync::atomic::Ordering::Relaxed);
             if writes != s.writes && s.digest.is_none() {
                 let name = format!("{id}.{}.in", s.n + 1);
-                std::fs::write(old.join(&name), &bytes).map_err(|e| PyOSError::new_err(e.to_string()))?;
+                std::fs::write(old.join(&name), &bytes)
+                    .map_err(|e| PyOSError::new_err(e.to_string()))?;
                 crate::trace::event_text("host_data", &format!(r#""buffer":{id},"file":"{name}""#));
             }
             std::fs::write(old.join(format!("{id}.out")), &bytes)
