@@ -105,6 +105,9 @@ pub enum PkError {
     /// An index or subview outside a View.
     #[error("{0}")]
     Index(String),
+    /// Ctrl-C stopped the work (the program's SIGINT handler raised).
+    #[error("{0}")]
+    Interrupted(String),
     /// Integer division or modulo by zero in a kernel.
     #[error("{0}")]
     ZeroDivision(String),

@@ -14,6 +14,7 @@ pub mod errors;
 pub mod exec;
 pub mod frontend;
 pub mod fusion;
+pub mod interrupt;
 pub mod kokkos;
 pub mod lazy;
 pub mod lower;

@@ -39,9 +39,43 @@ pub fn kernel_path(tc: &Toolchain, key: &str) -> PathBuf {
     tc.cache.join("kernels").join(format!("{key}.so"))
 }
 
+/// Runs the compiler to the end, or until Ctrl-C (the program's handler
+/// raised): then it is killed, and the build reports `Interrupted`.
 fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
-    cmd.output()
-        .map_err(|e| PkError::Environment(format!("could not run the C++ compiler: {e}")))
+    use std::process::Stdio;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| PkError::Environment(format!("could not run the C++ compiler: {e}")))?;
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let interrupted =
+        || PkError::Interrupted("a kernel compile was interrupted (nothing was cached)".into());
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(25)) {
+            Ok(out) => {
+                let out =
+                    out.map_err(|e| PkError::Environment(format!("the C++ compiler: {e}")))?;
+                // Killed by the terminal's Ctrl-C along with us: an interruption, not a failure.
+                if !out.status.success() && crate::interrupt::requested() {
+                    return Err(interrupted());
+                }
+                return Ok(out);
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
+                // SAFETY: signalling our own child, which has not been reaped yet
+                // (its waiter thread holds it until it exits).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                let _ = rx.recv();
+                return Err(interrupted());
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => return Err(PkError::Environment(format!("the C++ compiler: {e}"))),
+        }
+    }
 }
 
 /// The prelude and its precompiled header, built once per toolchain identity.
@@ -71,7 +105,10 @@ pub fn ensure_prelude(tc: &Toolchain) -> PkResult<()> {
         .arg("c++-header")
         .arg(&hdr)
         .arg("-o")
-        .arg(tmp.join("pk_prelude.hpp.gch")))?;
+        .arg(tmp.join("pk_prelude.hpp.gch")))
+    .inspect_err(|_| {
+        let _ = fs::remove_dir_all(&tmp);
+    })?;
     if !out.status.success() {
         let _ = fs::remove_dir_all(&tmp);
         return Err(PkError::Environment(format!(
@@ -146,7 +183,11 @@ fn compile_missing(
         cmd.arg("-Winvalid-pch");
     }
     cmd.arg(&cpp).arg("-o").arg(&tmp_so).args(tc.link_args());
-    let out = run(&mut cmd)?;
+    let out = run(&mut cmd).inspect_err(|_| {
+        // Interrupted: nothing of this build stays in the cache.
+        let _ = fs::remove_file(&tmp_so);
+        let _ = fs::remove_file(&cpp);
+    })?;
     if !out.status.success() {
         let _ = fs::remove_file(&tmp_so);
         // Keep the source for the bug report, out of the cache's way.

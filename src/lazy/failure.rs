@@ -48,6 +48,7 @@ pub fn fail(rest: &[Arc<Node>], e: PkError) -> PkError {
         PkError::Memory(_) => PkError::Memory(msg),
         PkError::Index(_) => PkError::Index(msg),
         PkError::ZeroDivision(_) => PkError::ZeroDivision(msg),
+        PkError::Interrupted(_) => PkError::Interrupted(msg),
         PkError::Argument(_) => PkError::Argument(msg),
         PkError::Value(_) => PkError::Value(msg),
         PkError::Environment(_) => PkError::Environment(msg),

@@ -190,7 +190,14 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         trace_flush(&demand, &nodes, &planned, us);
     }
     let lesson = tape::lesson(&nodes, &planned);
-    for region in &planned.regions {
+    for (k, region) in planned.regions.iter().enumerate() {
+        // Ctrl-C between kernels: what ran is done, the rest stays pending.
+        if k > 0 && crate::interrupt::requested() {
+            let left: usize = planned.regions[k..].iter().map(|r| r.seqs.len()).sum();
+            return Err(PkError::Interrupted(format!(
+                "interrupted between the kernels of a flush: {left} launch(es) did not run and are still pending"
+            )));
+        }
         run_region(region)?;
     }
     if let Some(lesson) = lesson {

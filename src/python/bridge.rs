@@ -59,6 +59,7 @@ pub fn py_err(e: PkError) -> PyErr {
         PkError::Memory(m) => PyMemoryError::new_err(m),
         PkError::Index(m) => PyIndexError::new_err(m),
         PkError::ZeroDivision(m) => pyo3::exceptions::PyZeroDivisionError::new_err(m),
+        PkError::Interrupted(m) => super::signals::interrupted(m),
         PkError::Environment(m) => KokkosError::new_err(m),
         PkError::Runtime(m) => PyRuntimeError::new_err(m),
         PkError::Python(e) => e,

@@ -17,6 +17,7 @@ mod origin;
 mod policy;
 mod resolve;
 mod runtime;
+mod signals;
 mod traces;
 mod view;
 mod view_export;
@@ -41,6 +42,7 @@ fn init_logging() {
 
 /// Fills the `_native` module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    signals::install();
     init_logging();
     crate::lazy::graph::set_enabled(crate::config::get().lazy);
     let py = m.py();

@@ -1,0 +1,73 @@
+//! Ctrl-C while the runtime works without the interpreter (a flush of many
+//! kernels, a compile): Python's SIGINT handler only notes the signal, and the
+//! interpreter acts on it when it runs bytecode again, after the whole flush.
+//! So the runtime watches too: a handler chained in front of Python's sets a
+//! flag (one relaxed load to test), and between kernels of a flush and while
+//! a compiler runs the work asks Python, through a hook the binding registers,
+//! whether the program wants to stop (its handler raised KeyboardInterrupt).
+//! A program that replaced or ignores SIGINT keeps its own handling.
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+static FLAG: AtomicBool = AtomicBool::new(false);
+static HOOK: OnceLock<fn() -> bool> = OnceLock::new();
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+
+extern "C" fn on_sigint(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    FLAG.store(true, Ordering::Relaxed);
+    // Then whatever handled it before (Python's: it notes the signal too).
+    if let Some(prev) = PREVIOUS.get() {
+        let h = prev.sa_sigaction;
+        if h == libc::SIG_DFL || h == libc::SIG_IGN {
+            return;
+        }
+        // SAFETY: `h` is the handler installed before ours, called as its flags say.
+        unsafe {
+            if prev.sa_flags & libc::SA_SIGINFO != 0 {
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(h);
+                f(sig, info, ctx);
+            } else {
+                let f: extern "C" fn(libc::c_int) = std::mem::transmute(h);
+                f(sig);
+            }
+        }
+    }
+}
+
+/// Chains our handler in front of the one SIGINT has now, where that is a
+/// handler (Python's); `ask` tells whether the program wants to stop. Once.
+pub fn install(ask: fn() -> bool) {
+    if HOOK.set(ask).is_err() {
+        return;
+    }
+    // SAFETY: plain sigaction calls; the handler only stores an atomic flag
+    // and calls the previous handler, as a signal handler may.
+    unsafe {
+        let mut now: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut now) != 0 {
+            return;
+        }
+        if now.sa_sigaction == libc::SIG_DFL || now.sa_sigaction == libc::SIG_IGN {
+            return; // no Python handler to stand in front of (or ignored)
+        }
+        let _ = PREVIOUS.set(now);
+        let mut ours: libc::sigaction = std::mem::zeroed();
+        ours.sa_sigaction = on_sigint as *const () as usize;
+        ours.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | (now.sa_flags & libc::SA_RESTART);
+        libc::sigemptyset(&mut ours.sa_mask);
+        libc::sigaction(libc::SIGINT, &ours, std::ptr::null_mut());
+    }
+}
+
+/// Whether the work under way should stop now: SIGINT came, and the
+/// program's handler raised (the binding keeps the exception to re-raise).
+/// One relaxed load when no signal came.
+pub fn requested() -> bool {
+    FLAG.load(Ordering::Relaxed) && HOOK.get().is_some_and(|ask| ask())
+}
+
+/// The binding consumed the signal (it ran the program's handler).
+pub fn clear() {
+    FLAG.store(false, Ordering::Relaxed);
+}

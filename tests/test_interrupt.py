@@ -1,0 +1,138 @@
+"""Ctrl-C (SIGINT) stops a program as it stops plain Python: eagerly at the
+running kernel's end, lazily between the kernels of a flush (what ran is
+done, the rest stays pending and is said to), and during a compile (the
+compiler is stopped and nothing of the build stays in the cache). Child
+processes get the signal; each then checks its results against NumPy."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+
+import pytest
+
+import pykokkos as pk
+
+pytestmark = [pytest.mark.eager_only, pytest.mark.host_only("signals a host process while its kernels run")]
+
+LOOP = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def slow(i, y, s, reps):
+        for k in range(reps):
+            y[i] = y[i] + s
+
+    @pk.workunit
+    def follow(i, z, y, reps):
+        for k in range(reps):
+            z[i] = z[i] + y[i]
+
+    n, reps, steps = 1 << 15, 2000, 40
+    y, z = pk.View([n], pk.double), pk.View([n], pk.double)
+    pk.parallel_for(n, slow, y=y, s=0.0, reps=1)          # compiled before the signal comes
+    pk.parallel_for(n, follow, z=z, y=y, reps=1)
+    pk.flush()
+    print("ready", flush=True)
+    done = 0
+    try:
+        for it in range(steps):
+            pk.parallel_for(n, slow, y=y, s=1.0, reps=reps)
+            pk.parallel_for(n, follow, z=z, y=y, reps=1)
+            done += 1
+        print("recorded", pk.pending(), flush=True)
+        print("value", float(np.asarray(y)[0]))
+    except KeyboardInterrupt as e:
+        print("interrupted", done, pk.pending(), "|".join(getattr(e, "__notes__", [])), flush=True)
+    # Whatever was interrupted, every launch made runs exactly once.
+    y0, z0 = float(np.asarray(y)[0]), float(np.asarray(z)[0])
+    print("final", done, y0, z0)
+""")
+
+
+def signal_after(tmp_path, program, line: str, delay: float, env=None):
+    """Runs `program`, sends SIGINT `delay` seconds after it prints `line`."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(program)
+    p = subprocess.Popen([sys.executable, str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ, **(env or {})))
+    seen = []
+    for out in p.stdout:
+        seen.append(out)
+        if out.startswith(line):
+            break
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    rest, err = p.communicate(timeout=300)
+    return p.returncode, "".join(seen) + rest, err
+
+
+def expected(done: int, reps: int = 2000):
+    """y[0] and z[0] after `done` whole steps (z adds y after each step)."""
+    y = z = 0.0
+    for _ in range(done):
+        y += reps
+        z += y
+    return y, z
+
+
+def test_eager_ctrl_c_stops_at_the_running_kernels_end(tmp_path):
+    rc, out, err = signal_after(tmp_path, LOOP, "ready", 0.5, {"PK_FUSE": "0"})
+    assert rc == 0, err
+    inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
+    done = int(inter.split()[1])
+    assert done < 40, out
+    final = out.splitlines()[-1].split()
+    # The step under way may have run its first launch: y a step ahead of z.
+    y0, z0 = float(final[2]), float(final[3])
+    assert (y0, z0) in (expected(done), (expected(done + 1)[0], expected(done)[1])), out
+
+
+def test_lazy_ctrl_c_stops_between_kernels_and_leaves_the_rest_pending(tmp_path):
+    rc, out, err = signal_after(tmp_path, LOOP, "recorded", 0.5, {"PK_FUSE": "1"})
+    assert rc == 0, err
+    inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
+    _, done, pending, note = inter.split(" ", 3)
+    assert int(done) == 40 and int(pending) > 0, out
+    assert note == f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are still pending"
+    # The pending rest ran at the next read: the results are those of all 40 steps.
+    final = out.splitlines()[-1].split()
+    assert (float(final[2]), float(final[3])) == expected(40), out
+
+
+def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):
+    token = uuid.uuid4().hex[:12]
+    program = textwrap.dedent(f"""
+        import pykokkos as pk
+
+        @pk.workunit
+        def fresh_{token}(i, y):
+            y[i] = i * 3.0 + 1.0
+
+        y = pk.View([10], pk.double)
+        print("compiling", flush=True)
+        try:
+            pk.parallel_for(10, fresh_{token}, y=y)
+            print("not interrupted")
+        except KeyboardInterrupt as e:
+            print("interrupted", "|".join(getattr(e, "__notes__", [])))
+    """)
+    kernels = os.path.join(pk.config()["cache"], "kernels")
+    rc, out, err = signal_after(tmp_path, program, "compiling", 0.3)
+    assert rc == 0, err
+    assert "interrupted a kernel compile was interrupted (nothing was cached)" in out, out + err
+    left = [f for f in os.listdir(kernels) if f.endswith(".tmp.so") or f.endswith(".tmp.cpp")
+            or (f.endswith(".cpp") and token in open(os.path.join(kernels, f)).read())]
+    assert left == []
+    # The next run builds it and gets the right values.
+    again = tmp_path / "again.py"
+    again.write_text(program.replace('print("not interrupted")',
+                                     'import numpy as np; print("values", np.asarray(y).tolist())'))
+    r = subprocess.run([sys.executable, str(again)], capture_output=True, text=True)
+    assert f"values {[i * 3.0 + 1.0 for i in range(10)]}" in r.stdout, r.stdout + r.stderr
