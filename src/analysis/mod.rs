@@ -2,3 +2,4 @@
 //! reads and writes, and whether it touches them only at the work index. Used
 //! by lazy hazards, fusion legality and CUDA mirror bookkeeping alike.
 pub mod access;
+pub mod extents;

@@ -215,6 +215,7 @@ pub fn launch_with<'py>(
         )));
     }
     let g = gather(py, wu, pattern, rank, is_method, kwargs)?;
+    let checked = rank == 1;
     let l = Launch {
         wu: wu.core.clone(),
         key: KernelKey::new(
@@ -230,6 +231,9 @@ pub fn launch_with<'py>(
         is_method,
         label: label.map_or_else(|| wu.core.label.clone(), Arc::from),
     };
+    if checked {
+        super::extents::check(wu, &l)?;
+    }
     // A recorded launch owns its origin (shared by the launches of one call
     // site: a loop records one origin); one that runs now borrows it.
     let recorded = || -> Arc<dyn Origin> {

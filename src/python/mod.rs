@@ -8,6 +8,7 @@ mod buffer;
 mod constants;
 mod element;
 mod entry;
+mod extents;
 mod handoff;
 mod interop;
 mod kw;

@@ -26,6 +26,9 @@ pub struct Workunit {
     /// next launch from the same place shares it. It holds those objects, so
     /// their addresses cannot be reused while it is here.
     last_origin: Mutex<Option<(OriginKey, Arc<dyn Origin>)>>,
+    /// Views every work item of a range launch indexes at `i + c` (for
+    /// functions, or methods: the bool), found at its first such launch.
+    pub reach: OnceLock<(bool, super::extents::Reaches)>,
 }
 
 /// (functor methods, caller's code object, instruction offset) by address.
@@ -62,6 +65,7 @@ impl Workunit {
             launch_params: Mutex::new(Vec::new()),
             constants: OnceLock::new(),
             last_origin: Mutex::new(None),
+            reach: OnceLock::new(),
         }
     }
     #[getter]
