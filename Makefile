@@ -110,6 +110,8 @@ bench-gpus:
 	bash scripts/gpu/multi_gpu.sh
 
 fuzz: setup
+	# Bad input (random wrong arguments) never takes the interpreter down.
+	PK_FUZZ_RANDOM=1 PK_FUZZ_BAD_EXAMPLES=$${PK_FUZZ_BAD_EXAMPLES:-100} $(PY) -m pytest -q tests/test_bad_input.py
 	PK_FUZZ_RANDOM=1 PK_FUZZ_EXAMPLES=$${PK_FUZZ_EXAMPLES:-3000} $(PY) -m pytest -q tests/test_fuzz.py --hypothesis-show-statistics
 	# Learned flushes (the tape): random loop bodies replayed, each read against NumPy.
 	PK_FUZZ_RANDOM=1 PK_FUZZ_TAPE_EXAMPLES=$${PK_FUZZ_TAPE_EXAMPLES:-300} $(PY) -m pytest -q tests/test_tape.py -k random --hypothesis-show-statistics

@@ -1,6 +1,8 @@
 """Views: Rust-owned memory with NumPy-like host behaviour."""
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _native
@@ -10,12 +12,21 @@ from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_
 _native_new = _native.View.__new__
 
 
+def _extents(shape) -> list[int]:
+    """A shape's extents as NumPy takes them: integers (a float, a string or
+    another non-integer is a TypeError, not truncated)."""
+    try:
+        return [operator.index(n) for n in shape]
+    except TypeError:
+        raise TypeError(f"a View's shape holds integers, not {list(shape)!r}") from None
+
+
 def _normalize_args(shape, dtype, space, layout):
     if isinstance(shape, (int, np.integer)):
         shape = [int(shape)]
-    elif shape is None:
-        raise TypeError("pk.View needs a shape: an int or a list of ints")
-    shape = [int(n) for n in shape]
+    elif shape is None or isinstance(shape, (str, bytes)):
+        raise TypeError(f"pk.View needs a shape: an int or a list of ints, not {shape!r}")
+    shape = _extents(shape)
     if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
         from ._compat import get_default_precision
 
@@ -40,8 +51,8 @@ class View(_native.View):
                 and trait is None and not internal):
             try:  # ints (and __index__ types) go as they are
                 return _native_new(cls, shape, dtype._value_)
-            except TypeError:  # `int(n)` for the rest, as the general path
-                return _native_new(cls, [int(n) for n in shape], dtype._value_)
+            except TypeError:  # the rest as the general path takes them
+                return _native_new(cls, _extents(shape), dtype._value_)
         if internal and cls.__init__ is View.__init__:
             return super().__new__(cls, **internal)
         if cls.__init__ is not View.__init__:
