@@ -28,20 +28,18 @@ KOKKOS_INLINE_FUNCTION void zero_division(const char* where) {
 #endif
 }
 template <class T>
+KOKKOS_INLINE_FUNCTION bool zero_divisor(T b, const char* where) {
+  if (b != T(0)) return false;
+  zero_division(where);
+  return true;
+}
+template <class T>
 KOKKOS_INLINE_FUNCTION T floordiv_checked(T a, T b, const char* where) {
-  if (b == T(0)) {
-    zero_division(where);
-    return T(0);
-  }
-  return floordiv<T>(a, b);
+  return zero_divisor(b, where) ? T(0) : floordiv<T>(a, b);
 }
 template <class T>
 KOKKOS_INLINE_FUNCTION T mod_checked(T a, T b, const char* where) {
-  if (b == T(0)) {
-    zero_division(where);
-    return T(0);
-  }
-  return mod<T>(a, b);
+  return zero_divisor(b, where) ? T(0) : mod<T>(a, b);
 }
 inline int zdiv_report(const char* where) {
   char buf[320];
