@@ -49,13 +49,16 @@ class Replayer:
             if not os.path.exists(path):
                 raise TraceError(f"{self.trace.path}:{line}: the program {path} is not there to replay from")
             if not self.modules:
-                # Its imports resolve as in the recorded run, where the script's
-                # folder came first on sys.path (a program of several modules).
+                # Its imports resolve as in the recorded run: the script's folder
+                # first, and after this interpreter's own the folders the run's
+                # sys.path had (a launcher may have added some).
                 argv, cwd = self.trace.header.get("argv") or [""], self.trace.header.get("cwd") or ""
                 script = os.path.join(cwd, argv[0]) if argv[0] else ""
                 for d in {os.path.dirname(os.path.abspath(path)), os.path.dirname(script)} - {""}:
                     if os.path.isdir(d) and d not in sys.path:
                         sys.path.insert(0, d)
+                sys.path += [d for d in self.trace.header.get("sys_path", [])
+                             if os.path.isdir(d) and d not in sys.path]
             spec = importlib.util.spec_from_file_location(f"_pk_replay_{len(self.modules)}", path)
             mod = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = mod

@@ -57,6 +57,8 @@ def start(path, data: bool | None = None) -> None:
         "cwd": os.getcwd(),
         "lazy": bool(_native.lazy_enabled()),
         "data": data_dir(path) if data else None,
+        # Where its modules were found (a launcher may have added folders).
+        "sys_path": [os.path.abspath(p) for p in sys.path if p],
     }
     mr = mpi_rank()
     if mr is not None:
