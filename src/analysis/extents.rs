@@ -206,7 +206,12 @@ mod tests {
         let def = parse_function(src).unwrap();
         certain_reach(&def, "i")
             .into_iter()
-            .map(|((k, g), r)| (g.map_or(k.clone(), |g| format!("{k} if {g}")), (r.min.0, r.max.0)))
+            .map(|((k, g), r)| {
+                (
+                    g.map_or(k.clone(), |g| format!("{k} if {g}")),
+                    (r.min.0, r.max.0),
+                )
+            })
             .collect()
     }
 

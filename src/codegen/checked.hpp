@@ -20,16 +20,23 @@ struct dev_zdiv_info {
 };
 static __device__ dev_zdiv_info dev_zdiv;
 #endif
-KOKKOS_INLINE_FUNCTION void zero_division(const char* where) {
+#if defined(KOKKOS_ENABLE_CUDA)
+KOKKOS_INLINE_FUNCTION
+#else
+__attribute__((noinline, cold)) static
+#endif
+void zero_division(const char* where) {
 #if defined(__CUDA_ARCH__)
   if (atomicCAS(&dev_zdiv.set, 0, 1) == 0) copy_str(dev_zdiv.where, where, sizeof dev_zdiv.where);
 #else
   if (Kokkos::atomic_compare_exchange(&zdiv().set, 0, 1) == 0) zdiv().where = where;
 #endif
 }
+// The test stays in the loop; the report goes out of line (cold), so the
+// division's fast path keeps its shape.
 template <class T>
-KOKKOS_INLINE_FUNCTION bool zero_divisor(T b, const char* where) {
-  if (b != T(0)) return false;
+KOKKOS_FORCEINLINE_FUNCTION bool zero_divisor(T b, const char* where) {
+  if (__builtin_expect(b != T(0), 1)) return false;
   zero_division(where);
   return true;
 }

@@ -1,21 +1,63 @@
 //! Launch-time extent checks: a range launch whose every work item indexes a
 //! view at `i + c` (analysis/extents.rs) is refused with an IndexError before
 //! it runs when the view is too short for the range (a read past the end
-//! returns garbage, a write corrupts the heap). A few comparisons a launch;
-//! `PK_BOUNDS_CHECK=1` checks every other index inside the kernel.
+//! returns garbage, a write corrupts the heap). The analysis runs once per
+//! workunit, its names are resolved to argument positions once per list of
+//! argument names, so a launch pays a pointer compare and, per view, a load
+//! and two compares. `PK_BOUNDS_CHECK=1` checks every other index in the kernel.
 use super::workunit::Workunit;
 use crate::analysis::{access, extents};
 use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
+use std::sync::Arc;
 
-pub type Reaches = Vec<((String, extents::Guard), extents::Reach)>;
+/// One certain access: the view's argument position, the position of the
+/// loop count that guards it (if any), and its reach.
+struct Check {
+    view: usize,
+    guard: Option<usize>,
+    name: String,
+    reach: extents::Reach,
+}
 
-fn reaches(wu: &Workunit, is_method: bool) -> Option<Reaches> {
-    let def = wu.core.def().ok()?;
-    let index = access::work_index(&def, is_method, 1)?;
-    Some(extents::certain_reach(&def, index).into_iter().collect())
+/// A workunit's checks for launches with one list of argument names (the
+/// launches of one kind share it), and whether they are of a method.
+pub struct Reaches {
+    is_method: bool,
+    names: Arc<[String]>,
+    checks: Vec<Check>,
+}
+
+fn reaches(wu: &Workunit, l: &Launch) -> Reaches {
+    let found = wu.core.def().ok().and_then(|def| {
+        let index = access::work_index(&def, l.is_method, 1)?;
+        Some(extents::certain_reach(&def, index))
+    });
+    let pos = |n: &str| l.names.iter().position(|x| x == n);
+    let checks = found
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|((name, guard), reach)| {
+            // A guard that is no argument (a local count) cannot be judged.
+            let guard = match guard {
+                Some(g) => Some(pos(&g)?),
+                None => None,
+            };
+            Some(Check {
+                view: pos(&name)?,
+                guard,
+                name,
+                reach,
+            })
+        })
+        .collect();
+    Reaches {
+        is_method: l.is_method,
+        names: l.names.clone(),
+        checks,
+    }
 }
 
 /// Refuses a one-dimensional range launch that would index a view outside
@@ -25,49 +67,48 @@ pub fn check(wu: &Workunit, l: &Launch) -> PyResult<()> {
     if hi <= lo {
         return Ok(());
     }
-    let cached = wu
-        .reach
-        .get_or_init(|| (l.is_method, reaches(wu, l.is_method).unwrap_or_default()));
+    let cached = wu.reach.get_or_init(|| reaches(wu, l));
     let fresh;
-    let list = if cached.0 == l.is_method {
-        &cached.1
+    // Functor launches build their list of names each time: equal is enough.
+    let same = Arc::ptr_eq(&cached.names, &l.names) || cached.names[..] == l.names[..];
+    let r = if cached.is_method == l.is_method && same {
+        cached
     } else {
-        fresh = reaches(wu, l.is_method).unwrap_or_default();
+        fresh = reaches(wu, l);
         &fresh
     };
-    let arg = |name: &str| l.names.iter().position(|n| n == name).map(|k| &l.vals[k]);
-    for ((name, guard), r) in list {
+    for c in &r.checks {
         // Inside `for j in range(n)`: certain when this launch passes n > 0.
-        if let Some(g) = guard {
-            if !matches!(arg(g), Some(ArgVal::Int(n)) if *n > 0) {
+        if let Some(g) = c.guard {
+            if !matches!(l.vals[g], ArgVal::Int(n) if n > 0) {
                 continue;
             }
         }
-        let Some(ArgVal::View(x)) = arg(name) else {
+        let ArgVal::View(x) = &l.vals[c.view] else {
             continue;
         };
         let extent = x.raw.extent[0];
-        let (low, high) = (lo + r.min.0, hi - 1 + r.max.0);
-        let bad = if low < 0 {
-            Some((low, r.min.1))
-        } else if high >= extent {
-            Some((high, r.max.1))
-        } else {
-            None
-        };
-        if let Some((index, span)) = bad {
-            let src = &wu.core.src;
-            let loc = src.locate(span);
-            let text = src
-                .text
-                .get(span.start as usize..span.end as usize)
-                .unwrap_or(name);
-            return Err(PyIndexError::new_err(format!(
-                "workunit '{}' indexes view '{name}' as {text} ({}:{}) in every work item of the range [{lo}, {hi}), \
-                 which reaches index {index}; '{name}' has {extent} element(s) in its first dimension",
-                wu.core.name, loc.filename, loc.line
-            )));
+        let (low, high) = (lo + c.reach.min.0, hi - 1 + c.reach.max.0);
+        if low >= 0 && high < extent {
+            continue;
         }
+        let (index, span) = if low < 0 {
+            (low, c.reach.min.1)
+        } else {
+            (high, c.reach.max.1)
+        };
+        let src = &wu.core.src;
+        let loc = src.locate(span);
+        let name = &c.name;
+        let text = src
+            .text
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or(name);
+        return Err(PyIndexError::new_err(format!(
+            "workunit '{}' indexes view '{name}' as {text} ({}:{}) in every work item of the range [{lo}, {hi}), \
+             which reaches index {index}; '{name}' has {extent} element(s) in its first dimension",
+            wu.core.name, loc.filename, loc.line
+        )));
     }
     Ok(())
 }

@@ -26,9 +26,9 @@ pub struct Workunit {
     /// next launch from the same place shares it. It holds those objects, so
     /// their addresses cannot be reused while it is here.
     last_origin: Mutex<Option<(OriginKey, Arc<dyn Origin>)>>,
-    /// Views every work item of a range launch indexes at `i + c` (for
-    /// functions, or methods: the bool), found at its first such launch.
-    pub reach: OnceLock<(bool, super::extents::Reaches)>,
+    /// Views every work item of a range launch indexes at `i + c`, found at
+    /// its first such launch (python/extents.rs).
+    pub reach: OnceLock<super::extents::Reaches>,
 }
 
 /// (functor methods, caller's code object, instruction offset) by address.
