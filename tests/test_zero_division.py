@@ -95,3 +95,14 @@ def test_pykokkos_numba_raises_where_numba_does(tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout)
     assert outs[0] == outs[1] == "[0, 0, 1, 1, 2, 2]\nZeroDivisionError\n"
+
+
+@pytest.mark.device_only
+def test_cuda_kernels_with_checked_divisions_go_through_nvrtc():
+    """A kernel that divides by a launch scalar keeps NVRTC's fast build
+    (device_checked.hpp), and its division by zero still raises."""
+    from pathlib import Path
+
+    test_integer_division_by_zero_raises_zero_division_error()
+    kernels = Path(pk.config()["cache"]) / "kernels"
+    assert any("pk_zdiv_record" in p.read_text() for p in kernels.glob("*.cu") if p.with_suffix(".cubin").exists())

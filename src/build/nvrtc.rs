@@ -12,7 +12,12 @@ use std::fs;
 /// module's `pk_oob` record where it has one (PK_BOUNDS_CHECK=1). CUDA
 /// functions may be launched from any thread of the context's process.
 #[derive(Clone, Copy)]
-pub struct DeviceFn(pub Handle, pub Option<cudadrv::CuPtr>);
+pub struct DeviceFn(
+    pub Handle,
+    pub Option<cudadrv::CuPtr>,
+    /// The module's `pk_zdiv` record (device_checked.hpp), where it has one.
+    pub Option<cudadrv::CuPtr>,
+);
 unsafe impl Send for DeviceFn {}
 unsafe impl Sync for DeviceFn {}
 
@@ -25,14 +30,14 @@ pub enum Outcome {
 }
 
 /// Compiles (or finds) `source` and loads its function `entry` on `device`;
-/// `bounds`: the source has device_bounds.hpp's `pk_oob` record, whose
-/// address the function carries.
+/// `records`: the source has device_bounds.hpp's `pk_oob` record and/or
+/// device_checked.hpp's `pk_zdiv` one, whose addresses the function carries.
 pub fn load(
     source: &str,
     entry: &str,
     label: &str,
     device: i32,
-    bounds: bool,
+    records: (bool, bool),
 ) -> PkResult<Outcome> {
     let tc = toolchain::get()?;
     let cuda = tc.cuda.as_ref().ok_or_else(|| {
@@ -87,15 +92,22 @@ pub fn load(
         "cuModuleGetFunction",
     )
     .map_err(env)?;
-    // Bounds-checked kernels record an index outside a view here (device_bounds.hpp).
-    let oob = bounds.then(|| {
-        let (mut at, mut bytes) = (0, 0);
-        let name = c"pk_oob";
-        let rc = unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
-        drv.check(rc, "cuModuleGetGlobal").map(|()| at)
-    });
-    let oob = oob.transpose().map_err(env)?;
-    Ok(Outcome::Loaded(DeviceFn(f, oob), key))
+    // Bounds-checked kernels record an index outside a view (device_bounds.hpp),
+    // checked divisions a division by zero (device_checked.hpp).
+    let global = |wanted: bool, name: &std::ffi::CStr| {
+        wanted
+            .then(|| {
+                let (mut at, mut bytes) = (0, 0);
+                let rc =
+                    unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
+                drv.check(rc, "cuModuleGetGlobal").map(|()| at)
+            })
+            .transpose()
+            .map_err(env)
+    };
+    let oob = global(records.0, c"pk_oob")?;
+    let zdiv = global(records.1, c"pk_zdiv")?;
+    Ok(Outcome::Loaded(DeviceFn(f, oob, zdiv), key))
 }
 
 /// Bytes of local memory (spilled registers, arrays) a thread of `f` uses.

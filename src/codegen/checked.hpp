@@ -3,8 +3,7 @@ namespace pk {
 // Integer // and % by zero: Python raises ZeroDivisionError where C++ traps
 // (SIGFPE). A divisor that may be zero is tested; the first division by zero
 // is recorded (where: "file:line: expression"), the quotient taken as 0, and
-// the entry point then fails with code 3. (CUDA kernels with such divisions
-// are built by nvcc, with this header; NVRTC kernels have none.)
+// the entry point then fails with code 3. (NVRTC kernels: device_checked.hpp.)
 struct zdiv_info {
   int set;
   const char* where;

@@ -31,6 +31,8 @@ pub const SHIM: &str = concat!(
 
 /// PK_BOUNDS_CHECK=1: `pk::at` and the record the runtime reads back.
 pub const BOUNDS: &str = include_str!("device_bounds.hpp");
+/// Integer // and % by a divisor that may be zero (the `pk_zdiv` record).
+pub const CHECKED: &str = include_str!("device_checked.hpp");
 
 /// Bounds slots of `pk_args` (Kokkos' MDRange goes up to rank 6; a 1-D
 /// run of repeated launches passes its count in `hi[1]`).
@@ -83,6 +85,8 @@ pub struct DeviceParts {
     pub left_fastest: bool,
     /// Views reached through `pk::at` (PK_BOUNDS_CHECK=1).
     pub bounds_check: bool,
+    /// Some integer // or % may divide by zero (device_checked.hpp).
+    pub zero_div: bool,
 }
 
 /// Bytes of the `pk_args` kernel parameter: views, scalars, lo[8], hi[8].
@@ -127,6 +131,9 @@ pub fn source(p: &DeviceParts) -> Option<String> {
     s.push_str(SHIM);
     if p.bounds_check {
         s.push_str(BOUNDS);
+    }
+    if p.zero_div {
+        s.push_str(CHECKED);
     }
     s.push_str(&p.functor);
     s.push_str(&format!(
@@ -218,6 +225,7 @@ mod tests {
             rank,
             left_fastest,
             bounds_check: false,
+            zero_div: false,
         }
     }
 

@@ -239,7 +239,7 @@ pub fn generate(
         _ => None,
     };
     let device = kind
-        .filter(|_| space == Space::Cuda && !unit.zero_div)
+        .filter(|_| space == Space::Cuda)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -251,6 +251,7 @@ pub fn generate(
             rank: 1,
             left_fastest: false,
             bounds_check: unit.bounds_check,
+            zero_div: unit.zero_div,
         });
     let policy = format!(
         "Kokkos::RangePolicy<{}, Kokkos::IndexType<int64_t>>(lo[0], hi[0])",

@@ -118,7 +118,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         .find_map(|(_, _, slot)| slot.as_ref())
         .is_some_and(|(_, v)| v.layout == crate::types::Layout::Left);
     let device = kind
-        .filter(|_| spec.space == Space::Cuda && !unit.zero_div)
+        .filter(|_| spec.space == Space::Cuda)
         .map(|kind| DeviceParts {
             functor,
             fname: fname.clone(),
@@ -130,6 +130,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             rank: nidx,
             left_fastest,
             bounds_check: unit.bounds_check,
+            zero_div: unit.zero_div,
         });
     let policy = if team {
         // hi = [league size, team size (<= 0: Kokkos::AUTO), vector length,

@@ -146,10 +146,10 @@ pub fn run(
             }
             Entry::Device(d) => match d
                 .call(&views, scalars, lo, hi, result)
-                .and_then(|()| d.out_of_bounds())
+                .and_then(|()| d.failure())
             {
                 Ok(None) => None,
-                Ok(Some(msg)) => Some((2, "CUDA", msg)),
+                Ok(Some((code, msg))) => Some((code, "CUDA", msg)),
                 Err(msg) => Some((1, "CUDA", msg)),
             },
         }

@@ -162,7 +162,7 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
 /// memory loses more than that gains, and is built without the hold.
 fn nvrtc_load(nv: &str, d: &DeviceParts, label: &str, device: i32) -> PkResult<Outcome> {
     use codegen::device::{occupancy_line, DeviceKind, REDUCE_MIN_BLOCKS};
-    let (entry, bounds) = (d.kind.entry(), d.bounds_check);
+    let (entry, bounds) = (d.kind.entry(), (d.bounds_check, d.zero_div));
     let loaded = build::nvrtc::load(nv, entry, label, device, bounds)?;
     let held_range_reduction = matches!(d.kind, DeviceKind::Reduce(_)) && d.rank > 0;
     match &loaded {
