@@ -72,6 +72,8 @@ const PK_NAMES: &[&str] = &[
     "km",
     "floordiv",
     "mod",
+    "floordiv_checked",
+    "mod_checked",
     "powi",
     "ipow",
     "round",
