@@ -16,7 +16,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 pub struct DeviceEntry {
-    func: DeviceFn,
+    pub(super) func: DeviceFn,
     kind: DeviceKind,
     views: usize,
     scalars: usize,
@@ -60,13 +60,6 @@ fn partial_bytes(totals: &[Total]) -> usize {
 /// and finished-block counters (16 bytes), then the total (16 bytes).
 const SCAN_AGG: usize = SCAN_MAX_BLOCKS as usize * 16;
 const SCAN_FLAGS: usize = SCAN_MAX_BLOCKS as usize * 4;
-
-/// Bytes of device_bounds.hpp's `pk_oob_record`: set, dim, index, extent,
-/// view[64], where[256].
-const OOB_BYTES: usize = 344;
-
-/// Bytes of device_checked.hpp's `pk_zdiv_record`: set, where[252].
-const ZDIV_BYTES: usize = 256;
 
 impl DeviceEntry {
     pub fn new(func: DeviceFn, parts: &DeviceParts, device: i32) -> DeviceEntry {
@@ -336,72 +329,6 @@ impl DeviceEntry {
                 total_back(drv, out, 16, result)
             }
         }
-    }
-
-    /// After a launch: what its records say went wrong, as the Kokkos path's
-    /// entry would fail (2: an index outside a view, 3: a division by zero).
-    pub fn failure(&self) -> Result<Option<(i32, String)>, String> {
-        if let Some(msg) = self.out_of_bounds()? {
-            return Ok(Some((2, msg)));
-        }
-        Ok(self.zero_division()?.map(|m| (3, m)))
-    }
-
-    /// After a launch of a kernel with checked divisions: the first division
-    /// by zero, in the Kokkos path's words (checked.hpp), record cleared.
-    fn zero_division(&self) -> Result<Option<String>, String> {
-        let Some(at) = self.func.2 else {
-            return Ok(None);
-        };
-        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
-        let mut rec = [0u8; ZDIV_BYTES];
-        // Synchronous: waits for the kernel on the legacy stream.
-        let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, ZDIV_BYTES) };
-        drv.check(rc, "the copy of the division record (cuMemcpyDtoH)")?;
-        if i32::from_ne_bytes(rec[..4].try_into().unwrap()) == 0 {
-            return Ok(None);
-        }
-        drv.check(unsafe { (drv.memset_d8)(at, 0, ZDIV_BYTES) }, "cuMemsetD8")?;
-        let end = rec[4..]
-            .iter()
-            .position(|&c| c == 0)
-            .map_or(ZDIV_BYTES, |k| k + 4);
-        Ok(Some(format!(
-            "integer division or modulo by zero ({})",
-            String::from_utf8_lossy(&rec[4..end])
-        )))
-    }
-
-    /// After a launch of a bounds-checked kernel: the first index it found
-    /// outside a view, in the words of the Kokkos path's report (prelude.hpp
-    /// `oob_report`), and the record cleared for the next launch.
-    fn out_of_bounds(&self) -> Result<Option<String>, String> {
-        let Some(at) = self.func.1 else {
-            return Ok(None);
-        };
-        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
-        let mut rec = [0u8; OOB_BYTES];
-        // Synchronous: waits for the kernel on the legacy stream.
-        let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, OOB_BYTES) };
-        drv.check(rc, "the copy of the bounds record (cuMemcpyDtoH)")?;
-        let int = |k: usize| i32::from_ne_bytes(rec[k..k + 4].try_into().unwrap());
-        let long = |k: usize| i64::from_ne_bytes(rec[k..k + 8].try_into().unwrap());
-        if int(0) == 0 {
-            return Ok(None);
-        }
-        drv.check(unsafe { (drv.memset_d8)(at, 0, OOB_BYTES) }, "cuMemsetD8")?;
-        let text = |b: &[u8]| {
-            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-            String::from_utf8_lossy(&b[..end]).into_owned()
-        };
-        Ok(Some(format!(
-            "index {} is out of bounds for dimension {} of view '{}' with size {} ({})",
-            long(8),
-            int(4),
-            text(&rec[24..88]),
-            long(16),
-            text(&rec[88..])
-        )))
     }
 }
 

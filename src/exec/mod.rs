@@ -4,6 +4,7 @@ pub mod args;
 mod callees;
 pub mod describe;
 pub mod device_entry;
+mod device_records;
 pub mod kernel;
 pub mod launch;
 pub mod run;

@@ -5,13 +5,13 @@
 //! workunit, its names are resolved to argument positions once per list of
 //! argument names, so a launch pays a pointer compare and, per view, a load
 //! and two compares. `PK_BOUNDS_CHECK=1` checks every other index in the kernel.
-use super::workunit::Workunit;
 use crate::analysis::{access, extents};
 use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
+use crate::frontend::workunit::Workunit;
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// One certain access: the view's argument position, the position of the
 /// loop count that guards it (if any), and its reach.
@@ -31,7 +31,7 @@ pub struct Reaches {
 }
 
 fn reaches(wu: &Workunit, l: &Launch) -> Reaches {
-    let found = wu.core.def().ok().and_then(|def| {
+    let found = wu.def().ok().and_then(|def| {
         let index = access::work_index(&def, l.is_method, 1)?;
         Some(extents::certain_reach(&def, index))
     });
@@ -60,14 +60,14 @@ fn reaches(wu: &Workunit, l: &Launch) -> Reaches {
     }
 }
 
-/// Refuses a one-dimensional range launch that would index a view outside
-/// its first dimension in every work item.
-pub fn check(wu: &Workunit, l: &Launch) -> PyResult<()> {
+/// Refuses a one-dimensional range launch of `wu` that would index a view
+/// outside its first dimension in every work item; `cache` keeps its checks.
+pub fn check(wu: &Workunit, cache: &OnceLock<Reaches>, l: &Launch) -> PyResult<()> {
     let (lo, hi) = (l.lo[0], l.hi[0]);
     if hi <= lo {
         return Ok(());
     }
-    let cached = wu.reach.get_or_init(|| reaches(wu, l));
+    let cached = cache.get_or_init(|| reaches(wu, l));
     let fresh;
     // Functor launches build their list of names each time: equal is enough.
     let same = Arc::ptr_eq(&cached.names, &l.names) || cached.names[..] == l.names[..];
@@ -97,7 +97,7 @@ pub fn check(wu: &Workunit, l: &Launch) -> PyResult<()> {
         } else {
             (high, c.reach.max.1)
         };
-        let src = &wu.core.src;
+        let src = &wu.src;
         let loc = src.locate(span);
         let name = &c.name;
         let text = src
@@ -107,7 +107,7 @@ pub fn check(wu: &Workunit, l: &Launch) -> PyResult<()> {
         return Err(PyIndexError::new_err(format!(
             "workunit '{}' indexes view '{name}' as {text} ({}:{}) in every work item of the range [{lo}, {hi}), \
              which reaches index {index}; '{name}' has {extent} element(s) in its first dimension",
-            wu.core.name, loc.filename, loc.line
+            wu.name, loc.filename, loc.line
         )));
     }
     Ok(())

@@ -232,7 +232,7 @@ pub fn launch_with<'py>(
         label: label.map_or_else(|| wu.core.label.clone(), Arc::from),
     };
     if checked {
-        super::extents::check(wu, &l)?;
+        super::extents::check(&wu.core, &wu.reach, &l)?;
     }
     // A recorded launch owns its origin (shared by the launches of one call
     // site: a loop records one origin); one that runs now borrows it.
