@@ -75,8 +75,23 @@ static SUPPORT: OnceLock<Result<Support, String>> = OnceLock::new();
 /// Compiles (once per machine) and loads the support library, then
 /// initializes Kokkos (once per process). OMP_NUM_THREADS is honoured by Kokkos.
 pub fn kokkos() -> PkResult<()> {
+    if SUPPORT.get().is_none() {
+        // One initialization at a time; an interrupted one (Ctrl-C during the
+        // build) is not kept, so the next call builds again.
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        if SUPPORT.get().is_none() {
+            match init() {
+                Err(e @ PkError::Interrupted(_)) => return Err(e),
+                r => {
+                    let _ = SUPPORT.set(r.map_err(|e| e.to_string()));
+                }
+            }
+        }
+    }
     SUPPORT
-        .get_or_init(|| init().map_err(|e| e.to_string()))
+        .get()
+        .expect("set above")
         .as_ref()
         .map(|_| ())
         .map_err(|e| PkError::Environment(e.clone()))

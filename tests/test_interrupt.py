@@ -34,7 +34,7 @@ LOOP = textwrap.dedent("""
         for k in range(reps):
             z[i] = z[i] + y[i]
 
-    n, reps, steps = 1 << 15, 2000, 40
+    n, reps, steps = 1 << 15, 6000, 40
     y, z = pk.View([n], pk.double), pk.View([n], pk.double)
     pk.parallel_for(n, slow, y=y, s=0.0, reps=1)          # compiled before the signal comes
     pk.parallel_for(n, follow, z=z, y=y, reps=1)
@@ -73,7 +73,7 @@ def signal_after(tmp_path, program, line: str, delay: float, env=None):
     return p.returncode, "".join(seen) + rest, err
 
 
-def expected(done: int, reps: int = 2000):
+def expected(done: int, reps: int = 6000):
     """y[0] and z[0] after `done` whole steps (z adds y after each step)."""
     y = z = 0.0
     for _ in range(done):

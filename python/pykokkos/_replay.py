@@ -54,8 +54,8 @@ class Replayer:
                 # sys.path had (a launcher may have added some).
                 argv, cwd = self.trace.header.get("argv") or [""], self.trace.header.get("cwd") or ""
                 script = os.path.join(cwd, argv[0]) if argv[0] else ""
-                for d in {os.path.dirname(os.path.abspath(path)), os.path.dirname(script)} - {""}:
-                    if os.path.isdir(d) and d not in sys.path:
+                for d in (os.path.dirname(script), os.path.dirname(os.path.abspath(path))):
+                    if d and os.path.isdir(d) and d not in sys.path:
                         sys.path.insert(0, d)
                 sys.path += [d for d in self.trace.header.get("sys_path", [])
                              if os.path.isdir(d) and d not in sys.path]

@@ -30,6 +30,8 @@ pub fn certain_reach(def: &FunctionDef, index: &str) -> BTreeMap<(String, Guard)
     if !rebinds(&def.body, index) {
         block(&def.body, index, &None, &mut out);
     }
+    // A loop count the body assigns is not the one the launch passes.
+    out.retain(|(_, g), _| g.as_ref().is_none_or(|g| !rebinds(&def.body, g)));
     out
 }
 
@@ -82,8 +84,13 @@ fn block(body: &[Stmt], index: &str, guard: &Guard, out: &mut Out) -> bool {
                 }
                 !returns(inner) && !breaks(inner)
             }
-            // A branch or loop may hold a `return`: what follows may not run.
-            StmtKind::If { test, .. } | StmtKind::While { test, .. } => {
+            // A branch may hold a `return`, `break` or `continue`, a loop a
+            // `return`: what follows may not run.
+            StmtKind::If { test, .. } => {
+                at(test, out);
+                !returns(std::slice::from_ref(s)) && !breaks(std::slice::from_ref(s))
+            }
+            StmtKind::While { test, .. } => {
                 at(test, out);
                 !returns(std::slice::from_ref(s))
             }
@@ -242,5 +249,11 @@ mod tests {
         assert_eq!(r.get("a if n"), Some(&(1, 1)));
         assert_eq!(r.get("a"), Some(&(0, 0)));
         assert_eq!(r.len(), 3);
+        let r = reach("def k(i, x, y, n):\n    for j in range(n):\n        if i == 0:\n            continue\n        y[i] = x[i - 1]\n");
+        assert!(r.is_empty());
+        let r = reach(
+            "def k(i, x, n):\n    n = n - i - 1\n    for j in range(n):\n        x[i + 1] = 0.0\n",
+        );
+        assert!(r.is_empty());
     }
 }

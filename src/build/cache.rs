@@ -42,8 +42,10 @@ pub fn kernel_path(tc: &Toolchain, key: &str) -> PathBuf {
 /// Runs the compiler to the end, or until Ctrl-C (the program's handler
 /// raised): then it is killed, and the build reports `Interrupted`.
 fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
+    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let child = cmd
+        .process_group(0) // its own group: stopped whole (g++'s cc1plus and ld too)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -66,9 +68,10 @@ fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
                 return Ok(out);
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
-                // SAFETY: signalling our own child, which has not been reaped yet
-                // (its waiter thread holds it until it exits).
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // SAFETY: a plain kill(2) of the compiler's process group (its
+                // id is the compiler's pid; the group lives while any of its
+                // processes does, and it had not ended when we looked).
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
                 let _ = rx.recv();
                 return Err(interrupted());
             }

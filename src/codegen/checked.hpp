@@ -53,7 +53,8 @@ inline int zdiv_report(const char* where) {
   fail(buf);
   return 3;
 }
-// After a dispatch: the recorded division by zero, as the entry's failure.
+// After a dispatch: the recorded division by zero, as the entry's failure
+// (the record is cleared even when an index outside a view is reported).
 inline int zdiv_check() {
 #if defined(KOKKOS_ENABLE_CUDA)
   dev_zdiv_info d;

@@ -74,6 +74,8 @@ const PK_NAMES: &[&str] = &[
     "mod",
     "floordiv_checked",
     "mod_checked",
+    "floordiv_or_zero",
+    "mod_or_zero",
     "powi",
     "ipow",
     "round",

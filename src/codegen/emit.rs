@@ -75,6 +75,19 @@ pub fn view_cpp(v: &ViewTy, space: Space) -> String {
 
 /// Whether kernels for `space` check view indices: `PK_BOUNDS_CHECK=1`, and
 /// always in the Debug space.
+/// The entry's lines after the dispatch that report what the kernel recorded:
+/// an index outside a view (code 2) or a division by zero (code 3). Both
+/// records are read, so neither is left set for the next launch; the
+/// division's first, so the index's report is the error text when both are.
+pub fn checks_after(bounds: bool, zero_div: bool) -> String {
+    match (bounds, zero_div) {
+        (false, false) => String::new(),
+        (true, false) => "    if (int rc = pk::oob_check()) return rc;\n".into(),
+        (false, true) => "    if (int rc = pk::zdiv_check()) return rc;\n".into(),
+        (true, true) => "    int zrc = pk::zdiv_check();\n    if (int rc = pk::oob_check()) return rc;\n    if (zrc) return zrc;\n".into(),
+    }
+}
+
 pub fn bounds_checked(space: Space) -> bool {
     space == Space::Debug || crate::config::get().bounds_check
 }

@@ -9,7 +9,7 @@ use super::body::{lower_workunit, unit_header, unit_methods};
 use super::device::{DeviceKind, DeviceParts, Total};
 use super::device_kernels::{identity, join};
 use super::emit::{
-    bounds_checked, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
+    bounds_checked, checks_after, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
 };
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
@@ -281,12 +281,7 @@ pub fn generate(
             }
         }
     }
-    if unit.bounds_check {
-        s.push_str("    if (int rc = pk::oob_check()) return rc;\n");
-    }
-    if unit.zero_div {
-        s.push_str("    if (int rc = pk::zdiv_check()) return rc;\n");
-    }
+    s.push_str(&checks_after(unit.bounds_check, unit.zero_div));
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok((s, abi, device))

@@ -54,6 +54,15 @@ KOKKOS_INLINE_FUNCTION T mod(T a, T b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
+// NumPy's integer // and % (Numba's error_model="numpy"): by zero, 0.
+template <class T>
+KOKKOS_INLINE_FUNCTION T floordiv_or_zero(T a, T b) {
+  return b == T(0) ? T(0) : floordiv<T>(a, b);
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION T mod_or_zero(T a, T b) {
+  return b == T(0) ? T(0) : mod<T>(a, b);
+}
 // CPython's float_rem: the result takes the divisor's sign (zero too).
 template <class T>
 KOKKOS_INLINE_FUNCTION T float_mod(T a, T b) {

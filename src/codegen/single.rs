@@ -3,7 +3,7 @@
 //! (range, multi-dimensional or team) and dispatches.
 use super::body::{lower_workunit, unit_header, unit_methods};
 use super::device::{DeviceKind, DeviceParts, Total};
-use super::emit::{bounds_checked, range_reduce, scalar_from_abi};
+use super::emit::{bounds_checked, checks_after, range_reduce, scalar_from_abi};
 use super::emit::{layout_args, range_for, team_member_cpp};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
@@ -198,12 +198,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         )),
         _ => unreachable!("reductions always have an accumulator type"),
     }
-    if unit.bounds_check {
-        s.push_str("    if (int rc = pk::oob_check()) return rc;\n");
-    }
-    if unit.zero_div {
-        s.push_str("    if (int rc = pk::zdiv_check()) return rc;\n");
-    }
+    s.push_str(&checks_after(unit.bounds_check, unit.zero_div));
     s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok(Generated {

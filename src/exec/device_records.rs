@@ -15,11 +15,11 @@ const ZDIV_BYTES: usize = 256;
 impl DeviceEntry {
     /// After a launch: what its records say went wrong, as the Kokkos path's
     /// entry would fail (2: an index outside a view, 3: a division by zero).
+    /// Both records are read (and cleared) whichever is set.
     pub fn failure(&self) -> Result<Option<(i32, String)>, String> {
-        if let Some(msg) = self.out_of_bounds()? {
-            return Ok(Some((2, msg)));
-        }
-        Ok(self.zero_division()?.map(|m| (3, m)))
+        let oob = self.out_of_bounds()?;
+        let zdiv = self.zero_division()?;
+        Ok(oob.map(|m| (2, m)).or(zdiv.map(|m| (3, m))))
     }
 
     /// After a launch of a kernel with checked divisions: the first division

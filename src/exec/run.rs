@@ -175,7 +175,7 @@ pub fn run(
     let finished = device_launch.map_or(Ok(()), |l| l.finish());
     if let Some((rc, what, msg)) = failed {
         if rc == 3 {
-            // Integer division by zero: the work items that divided stopped there.
+            // Integer division by zero (those work items went on with a quotient of 0).
             return Err(PkError::ZeroDivision(match who {
                 Who::Workunit(n) => format!("workunit '{n}': {msg}"),
                 Who::Region(l) => format!("{l}: {msg}"),

@@ -176,6 +176,9 @@ pub struct FnCx<'a> {
     pub out: String,
     pub indent: usize,
     pub loop_depth: usize,
+    /// Lowering `pk.floor_divide` / `pk.remainder`: integer division by zero
+    /// gives 0, as NumPy's (and Numba's error_model="numpy") does.
+    pub numpy_division: bool,
     /// Fused kernels: views that became per-work-item locals (dead temporaries).
     /// `v[i]` of such a view is the local named here.
     pub elem_locals: BTreeMap<String, (String, DType)>,
@@ -217,6 +220,7 @@ impl<'a> FnCx<'a> {
             out: String::new(),
             indent: 1,
             loop_depth: 0,
+            numpy_division: false,
             elem_locals: BTreeMap::new(),
             closures: BTreeMap::new(),
             scratch_dtype: None,

@@ -82,6 +82,8 @@ impl FnCx<'_> {
                 let f = if op == BinOp::Mod { "mod" } else { "floordiv" };
                 if r.dt.is_float() {
                     format!("pk::{f}({cx}, {cy})")
+                } else if self.numpy_division {
+                    format!("pk::{f}_or_zero<{}>({cx}, {cy})", r.dt.cpp())
                 } else if !matches!(y.lit, Some(Lit::I(k)) if k != 0) {
                     // C++ traps (SIGFPE) where Python raises: test the divisor,
                     // and say where (file:line and the expression).

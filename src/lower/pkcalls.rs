@@ -3,7 +3,7 @@ use super::names::dtype_by_pk_name;
 use super::values::scalar;
 use super::{FnCx, VTy, Val};
 use crate::errors::{type_error, unsupported, KResult, KernelError};
-use crate::frontend::ast::{Expr, ExprKind};
+use crate::frontend::ast::{BinOp, Expr, ExprKind};
 use crate::types::STy;
 
 const ATOMIC_FETCH: &[&str] = &[
@@ -31,6 +31,7 @@ impl FnCx<'_> {
             "atomic_compare_exchange" => return self.atomic(f, args, e, 2, true),
             "atomic_exchange" => return self.atomic(f, args, e, 1, true),
             "abs" => return self.abs(args, e),
+            "floor_divide" | "remainder" => return self.numpy_division(f, args, e),
             "min" | "max" => return self.minmax(f, args, e),
             "fence" => {
                 return unsupported(
@@ -53,6 +54,24 @@ impl FnCx<'_> {
             _ => {}
         }
         self.math_call(f, args, e, false)
+    }
+
+    /// `pk.floor_divide(a, b)`, `pk.remainder(a, b)`: `//` and `%` as NumPy
+    /// computes them (an integer divided by zero gives 0, floats IEEE).
+    fn numpy_division(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let [a, b] = args else {
+            return type_error(e.span, format!("pk.{f}() takes two arguments in a kernel"));
+        };
+        let (x, y) = (self.expr(a)?, self.expr(b)?);
+        let op = if f == "remainder" {
+            BinOp::Mod
+        } else {
+            BinOp::FloorDiv
+        };
+        self.numpy_division = true;
+        let r = self.binary(op, &x, &y, a, b, e);
+        self.numpy_division = false;
+        r
     }
 
     pub(super) fn printf(&mut self, args: &[Expr], e: &Expr) -> KResult<Val> {

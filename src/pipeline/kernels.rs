@@ -86,6 +86,8 @@ pub(super) fn fused_kernel(
                 BUILT.insert(l.key.clone());
             }
         }
+        // An interrupted build is no failure of the region: built next time.
+        Err(PkError::Interrupted(_)) => {}
         Err(_) => {
             FUSED_FAILED.insert(key);
         }

@@ -282,6 +282,8 @@ fn run_region(r: &Region) -> PkResult<()> {
                 });
                 return ran.map_err(|e| failure::fail(&nodes, e));
             }
+            // Ctrl-C during its build: the launches are dropped, and say so.
+            Err(e @ PkError::Interrupted(_)) => return Err(failure::fail(&nodes, e)),
             Err(e) => {
                 tracing::warn!(error = %e, "repeat kernel did not build; running its launches one by one")
             }
@@ -299,6 +301,7 @@ fn run_region(r: &Region) -> PkResult<()> {
                 }
                 return ran.map_err(|e| failure::fail(&nodes, e));
             }
+            Err(e @ PkError::Interrupted(_)) => return Err(failure::fail(&nodes, e)),
             Err(e) => {
                 tracing::warn!(error = %e, "fused kernel did not build; running its launches one by one")
             }

@@ -43,7 +43,7 @@ fn init_logging() {
 
 /// Fills the `_native` module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    signals::install();
+    signals::install(m.py());
     init_logging();
     crate::lazy::graph::set_enabled(crate::config::get().lazy);
     let py = m.py();

@@ -53,8 +53,7 @@ pub fn prepare(py: Python<'_>, l: &Launch, held: &[HeldBuffer]) -> Vec<(usize, S
 }
 
 /// The block `x`'s memory lies in: where its Python owner says (a NumPy
-/// array's base, a CuPy allocation), else one already named that holds it,
-/// else the bytes the view reaches.
+/// array's base, a CuPy allocation), else the bytes the view reaches.
 fn root_of(py: Python<'_>, x: &ViewVal, held: &[HeldBuffer]) -> TraceRoot {
     let a = &x.alloc;
     let base = a.base_address();
@@ -79,18 +78,13 @@ fn root_of(py: Python<'_>, x: &ViewVal, held: &[HeldBuffer]) -> TraceRoot {
             .extract::<Option<(usize, usize, bool)>>()
             .ok()?
     });
-    let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    // Only a block a live owner vouches for is read whole: a block named
+    // earlier may have been freed since.
     let (start, len) = match asked {
         Some((s, n, d)) if d == device && s as isize <= lo && hi <= (s + n) as isize => (s, n),
-        _ => match roots
-            .range(..=lo.max(0) as usize)
-            .next_back()
-            .filter(|(s, (n, _))| hi <= (**s + *n) as isize)
-        {
-            Some((s, (n, _))) => (*s, *n),
-            None => (lo as usize, (hi - lo).max(0) as usize),
-        },
+        _ => (lo as usize, (hi - lo).max(0) as usize),
     };
+    let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
     let fresh = 1usize << 48; // above any user address on the machines we run on
     let id = match roots.get(&start) {
         Some((n, id)) if *n == len => *id,
