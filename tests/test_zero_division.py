@@ -106,3 +106,38 @@ def test_cuda_kernels_with_checked_divisions_go_through_nvrtc():
     test_integer_division_by_zero_raises_zero_division_error()
     kernels = Path(pk.config()["cache"]) / "kernels"
     assert any("pk_zdiv_record" in p.read_text() for p in kernels.glob("*.cu") if p.with_suffix(".cubin").exists())
+
+
+NUMBA_PARALLEL = textwrap.dedent("""
+    import numpy as np
+    from {module} import njit, prange
+
+    @njit(parallel=True)   # Numba's error_model is then "numpy": by zero, 0 (ints) and IEEE (floats)
+    def parts(x, d, fx, fd):
+        out = np.empty_like(x)
+        fo = np.empty_like(fx)
+        for i in prange(x.shape[0]):
+            out[i] = x[i] // d + x[i] % d
+            q = x[i]
+            q //= d
+            out[i] += q
+            fo[i] = fx[i] // fd + fx[i] % fd
+        return out, fo
+
+    for d, fd in ((0, 0.0), (2, 0.5), (-3, -0.25)):
+        print([a.tolist() for a in parts(np.arange(-3, 4), d, np.linspace(-1, 1, 7), fd)])
+""")
+
+
+@pytest.mark.eager_only
+def test_pykokkos_numba_parallel_divides_by_zero_as_numba_does(tmp_path):
+    pytest.importorskip("numba", reason="the reference is real Numba")
+    outs = []
+    for module in ("numba", "pykokkos.numba"):
+        prog = tmp_path / f"prog_{module.replace('.', '_')}.py"
+        prog.write_text(NUMBA_PARALLEL.format(module=module))
+        r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1]
+    assert outs[0].splitlines()[0].startswith("[[0, 0, 0, 0, 0, 0, 0], [nan")

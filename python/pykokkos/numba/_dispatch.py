@@ -71,6 +71,10 @@ class Dispatcher:
             warnings.warn(f"pykokkos.numba: running {self.py_func.__name__} as plain Python: {err}", stacklevel=3)
             self._compiled[key] = self.py_func
             return self.py_func
+        # Numba's error_model ("numpy" by default under parallel=True): an
+        # integer divided by zero gives 0 instead of raising.
+        if self.options.get("error_model", "numpy" if self.options.get("parallel") else "python") == "numpy":
+            text = _numpy_division(text)
         filename = _module_file(text, self.py_func.__name__)
         scope: dict = {"__name__": f"pykokkos.numba.generated.{self.py_func.__name__}"}
         exec(compile(text, filename, "exec"), scope)
@@ -87,6 +91,39 @@ class Dispatcher:
 
     def __repr__(self):
         return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
+
+
+def _numpy_division(text: str) -> str:
+    """The generated module with `//` and `%` in its kernels as NumPy computes
+    them (`pk.floor_divide`, `pk.remainder`: an integer divided by zero is 0)."""
+    import ast
+
+    ops = {ast.FloorDiv: "floor_divide", ast.Mod: "remainder"}
+
+    def call(op, a, b):
+        f = ast.Attribute(ast.Name("pk", ast.Load()), ops[type(op)], ast.Load())
+        return ast.Call(f, [a, b], [])
+
+    class Rewrite(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            self.generic_visit(node)
+            return call(node.op, node.left, node.right) if type(node.op) in ops else node
+
+        def visit_AugAssign(self, node):
+            self.generic_visit(node)
+            if type(node.op) not in ops:
+                return node
+            load = ast.parse(ast.unparse(node.target), mode="eval").body
+            return ast.Assign([node.target], call(node.op, load, node.value))
+
+    tree = ast.parse(text)
+    kernels = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
+               and any(ast.unparse(d).startswith("pk.") for d in f.decorator_list)]
+    if not any(isinstance(n, ast.BinOp | ast.AugAssign) and type(n.op) in ops for k in kernels for n in ast.walk(k)):
+        return text
+    for k in kernels:
+        Rewrite().visit(k)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
 
 
 def _module_file(text: str, name: str) -> str:
