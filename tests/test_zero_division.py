@@ -84,16 +84,22 @@ NUMBA = textwrap.dedent("""
 """)
 
 
-@pytest.mark.eager_only
-def test_pykokkos_numba_raises_where_numba_does(tmp_path):
+def numba_and_ours(tmp_path, template: str) -> list[str]:
+    """The program's output under real Numba, then under pykokkos.numba."""
     pytest.importorskip("numba", reason="the reference is real Numba")
     outs = []
     for module in ("numba", "pykokkos.numba"):
         prog = tmp_path / f"prog_{module.replace('.', '_')}.py"
-        prog.write_text(NUMBA.format(module=module))
+        prog.write_text(template.format(module=module))
         r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         outs.append(r.stdout)
+    return outs
+
+
+@pytest.mark.eager_only
+def test_pykokkos_numba_raises_where_numba_does(tmp_path):
+    outs = numba_and_ours(tmp_path, NUMBA)
     assert outs[0] == outs[1] == "[0, 0, 1, 1, 2, 2]\nZeroDivisionError\n"
 
 
@@ -131,13 +137,6 @@ NUMBA_PARALLEL = textwrap.dedent("""
 
 @pytest.mark.eager_only
 def test_pykokkos_numba_parallel_divides_by_zero_as_numba_does(tmp_path):
-    pytest.importorskip("numba", reason="the reference is real Numba")
-    outs = []
-    for module in ("numba", "pykokkos.numba"):
-        prog = tmp_path / f"prog_{module.replace('.', '_')}.py"
-        prog.write_text(NUMBA_PARALLEL.format(module=module))
-        r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True)
-        assert r.returncode == 0, r.stderr
-        outs.append(r.stdout)
+    outs = numba_and_ours(tmp_path, NUMBA_PARALLEL)
     assert outs[0] == outs[1]
     assert outs[0].splitlines()[0].startswith("[[0, 0, 0, 0, 0, 0, 0], [nan")

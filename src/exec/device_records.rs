@@ -25,25 +25,12 @@ impl DeviceEntry {
     /// After a launch of a kernel with checked divisions: the first division
     /// by zero, in the Kokkos path's words (checked.hpp), record cleared.
     fn zero_division(&self) -> Result<Option<String>, String> {
-        let Some(at) = self.func.2 else {
+        let Some(rec) = take::<ZDIV_BYTES>(self.func.2, "division")? else {
             return Ok(None);
         };
-        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
-        let mut rec = [0u8; ZDIV_BYTES];
-        // Synchronous: waits for the kernel on the legacy stream.
-        let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, ZDIV_BYTES) };
-        drv.check(rc, "the copy of the division record (cuMemcpyDtoH)")?;
-        if i32::from_ne_bytes(rec[..4].try_into().unwrap()) == 0 {
-            return Ok(None);
-        }
-        drv.check(unsafe { (drv.memset_d8)(at, 0, ZDIV_BYTES) }, "cuMemsetD8")?;
-        let end = rec[4..]
-            .iter()
-            .position(|&c| c == 0)
-            .map_or(ZDIV_BYTES, |k| k + 4);
         Ok(Some(format!(
             "integer division or modulo by zero ({})",
-            String::from_utf8_lossy(&rec[4..end])
+            text(&rec[4..])
         )))
     }
 
@@ -51,24 +38,11 @@ impl DeviceEntry {
     /// outside a view, in the words of the Kokkos path's report (prelude.hpp
     /// `oob_report`), and the record cleared for the next launch.
     fn out_of_bounds(&self) -> Result<Option<String>, String> {
-        let Some(at) = self.func.1 else {
+        let Some(rec) = take::<OOB_BYTES>(self.func.1, "bounds")? else {
             return Ok(None);
         };
-        let drv = cudadrv::driver().map_err(|e| e.to_string())?;
-        let mut rec = [0u8; OOB_BYTES];
-        // Synchronous: waits for the kernel on the legacy stream.
-        let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, OOB_BYTES) };
-        drv.check(rc, "the copy of the bounds record (cuMemcpyDtoH)")?;
         let int = |k: usize| i32::from_ne_bytes(rec[k..k + 4].try_into().unwrap());
         let long = |k: usize| i64::from_ne_bytes(rec[k..k + 8].try_into().unwrap());
-        if int(0) == 0 {
-            return Ok(None);
-        }
-        drv.check(unsafe { (drv.memset_d8)(at, 0, OOB_BYTES) }, "cuMemsetD8")?;
-        let text = |b: &[u8]| {
-            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-            String::from_utf8_lossy(&b[..end]).into_owned()
-        };
         Ok(Some(format!(
             "index {} is out of bounds for dimension {} of view '{}' with size {} ({})",
             long(8),
@@ -78,4 +52,28 @@ impl DeviceEntry {
             text(&rec[88..])
         )))
     }
+}
+
+/// A record of `N` bytes at `at` whose first int says it is set: its bytes,
+/// and the record cleared for the next launch; None when not set (or absent).
+fn take<const N: usize>(at: Option<cudadrv::CuPtr>, what: &str) -> Result<Option<[u8; N]>, String> {
+    let Some(at) = at else {
+        return Ok(None);
+    };
+    let drv = cudadrv::driver().map_err(|e| e.to_string())?;
+    let mut rec = [0u8; N];
+    // Synchronous: waits for the kernel on the legacy stream.
+    let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, N) };
+    drv.check(rc, &format!("the copy of the {what} record (cuMemcpyDtoH)"))?;
+    if i32::from_ne_bytes(rec[..4].try_into().unwrap()) == 0 {
+        return Ok(None);
+    }
+    drv.check(unsafe { (drv.memset_d8)(at, 0, N) }, "cuMemsetD8")?;
+    Ok(Some(rec))
+}
+
+/// A NUL-terminated string in a record.
+fn text(b: &[u8]) -> String {
+    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    String::from_utf8_lossy(&b[..end]).into_owned()
 }
