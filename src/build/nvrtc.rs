@@ -59,7 +59,7 @@ pub fn load(
             // The source beside its cubin, for whoever reads what NVRTC
             // compiled (or refused); never read back.
             let _ = fs::write(dir.join(format!("{key}.cu")), source);
-            match compile(source, &cuda.arch, cuda.libdir.as_deref(), label)? {
+            match compile_interruptibly(source, &cuda.arch, cuda.libdir.as_deref(), label)? {
                 Ok(bytes) => {
                     publish(&bytes, &cubin, &key, &tc.identity)?;
                     (bytes, false)
@@ -121,6 +121,35 @@ pub fn local_bytes(f: &DeviceFn) -> PkResult<i32> {
     )
     .map_err(PkError::Runtime)?;
     Ok(n)
+}
+
+/// `compile` on a thread of its own, waited for until Ctrl-C (the program's
+/// handler raised): NVRTC cannot be stopped, so an interrupted compile is left
+/// to finish unseen and its cubin is dropped (nothing is cached).
+fn compile_interruptibly(
+    source: &str,
+    arch: &str,
+    libdir: Option<&std::path::Path>,
+    label: &str,
+) -> PkResult<Result<Vec<u8>, String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (source, arch, libdir, label) =
+        (source.to_owned(), arch.to_owned(), libdir.map(|p| p.to_owned()), label.to_owned());
+    std::thread::spawn(move || {
+        let _ = tx.send(compile(&source, &arch, libdir.as_deref(), &label));
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(25)) {
+            Ok(out) => return out,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
+                return Err(PkError::Interrupted(
+                    "an NVRTC kernel compile was interrupted (nothing was cached)".into(),
+                ));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(e) => return Err(PkError::Runtime(format!("NVRTC compile thread: {e}"))),
+        }
+    }
 }
 
 /// The cubin of `source`, or NVRTC's log when it does not compile.

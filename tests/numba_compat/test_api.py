@@ -104,35 +104,28 @@ def test_a_jitted_chain_fuses_into_one_kernel():
         assert "3 launch(es) -> 1 kernel(s)" in report, report
 
 
-def test_unsupported_construct_names_file_line_and_caret():
+@pytest.fixture
+def strict(monkeypatch):
+    monkeypatch.setenv("PK_NUMBA_STRICT", "1")
+
+
+def test_unsupported_construct_names_file_line_and_caret(strict):
     with pytest.raises(numba.UnsupportedError) as info:
         bad.uses_dict(np.ones(3))
     msg = str(info.value)
     assert "bad_programs.py:9:" in msg and "^" in msg and "d = {" in msg
 
 
-def test_reading_a_reduction_variable_in_the_loop_is_refused():
+def test_reading_a_reduction_variable_in_the_loop_is_refused(strict):
     with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:18:.*reduction variable 's'"):
         bad.reads_reduction_var(np.ones(4))
 
 
-def test_fancy_indexing_is_refused():
+def test_fancy_indexing_is_refused(strict):
     with pytest.raises(numba.UnsupportedError, match="fancy indexing"):
         bad.fancy_index(np.ones(4), np.array([0, 1]))
 
 
-def test_fallback_runs_python_with_a_warning_and_errors_poison_nothing():
-    x = np.arange(4.0)
-    fresh = njit(fallback=True)(bad.with_fallback.py_func)
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        assert fresh(x) == 12.0
-    assert any("plain Python" in str(w.message) for w in seen)
-    with pytest.raises(numba.UnsupportedError):
-        bad.uses_dict(x)
-    assert bad.good(x) == 12.0
-
-
-def test_a_numpy_function_kernels_lack_is_a_located_error():
+def test_a_numpy_function_kernels_lack_is_a_located_error(strict):
     with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:4\d:\d+: np.sinc is not supported inside a kernel"):
         bad.unknown_ufunc_in_kernel(np.ones(4), np.zeros(4))

@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import functools
 import linecache
+import os
 import warnings
 
 import numpy as np
 
+from . import _fallback
 from ._errors import UnsupportedError
 from ._translate import translate
 
 _OPTIONS = {"parallel", "fastmath", "cache", "nogil", "nopython", "boundscheck", "error_model", "inline",
             "forceobj", "looplift", "debug", "locals", "target", "no_cpython_wrapper", "no_cfunc_wrapper",
             "fallback", "_nrt", "signature_or_function"}
+
+
+def _strict() -> bool:
+    """PK_NUMBA_STRICT=1: no fallback; what cannot be offloaded raises its located error."""
+    return os.environ.get("PK_NUMBA_STRICT", "0") not in ("", "0")
+
+
+def _pk():
+    import pykokkos
+    return pykokkos
+
+
+def _refusals() -> tuple:
+    """The errors by which the runtime refuses generated code (a translation bug, never the user's)."""
+    pk = _pk()
+    return (pk.KernelSyntaxError, pk.KernelTypeError, pk.CompileError, UnsupportedError)
 
 
 # Every dispatcher made in this process, for `python -m pykokkos migrate`.
@@ -36,10 +54,14 @@ class Dispatcher:
         if unknown:
             raise TypeError(f"unknown option(s) for njit/jit: {', '.join(sorted(unknown))}")
         self.py_func = py_func
-        self.fallback = bool(options.get("fallback", False))
         self.options = options
         self._compiled: dict = {}
         self._sources: dict = {}
+        self._how: dict = {}  # signature key -> "kokkos", "numba" or "python"
+        self.why: dict = {}  # signature key -> why it was not offloaded
+        self.last_ran: str | None = None
+        self.last_key = None
+        self._warned = False
         functools.update_wrapper(self, py_func)
         ALL.append(self)
 
@@ -52,8 +74,10 @@ class Dispatcher:
             args = self._bind(args, kwargs)
         key = tuple(_key(a) for a in args)
         fn = self._compiled.get(key)
-        if fn is None:
-            fn = self._compile(key, args)
+        how = self._how.get(key)
+        if fn is None or (how != "kokkos" and _strict()):
+            return self._first_call(key, args)
+        self.last_ran, self.last_key = how, key
         return fn(*args)
 
     def _bind(self, args, kwargs):
@@ -62,15 +86,55 @@ class Dispatcher:
         bound.apply_defaults()
         return tuple(bound.args)
 
-    def _compile(self, key, args):
+    def _first_call(self, key, args):
+        """Translates for this signature and runs; what Kokkos cannot take runs
+        under Numba (or Python), unless PK_NUMBA_STRICT=1 asks for the error."""
         try:
-            text, entry = translate(self.py_func, args, lambda v: isinstance(v, Dispatcher))
+            fn = self._compile(key, args)
         except UnsupportedError as err:
-            if not self.fallback:
+            if _strict():
                 raise
-            warnings.warn(f"pykokkos.numba: running {self.py_func.__name__} as plain Python: {err}", stacklevel=3)
-            self._compiled[key] = self.py_func
-            return self.py_func
+            return self._fall_back(key, args, str(err))
+        except RecursionError:
+            raise
+        except Exception as err:  # noqa: BLE001 - a translator bug must not stop the program
+            located = UnsupportedError(f"{_fallback.where(self.py_func)}: pykokkos.numba could not translate "
+                                       f"{self.py_func.__qualname__} ({type(err).__name__}: {err})")
+            if _strict():
+                raise located from err
+            return self._fall_back(key, args, str(located))
+        # The generated kernels compile as they first launch: one that the
+        # toolchain refuses is a translation the fallback takes over, with the
+        # arrays put back as the call found them.
+        saved = [(a, a.copy()) for a in args if isinstance(a, np.ndarray) and a.flags.writeable]
+        try:
+            out = fn(*args)
+            _pk().flush()
+        except _refusals() as err:
+            if _strict():
+                raise
+            for a, before in saved:
+                a[...] = before
+            return self._fall_back(key, args, str(err))
+        self._how[key] = self.last_ran = "kokkos"
+        self.last_key = key
+        return out
+
+    def _fall_back(self, key, args, why: str):
+        fn = _fallback.numba_version(self)
+        how = "numba" if fn is not None else "python"
+        if fn is None:
+            fn = self.py_func
+        if not self._warned:
+            self._warned = True
+            _fallback.warn(self.py_func, how, why)
+        self._compiled[key] = fn
+        self._how[key] = self.last_ran = how
+        self.why[key], self.last_key = why, key
+        return fn(*args)
+
+    def _compile(self, key, args):
+        text, entry = translate(self.py_func, args, lambda v: isinstance(v, Dispatcher))
         # Numba's error_model ("numpy" by default under parallel=True): an
         # integer divided by zero gives 0 instead of raising.
         if self.options.get("error_model", "numpy" if self.options.get("parallel") else "python") == "numpy":
