@@ -322,7 +322,26 @@ def aranges(n):
     return a.sum(), b * 2, c, np.arange(n, dtype=np.float64) / n
 
 
+# -- Numba's typing rules: float32 stays float32 against integer literals and
+# integer arrays (ufunc loops), integer scalars widen to int64 ------------------------------
+@njit
+def float32_keeps_width(a, k):
+    b = a ** 2 + a * 2 - a / 4 + a // 3
+    c = a + k  # an int32 array: the float32 loop, as Numba picks it
+    return b, c, np.sqrt(k), a ** 0.5
+
+
+@njit
+def small_ints_widen(x, y):
+    s = x[0] * y[0]  # int8 * int8 scalars: int64 in Numba, no wraparound
+    for i in range(1, x.shape[0]):
+        s = s * 3 + x[i] * y[i]
+    return s, x[0] + np.uint8(250) * 2
+
+
 CASES = {
+    "float32_keeps_width": lambda: (vec(64, np.float32), R.integers(1, 9, 64).astype(np.int32)),
+    "small_ints_widen": lambda: (R.integers(-100, 100, 12).astype(np.int8), R.integers(-100, 100, 12).astype(np.int8)),
     "aranges": lambda: (17,),
     "rows_and_columns": lambda: (mat(64, 5), 2.0),
     "flat_and_ndindex": lambda: (R.random((3, 4, 5)), np.zeros((3, 4, 5))),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from ._errors import unsupported
 from ._kbody import KernelBody, pk_type
 from ._typer import Arr
@@ -123,7 +125,7 @@ class Expr:
             v, _, nd = self.region(e.value, e.slice, e)
             return self.index(v, e.slice, nd, e)
         if isinstance(e, ast.BinOp):
-            return ast.BinOp(self.element(e.left), e.op, self.element(e.right))
+            return ast.BinOp(self.in_loop(e.left, t), e.op, self.in_loop(e.right, t))
         if isinstance(e, ast.UnaryOp):
             return ast.UnaryOp(e.op, self.element(e.operand))
         if isinstance(e, ast.Compare) and len(e.ops) == 1:
@@ -131,7 +133,8 @@ class Expr:
         if isinstance(e, ast.Call):
             kind = self.t.names.callee(e.func)
             if kind is not None and kind[0] == "np" and kind[1] in ELEMENTWISE_NP and not e.keywords:
-                f, args = kind[1], [self.element(a) for a in e.args]
+                f = kind[1]
+                args = [self.in_loop(a, t) if f in NP_BINARY else self.element(a) for a in e.args]
                 if f == "where":
                     return ast.IfExp(args[0], args[1], args[2])
                 if f in NP_BINARY:
@@ -154,6 +157,18 @@ class Expr:
             v, _, nd = self.region(name(tmp), None, e)
             return self.index(v, None, nd, e)
         raise self.err(e, f"{ast.unparse(e)[:40]} is not an elementwise array expression pykokkos.numba supports")
+
+    def in_loop(self, e, out: Arr) -> ast.expr:
+        """An operand of an arithmetic ufunc, cast to the float loop Numba runs
+        it in (float32 ** 0.5 computes in float64, float32 * 2 in float32)."""
+        el = self.element(e)
+        if np.dtype(out.dtype).kind not in "fc":
+            return el
+        t = self.t.type_of(e)
+        dt = t.dtype if isinstance(t, Arr) else t
+        if dt == out.dtype or isinstance(e, ast.Constant) and np.dtype(out.dtype) == np.float64:
+            return el
+        return ast.Call(pk_type(out.dtype), [el], [])
 
     def scalar(self, e) -> ast.expr:
         """A scalar operand: computed in the kernel when it only reads names and

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from . import _arrayexpr, _loops, _serial
 from ._arrayexpr import call, name
 from ._errors import unsupported
@@ -158,6 +160,26 @@ class _Rewrite(ast.NodeTransformer):
             return self._materialize(e, e, t.type_of(e))
         return self.generic_visit(e)
 
+    def visit_BinOp(self, e):
+        """Scalar arithmetic as Numba types it, not as NumPy scalars would:
+        integers as Python ints (Numba widens them to int64), float64 as
+        Python floats (dividing by zero raises), float32 as np.float32."""
+        ty = self.t.type_of(e)
+        if isinstance(ty, Arr):
+            return self._materialize(e, e, ty)
+        node = self.generic_visit(e)
+        if not isinstance(ty, str) or ty in ("range", "none") or np.dtype(ty).kind not in "iuf":
+            return node
+        kind = np.dtype(ty).kind
+        cast = "int" if kind in "iu" else ("float" if ty == "float64" else f"np.{ty}")
+        for side, orig in (("left", e.left), ("right", e.right)):
+            ot = self.t.type_of(orig)
+            if isinstance(orig, ast.Constant) and (kind != "f" or ty == "float64"):
+                continue
+            if isinstance(ot, str) and (ot != ty or kind in "iu"):
+                setattr(node, side, ast.Call(ast.parse(cast, mode="eval").body, [getattr(node, side)], []))
+        return node
+
     def _alloc(self, what, e):
         t = self.t
         ty = t.type_of(e)
@@ -210,12 +232,10 @@ class _Rewrite(ast.NodeTransformer):
         self.pre.extend(_arrayexpr.assign(self.t, None, value, new=tmp))
         return name(tmp)
 
-    def visit_BinOp(self, e):
+    def visit_UnaryOp(self, e):
         if isinstance(self.t.type_of(e), Arr):
             return self._materialize(e, e, self.t.type_of(e))
         return self.generic_visit(e)
-
-    visit_UnaryOp = visit_BinOp
 
     def visit_Attribute(self, e):
         ty = self.t.type_of(e.value)

@@ -67,6 +67,19 @@ class KernelBody(ast.NodeTransformer):
         return unsupported(self.tr.ctx, node, msg)
 
     # -- expressions -------------------------------------------------------
+    def visit_BinOp(self, e):
+        """Scalar arithmetic in Numba's types: operands cast to the result's
+        type (int8 * int8 computes in int64, int / int in float64)."""
+        ty = self.ty(e)
+        node = self.generic_visit(e)
+        if not isinstance(ty, str) or ty not in PK_DTYPE or ty == "bool":
+            return node
+        for side, orig in (("left", e.left), ("right", e.right)):
+            ot = self.ty(orig)
+            if isinstance(ot, str) and ot in PK_DTYPE and ot != ty and not isinstance(orig, ast.Constant):
+                setattr(node, side, ast.Call(pk_type(ty), [getattr(node, side)], []))
+        return node
+
     def visit_Attribute(self, e):
         t = self.ty(e.value)
         if isinstance(t, Arr):

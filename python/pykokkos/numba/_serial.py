@@ -7,20 +7,50 @@ import ast
 
 from ._arrayexpr import call, name
 from ._errors import unsupported
-from ._kbody import assigned_names, loop_vars, read_names
+from ._kbody import assigned_names, loop_vars, pk_type, read_names
 from ._loops import _SCALARS, _clone, _declare, _params, _rewrite, _workunit
 from ._typer import Arr, Tup
 
 
 def _events(stmts):
-    """Names in source order, each with whether it is read (True) or written."""
+    """Names in evaluation order, each with whether it is read (True) or
+    written: an assignment's targets are written after its value is read."""
+    after: dict = {}
+    for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
+        value, targets = None, []
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value, targets = node.value, (node.targets if isinstance(node, ast.Assign) else [node.target])
+        elif isinstance(node, ast.For):
+            value, targets = node.iter, [node.target]
+        for tgt in targets:
+            for n in ast.walk(tgt):
+                if isinstance(n, ast.Name):
+                    after[id(n)] = (value.end_lineno, value.end_col_offset + 1)
     out = []
     for node in ast.walk(ast.Module(body=list(stmts), type_ignores=[])):
         if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
             out.append((node.lineno, node.col_offset - 1, node.target.id, True))
         elif isinstance(node, ast.Name):
-            out.append((node.lineno, node.col_offset, node.id, isinstance(node.ctx, ast.Load)))
+            line, col = after.get(id(node), (node.lineno, node.col_offset))
+            out.append((line, col, node.id, isinstance(node.ctx, ast.Load)))
     return sorted(out)
+
+
+def _unconditional_writes(block) -> set:
+    """Names a top-level statement of the block assigns (not inside a branch or loop)."""
+    out = set()
+    for s in block:
+        targets = s.targets if isinstance(s, ast.Assign) else ([s.target] if isinstance(s, ast.AnnAssign) else [])
+        for tgt in targets:
+            out |= {n.id for n in ast.walk(tgt) if isinstance(n, ast.Name)}
+    return out
+
+
+def _defined_before(t, block) -> set:
+    """Parameters and names assigned on lines above the block."""
+    start = block[0].lineno
+    return set(t.params) | {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name)
+                            and isinstance(n.ctx, ast.Store) and n.lineno < start}
 
 
 def _reads_outside(fdef, block) -> set:
@@ -55,8 +85,11 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     first: dict = {}
     for _, _, n, is_read in _events(block):
         first.setdefault(n, is_read)
+    # A name the block may leave unwritten (assigned only in a branch or a
+    # loop) keeps the value it had: it goes in too.
+    sure, before = _unconditional_writes(block), _defined_before(t, block)
     for n in stored:
-        if first.get(n) and n in t.env:
+        if n in t.env and (first.get(n) or (n in before and n not in sure)):
             live_in.add(n)
     outside = _reads_outside(t.fdef, block)
     live_out = sorted(n for n in stored if n in outside and isinstance(t.env.get(n), str) and t.env[n] in _SCALARS)
@@ -65,7 +98,8 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     host: list[ast.stmt] = []
     tail: list[ast.stmt] = []
     for n in sorted(live_in):
-        params.append(ast.arg(f"{n}__in"))
+        ty = t.env.get(n)
+        params.append(ast.arg(f"{n}__in", pk_type(ty) if isinstance(ty, str) and ty in _SCALARS else None))
         kws.append(ast.keyword(f"{n}__in", name(n)))
     for n in live_out:
         params.append(ast.arg(f"{n}__out"))

@@ -48,6 +48,51 @@ def promote(a: str, b: str) -> str:
     return np.result_type(np.dtype(a), np.dtype(b)).name
 
 
+_UFUNC_OF = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide",
+             ast.FloorDiv: "floor_divide", ast.Mod: "remainder", ast.Pow: "power", ast.BitAnd: "bitwise_and",
+             ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor", ast.LShift: "left_shift",
+             ast.RShift: "right_shift"}
+
+
+def ufunc_out(name: str, dtypes: list) -> str | None:
+    """The output dtype of NumPy ufunc `name` on these input dtypes as Numba
+    types it: the first of the ufunc's loops the inputs cast to safely, where
+    an integer may cast to any float when integers and floats are mixed (so
+    float32 ** 2 stays float32 while np.sqrt of an int32 is float64)."""
+    uf = getattr(np, name, None)
+    if not isinstance(uf, np.ufunc) or None in dtypes or len(dtypes) != uf.nin:
+        return None
+    ins = [np.dtype(d) for d in dtypes]
+    mixed = any(t.kind in "iu" for t in ins) and any(t.kind in "fc" for t in ins)
+
+    def castable(src, dst):
+        return (mixed and src.kind in "iu" and dst.kind in "fc") or np.can_cast(src, dst, "safe")
+
+    for loop in uf.types:
+        inputs, outputs = loop.split("->")
+        if any(c in "OemM" for c in inputs + outputs):
+            continue
+        if all(castable(t, np.dtype(c)) for t, c in zip(ins, inputs)):
+            return np.dtype(outputs[0]).name
+    return None
+
+
+def scalar_binop(op, a: str, b: str) -> str:
+    """Numba's scalar arithmetic: integers widen to int64 (uint64 when both
+    are unsigned), `/` gives a float, a float to an integer power keeps its
+    width, floats promote as NumPy does."""
+    ka, kb = np.dtype(a).kind, np.dtype(b).kind
+    if isinstance(op, ast.Div):
+        return as_float(promote(a, b)) if "f" in ka + kb or "c" in ka + kb else "float64"
+    if ka in "biu" and kb in "biu":
+        if ka == kb == "b" and isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return "bool"
+        return "uint64" if ka == kb == "u" else "int64"
+    if isinstance(op, ast.Pow) and ka in "fc" and kb in "biu":
+        return a
+    return promote(a, b)
+
+
 def as_float(dt: str) -> str:
     """The dtype NumPy's float functions return for dt (ints and bools give float64)."""
     k = np.dtype(dt).kind
@@ -236,15 +281,11 @@ class Typer:
             da = a.dtype if isinstance(a, Arr) else a
             db = b.dtype if isinstance(b, Arr) else b
             nd = max(x.ndim for x in (a, b) if isinstance(x, Arr))
-            return Arr(self.binop(op, da, db), nd)
-        if not isinstance(a, str) or not isinstance(b, str):
+            out = ufunc_out(_UFUNC_OF.get(type(op), ""), [da, db])
+            return Arr(out, nd) if out is not None else None
+        if not isinstance(a, str) or not isinstance(b, str) or a in (RANGE, NONE) or b in (RANGE, NONE):
             return None
-        t = promote(a, b)
-        if isinstance(op, ast.Div):
-            return as_float(t)
-        if t == "bool" and not isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return "int64"
-        return t
+        return scalar_binop(op, a, b)
 
     def subscript(self, e):
         base = self.expr(e.value)
@@ -362,7 +403,9 @@ class Typer:
         if fn in PRED:
             return Arr("bool", arr.ndim) if arr else "bool"
         out = None
-        if fn in MATH_FLOAT:
+        if isinstance(getattr(np, fn, None), np.ufunc) and fn not in PRED:
+            out = ufunc_out(fn, [self.dtype_of(a) for a in args])
+        elif fn in MATH_FLOAT:
             d = args[0].dtype if isinstance(args[0], Arr) else args[0]
             out = as_float(d) if d is not None else None
             if fn in ("power", "pow", "arctan2", "atan2", "hypot", "copysign", "fmod") and len(args) == 2:
