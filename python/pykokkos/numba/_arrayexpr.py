@@ -13,7 +13,7 @@ import ast
 import numpy as np
 
 from ._errors import unsupported
-from ._kbody import KernelBody, pk_type
+from ._kbody import NP_RENAME, KernelBody, pk_type
 from ._typer import Arr
 
 ELEMENTWISE_NP = {
@@ -21,9 +21,22 @@ ELEMENTWISE_NP = {
     "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "abs", "absolute", "fabs", "floor",
     "ceil", "trunc", "power", "arctan2", "hypot", "minimum", "maximum", "fmin", "fmax", "where", "square",
     "negative", "sign", "isnan", "isinf", "isfinite", "add", "subtract", "multiply", "divide", "true_divide",
-    "conj", "conjugate", "real", "imag", "rint", "cbrt", "copysign", "fmod",
+    "conj", "conjugate", "real", "imag", "rint", "cbrt", "copysign", "fmod", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
+    "floor_divide", "remainder", "mod", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not",
+    "deg2rad", "rad2deg", "degrees", "radians",
 }
-NP_BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "divide": ast.Div, "true_divide": ast.Div}
+NP_BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "divide": ast.Div, "true_divide": ast.Div,
+             "floor_divide": ast.FloorDiv, "remainder": ast.Mod, "mod": ast.Mod, "bitwise_and": ast.BitAnd,
+             "bitwise_or": ast.BitOr, "bitwise_xor": ast.BitXor}
+NP_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq,
+              "not_equal": ast.NotEq}
+# NumPy names of kernel math the kernel language spells otherwise.
+NP_MATH = {"deg2rad": "radians", "rad2deg": "degrees"}
+
+
+def _truth(x: ast.expr) -> ast.expr:
+    return ast.Compare(x, [ast.NotEq()], [ast.Constant(0)])
 
 
 def name(n: str, ctx=None) -> ast.Name:
@@ -141,7 +154,23 @@ class Expr:
                     return ast.BinOp(args[0], NP_BINARY[f](), args[1])
                 if f == "negative":
                     return ast.UnaryOp(ast.USub(), args[0])
-                return call(f"np.{f}", args)
+                if f in NP_COMPARE:
+                    return ast.Compare(args[0], [NP_COMPARE[f]()], [args[1]])
+                if f in ("logical_and", "logical_or"):
+                    op = ast.And() if f == "logical_and" else ast.Or()
+                    return ast.BoolOp(op, [_truth(a) for a in args])
+                if f == "logical_xor":
+                    return ast.Compare(_truth(args[0]), [ast.NotEq()], [_truth(args[1])])
+                if f == "logical_not":
+                    return ast.UnaryOp(ast.Not(), _truth(args[0]))
+                if f in ("invert", "bitwise_not"):
+                    return ast.UnaryOp(ast.Invert(), args[0]) if self.t.type_of(e).dtype != "bool" else \
+                        ast.UnaryOp(ast.Not(), args[0])
+                if f == "square":
+                    return ast.BinOp(args[0], ast.Mult(), args[0])
+                return call(f"np.{NP_RENAME.get(f, NP_MATH.get(f, f))}", args)
+            if kind is not None and kind[0] == "np" and isinstance(getattr(np, kind[1], None), np.ufunc):
+                raise self.err(e, f"np.{kind[1]} is not supported in array expressions")
             if kind is not None and kind[0] == "math":
                 return call(f"math.{kind[1]}", [self.element(a) for a in e.args])
             if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":

@@ -95,8 +95,6 @@ class Dispatcher:
             if _strict():
                 raise
             return self._fall_back(key, args, str(err))
-        except RecursionError:
-            raise
         except Exception as err:  # noqa: BLE001 - a translator bug must not stop the program
             located = UnsupportedError(f"{_fallback.where(self.py_func)}: pykokkos.numba could not translate "
                                        f"{self.py_func.__qualname__} ({type(err).__name__}: {err})")

@@ -43,6 +43,8 @@ class Names:
         self.is_helper = is_helper
 
     def lookup(self, name):
+        if name == "__pk_numpy__":  # _normalize.NUMPY
+            return np
         if name in self.globals:
             return self.globals[name]
         return getattr(builtins, name, None)

@@ -16,6 +16,7 @@ import textwrap
 from . import _arrayexpr, _host, _serial
 from ._errors import Source, unsupported
 from ._names import Names
+from ._normalize import normalize
 from ._typer import Arr, Typer, type_of_value
 
 HEADER = ("import math\n\nimport numpy as np\n\nimport pykokkos as pk\nfrom pykokkos.numba import rt\n")
@@ -78,6 +79,7 @@ class Translation:
         if params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs:
             raise unsupported(self.ctx, self.fdef, "jitted functions take plain positional parameters")
         self.params = [a.arg for a in params.args]
+        normalize(self.fdef, self.names, dict(zip(self.params, arg_types)))
         if len(arg_types) != len(self.params):
             raise TypeError(f"{fn.__name__}() takes {len(self.params)} arguments but {len(arg_types)} were given")
         self.arg_types = dict(zip(self.params, arg_types))
