@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _arrayexpr, _loops, _serial
 from ._arrayexpr import call, name
-from ._errors import unsupported
+from ._errors import UnsupportedError, unsupported
 from ._typer import ALLOC, REDUCE, Arr
 
 ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
@@ -38,7 +38,7 @@ class HostBody:
 
         def end_run():
             if run:
-                out.extend(_serial.serial(self.t, list(run)))
+                out.extend(self.serial_or_host(list(run)))
                 run.clear()
 
         for s in stmts:
@@ -55,6 +55,35 @@ class HostBody:
                 out.extend(self.stmt(s))
         end_run()
         return out
+
+    def serial_or_host(self, stmts) -> list[ast.stmt]:
+        """Loops as one serial kernel; a loop whose whole-array statements no
+        kernel can hold (bounded slices such as u[1:-1, 1:-1] = ..., an array
+        rebound each step) runs on the host instead, each statement a kernel
+        (the usual time-step loop around stencils and array updates)."""
+        try:
+            return _serial.serial(self.t, stmts)
+        except UnsupportedError:
+            if not any(self.has_array_stmt(s) for s in stmts):
+                raise
+        out: list[ast.stmt] = []
+        for s in stmts:
+            try:
+                out.extend(_serial.serial(self.t, [s]))
+            except UnsupportedError:
+                if not self.has_array_stmt(s):
+                    raise
+                out.append(self.control(s))
+        return out
+
+    def has_array_stmt(self, s) -> bool:
+        t = self.t
+        for n in ast.walk(s):
+            if isinstance(n, ast.Assign) and isinstance(t.type_of(n.value), Arr):
+                return True
+            if isinstance(n, ast.AugAssign) and isinstance(t.type_of(n.target), Arr):
+                return True
+        return False
 
     def control(self, s):
         """A host loop or branch around kernels: Python runs it."""
@@ -137,6 +166,13 @@ class _Rewrite(ast.NodeTransformer):
                 return _arrayexpr.reduce(t, f.attr, f.value, self.pre, e)
             if f.attr == "copy":
                 return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
+            if f.attr == "sort" and not e.args and not e.keywords:
+                ty = t.type_of(f.value)
+                tmp = t.fresh("a")
+                t.env[tmp] = ty
+                self.pre.append(ast.Assign([name(tmp, ast.Store())], call("rt.sorted_copy", [self.visit(f.value)])))
+                self.pre.extend(_arrayexpr.assign(t, ast.Subscript(f.value, ast.Slice(), ast.Load()), name(tmp)))
+                return ast.Constant(None)
             if f.attr == "fill" and len(e.args) == 1:
                 self.pre.extend(_arrayexpr.assign(t, ast.Subscript(f.value, ast.Slice(), ast.Load()), e.args[0]))
                 return ast.Constant(None)
@@ -152,6 +188,16 @@ class _Rewrite(ast.NodeTransformer):
             return _arrayexpr.reduce(t, what, arg, self.pre, e)
         if k == "np" and what in ALLOC:
             return self._alloc(what, e)
+        if k == "np" and what in ("array", "asarray") and e.args:
+            ty = t.type_of(e)
+            if isinstance(e.args[0], (ast.List, ast.Tuple)):
+                return call("rt.array", [self.visit(e.args[0]), ast.Constant(ty.dtype)])
+            if what == "asarray" and ty == t.type_of(e.args[0]):
+                return self.visit(e.args[0])
+            return self._materialize(ast.BinOp(e.args[0], ast.Mult(), ast.Constant(1)), e, ty) \
+                if ty.dtype != "bool" else self._materialize(e.args[0], e, ty)
+        if k == "np" and what == "sort" and len(e.args) == 1:
+            return call("rt.sorted_copy", [self.visit(e.args[0])])
         if k == "helper":
             args = [self.visit(a) for a in e.args]
             fname = t.host_helper(what, [t.type_of(a) for a in e.args], e)

@@ -312,6 +312,9 @@ class KernelBody(ast.NodeTransformer):
         out = [ast.copy_location(ast.Assign([n], v), s) for n, v in zip(names, vals)]
         return [self.visit(ast.fix_missing_locations(x)) for x in out]
 
+    def visit_Assert(self, s):
+        raise self.err(s, "assert inside a loop is not supported by pykokkos.numba (assert before the loop)")
+
     def visit_AugAssign(self, s):
         if isinstance(self.ty(s.target), Arr):
             return _kelem.expand(self, s, s.target, s.value, s.op)

@@ -136,14 +136,25 @@ REFUSED = {
     ast.ClassDef: "classes", ast.FunctionDef: "nested functions", ast.Global: "global statements",
     ast.Nonlocal: "nonlocal statements", ast.Import: "imports", ast.ImportFrom: "imports",
     ast.Delete: "del statements", ast.List: "list literals", ast.NamedExpr: "the walrus operator",
-    ast.MatMult: "the @ operator", ast.Assert: "assert statements",
+    ast.MatMult: "the @ operator",
 }
+
+
+def _array_literals(fdef) -> set:
+    """ids of the list displays that are np.array([...]) / np.asarray([...]) arguments (nested too)."""
+    ok: set = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("array", "asarray") and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            ok |= {id(x) for x in ast.walk(node.args[0]) if isinstance(x, (ast.List, ast.Tuple))}
+    return ok
 
 
 def check_subset(fdef: ast.FunctionDef, ctx: Source) -> None:
     """Refuses constructs no kernel can hold before anything is typed."""
+    literals = _array_literals(fdef)
     for node in ast.walk(fdef):
-        if node is fdef:
+        if node is fdef or id(node) in literals:
             continue
         what = REFUSED.get(type(node))
         if what is not None:

@@ -392,6 +392,10 @@ class Typer:
             return n.dtype_name(ast.Attribute(ast.Name("np"), fn))
         if fn in ALLOC:
             return self.alloc_type(fn, args, kw, e)
+        if fn in ("array", "asarray") and e.args:
+            return self.array_type(e)
+        if fn == "sort" and len(args) == 1 and isinstance(args[0], Arr):
+            return args[0]
         if fn in REDUCE:
             if fn in ("dot", "vdot"):
                 return promote(args[0].dtype, args[1].dtype)
@@ -425,6 +429,29 @@ class Typer:
             return None
         nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
         return Arr(out, nd) if nd else out
+
+    def array_type(self, e):
+        """np.array of a (nested) list display or of an array, as Numba types it."""
+        src = e.args[0]
+        dkw = next((k.value for k in e.keywords if k.arg == "dtype"), e.args[1] if len(e.args) > 1 else None)
+        if not isinstance(src, (ast.List, ast.Tuple)):
+            t = self.expr(src)
+            if not isinstance(t, Arr):
+                return None
+            return Arr(self.names.dtype_name(dkw), t.ndim) if dkw is not None else t
+        nd, items = 0, [src]
+        while items and all(isinstance(x, (ast.List, ast.Tuple)) for x in items):
+            nd += 1
+            items = [y for x in items for y in x.elts]
+        dt = None
+        for x in items:
+            t = self.expr(x)
+            if not isinstance(t, str) or t in (RANGE, NONE):
+                return None
+            dt = t if dt is None else promote(dt, t)
+        if dkw is not None:
+            dt = self.names.dtype_name(dkw)
+        return Arr(dt or "float64", nd) if items or dkw is not None else None
 
     def dtype_of(self, t):
         return t.dtype if isinstance(t, Arr) else t

@@ -140,6 +140,17 @@ def zeros(shape, dtype: str):
     return pk.View(shape, getattr(pk, dtype if dtype != "bool" else "bool"))
 
 
+def array(values, dtype: str):
+    """np.array of a list display: a View holding it."""
+    return pk.array(np.array(values, dtype=np.dtype(dtype)))
+
+
+def sorted_copy(v):
+    """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
+    pk.flush()
+    return pk.array(np.sort(np.asarray(v), kind="quicksort"))
+
+
 def arange_len(start, stop, step) -> int:
     """Elements of np.arange(start, stop, step)."""
     if step == 0:
