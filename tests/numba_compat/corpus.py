@@ -339,7 +339,169 @@ def small_ints_widen(x, y):
     return s, x[0] + np.uint8(250) * 2
 
 
+# -- spellings seen in other people's Numba programs ----------------------------------------
+F32 = np.float32
+SCALE = 2.5
+
+
+@njit
+def docstring(a):
+    """Sum of squares."""
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * a[i]
+    return s
+
+
+@njit
+def dtype_of(a):
+    out = np.zeros(a.shape[0], dtype=a.dtype)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * 2
+    return out
+
+
+@njit
+def kw_shape(a):
+    out = np.empty(shape=(a.shape[0],), dtype=np.float64)
+    for i in range(a.shape[0]):
+        out[i] = a[i] + 1.0
+    return out
+
+
+@njit
+def global_dtype(a):
+    out = np.zeros(a.shape[0], dtype=F32)
+    for i in range(a.shape[0]):
+        out[i] = a[i] * SCALE
+    return out
+
+
+@njit
+def tuple_loop(a):
+    out = np.zeros_like(a)
+    for i in range(1, a.shape[0] - 1):
+        for d in (-1, 0, 1):
+            out[i] += a[i + d]
+    return out
+
+
+@njit
+def shape_tuple(a):
+    s = a.shape
+    t = 0.0
+    for i in range(s[0]):
+        for j in range(s[1]):
+            t += a[i, j]
+    return t
+
+
+@njit
+def helper_int(x):
+    if x > 0.5:
+        return 1
+    return 0
+
+
+@njit
+def calls_helper_int(a):
+    c = 0
+    for i in range(a.shape[0]):
+        c += helper_int(a[i])
+    return c
+
+
+@njit
+def helper_kw(x, scale=2.0):
+    return x * scale
+
+
+@njit
+def calls_kw(a):
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = helper_kw(a[i], scale=3.0)
+    return out
+
+
+@njit
+def slice_in_loop(u, steps):
+    for k in range(steps):
+        u[1:-1, 1:-1] = 0.25 * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:])
+    return u
+
+
+@njit
+def rebound(a, steps):
+    cur = a.copy()
+    for k in range(steps):
+        cur = cur * 0.5 + 1.0
+    return cur
+
+
+@njit
+def array_literal(x):
+    w = np.array([0.25, 0.5, 0.25])
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0] - 1):
+        out[i] = w[0] * x[i - 1] + w[1] * x[i] + w[2] * x[i + 1]
+    return out
+
+
+@njit
+def with_assert(a):
+    assert a.shape[0] > 0
+    return a.sum()
+
+
+@njit
+def sort_copy(a):
+    b = a.copy()
+    b.sort()
+    return b
+
+
+@njit
+def logical(a, b):
+    return np.logical_and(a > 0.5, b < 0.5)
+
+
+@njit
+def atan2(a, b):
+    return np.arctan2(a, b)
+
+
+@njit(parallel=True)
+def prange_array_mul(a):
+    acc = np.ones(3)
+    for i in prange(a.shape[0]):
+        acc += a[i, :]
+    return acc
+
+
+@njit
+def logical_ufuncs(a):
+    return np.logical_or(a > 0.8, a < 0.2).sum() + np.logical_not(a > 0.5).sum()
+
+
 CASES = {
+    "docstring": lambda: (vec(12),),
+    "dtype_of": lambda: (vec(12, np.float32),),
+    "kw_shape": lambda: (vec(12),),
+    "global_dtype": lambda: (vec(12),),
+    "tuple_loop": lambda: (vec(12),),
+    "shape_tuple": lambda: (mat(6, 5),),
+    "calls_helper_int": lambda: (vec(12),),
+    "calls_kw": lambda: (vec(12),),
+    "slice_in_loop": lambda: (mat(6, 5), 3),
+    "rebound": lambda: (vec(12), 4),
+    "array_literal": lambda: (vec(12),),
+    "with_assert": lambda: (vec(12),),
+    "sort_copy": lambda: (vec(12),),
+    "logical": lambda: (vec(12), vec(12)),
+    "atan2": lambda: (vec(12), vec(12)),
+    "prange_array_mul": lambda: (R.random((8, 3)),),
+    "logical_ufuncs": lambda: (vec(12),),
     "float32_keeps_width": lambda: (vec(64, np.float32), R.integers(1, 9, 64).astype(np.int32)),
     "small_ints_widen": lambda: (R.integers(-100, 100, 12).astype(np.int8), R.integers(-100, 100, 12).astype(np.int8)),
     "aranges": lambda: (17,),

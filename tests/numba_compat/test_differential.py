@@ -68,7 +68,9 @@ def same(got, want, what):
 
 
 @pytest.mark.parametrize("case", sorted(REAL.CASES))
-def test_corpus(case):
+def test_corpus(case, monkeypatch):
+    # Strict: every corpus program must run as Kokkos kernels, not fall back to Numba.
+    monkeypatch.setenv("PK_NUMBA_STRICT", "1")
     args = REAL.CASES[case]()
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     want = getattr(REAL, case)(*args)
