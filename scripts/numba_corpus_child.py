@@ -37,15 +37,16 @@ def load(path: pathlib.Path, engine, name: str):
 def npbench_maker(tree: pathlib.Path, folder: pathlib.Path):
     def npbench(bench: str, **params):
         info = json.loads((tree / "bench_info" / f"{bench}.json").read_text())["benchmark"]
-        spec = importlib.util.spec_from_file_location(f"init_{bench}", folder / f"{info['module_name']}.py")
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        init = info["init"]
-        outs = getattr(mod, init["func_name"])(*[params[k] for k in init["input_args"]])
-        if len(init["output_args"]) == 1:
-            outs = (outs,)
         env = dict(params)
-        env.update(zip(init["output_args"], outs))
+        init = info.get("init")
+        if init:  # inputs made by the benchmark's own initialize()
+            spec = importlib.util.spec_from_file_location(f"init_{bench}", folder / f"{info['module_name']}.py")
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            outs = getattr(mod, init["func_name"])(*[params[k] for k in init["input_args"]])
+            if len(init["output_args"]) == 1:
+                outs = (outs,)
+            env.update(zip(init["output_args"], outs))
         return tuple(env[k] for k in info["input_args"])
     return npbench
 

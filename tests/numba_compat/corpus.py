@@ -484,7 +484,34 @@ def logical_ufuncs(a):
     return np.logical_or(a > 0.8, a < 0.2).sum() + np.logical_not(a > 0.5).sum()
 
 
+@njit(parallel=True)
+def row_stats(a, out):
+    for i in prange(a.shape[0]):
+        out[i, 0] = a[i, :].max()
+        out[i, 1] = np.min(a[i])
+        out[i, 2] = a[i].mean() + np.sum(a[i, :] * 2.0)
+
+
+@njit
+def sum_in_loop(a):
+    t = 0.0
+    for i in range(a.shape[0]):
+        t += a[i, :].sum()
+    return t
+
+
+@njit
+def ndenum(a):
+    s = 0.0
+    for idx, v in np.ndenumerate(a):
+        s += v * idx[0]
+    return s
+
+
 CASES = {
+    "row_stats": lambda: (mat(6, 5), np.zeros((6, 3))),
+    "sum_in_loop": lambda: (mat(6, 5),),
+    "ndenum": lambda: (mat(6, 5),),
     "docstring": lambda: (vec(12),),
     "dtype_of": lambda: (vec(12, np.float32),),
     "kw_shape": lambda: (vec(12),),

@@ -59,6 +59,8 @@ class KernelBody(ast.NodeTransformer):
         # The prange loop's index when this is its body (updates of memory every
         # iteration shares are atomic there).
         self.parallel_index = parallel_index
+        # Statements a reduction inside the statement being visited needs first.
+        self.pending: list | None = None
 
     def ty(self, e):
         return self.tr.type_of(e, self.env)
@@ -123,6 +125,42 @@ class KernelBody(ast.NodeTransformer):
                 e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()), e.ctx), e)
         return self.generic_visit(e)
 
+    def _reduction(self, e, kind):
+        """A whole-array reduction inside a kernel: its loop goes before the statement."""
+        x, fn = None, None
+        if kind is None and isinstance(e.func, ast.Attribute) and not e.args and not e.keywords and \
+                e.func.attr in _kelem._REDUCERS and isinstance(self.ty(e.func.value), Arr):
+            x, fn = e.func.value, e.func.attr
+        elif kind is not None and kind[0] == "np" and kind[1] in _kelem._REDUCERS and len(e.args) == 1 and \
+                not e.keywords and isinstance(self.ty(e.args[0]), Arr):
+            x, fn = e.args[0], kind[1]
+        if x is None:
+            return None
+        if self.pending is None:
+            raise self.err(e, f"{fn}() of an array inside a kernel is supported in assignments, "
+                           "returns and expression statements")
+        pre, value = _kelem.reduce_expr(self, fn, x, e)
+        self.pending.extend(pre)
+        return ast.copy_location(value, e)
+
+    def _hoisting(self, s, visit):
+        """Visits a simple statement; reductions it holds run just before it."""
+        outer, self.pending = self.pending, []
+        try:
+            r = visit(s)
+            pre = self.pending
+        finally:
+            self.pending = outer
+        if not pre:
+            return r
+        return pre + (r if isinstance(r, list) else [r])
+
+    def visit_Expr(self, s):
+        return self._hoisting(s, self.generic_visit)
+
+    def visit_AnnAssign(self, s):
+        return self._hoisting(s, self.generic_visit)
+
     def visit_Name(self, e):
         if e.id in self.env or not isinstance(e.ctx, ast.Load):
             return e
@@ -136,6 +174,9 @@ class KernelBody(ast.NodeTransformer):
         if kind is None and isinstance(e.func, ast.Attribute) and (
                 e.func.attr == "extent" or isinstance(e.func.value, ast.Name) and e.func.value.id == "pk"):
             return e  # written by an earlier rewrite
+        reduced = self._reduction(e, kind)
+        if reduced is not None:
+            return reduced
         if kind is None:
             if isinstance(e.func, ast.Attribute) and isinstance(self.ty(e.func.value), Arr):
                 raise self.err(e, f"the array method .{e.func.attr}() is not supported inside a kernel")
@@ -281,6 +322,9 @@ class KernelBody(ast.NodeTransformer):
         return self.visit_For(loop)
 
     def visit_Assign(self, s):
+        return self._hoisting(s, self._assign)
+
+    def _assign(self, s):
         if len(s.targets) == 1 and isinstance(s.targets[0], ast.Subscript) and isinstance(self.ty(s.targets[0]), Arr):
             return _kelem.expand(self, s, s.targets[0], s.value, None)
         if len(s.targets) == 1 and isinstance(s.targets[0], (ast.Tuple, ast.List)):
@@ -316,12 +360,15 @@ class KernelBody(ast.NodeTransformer):
         raise self.err(s, "assert inside a loop is not supported by pykokkos.numba (assert before the loop)")
 
     def visit_AugAssign(self, s):
+        return self._hoisting(s, self._augassign)
+
+    def _augassign(self, s):
         if isinstance(self.ty(s.target), Arr):
             return _kelem.expand(self, s, s.target, s.value, s.op)
         return self.generic_visit(s)
 
     def visit_Return(self, s):
-        return self.generic_visit(s)
+        return self._hoisting(s, self.generic_visit)
 
     def _stmts(self, body):
         out = []

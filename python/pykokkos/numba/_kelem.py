@@ -90,3 +90,64 @@ def expand(kb, s, target, value, op):
         ast.copy_location(x, s)
         ast.fix_missing_locations(x)
     return [kb.visit(x) for x in loop]
+
+
+_REDUCERS = {"sum", "prod", "max", "min", "amax", "amin", "mean"}
+
+
+def _base(kb, x):
+    """The first array operand of an elementwise expression (its shape is the expression's)."""
+    for n in ast.walk(x):
+        if isinstance(n, (ast.Name, ast.Subscript)) and isinstance(kb.ty(n), Arr):
+            return n
+    return None
+
+
+def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
+    """`x.sum()` (and prod/min/max/mean, np.sum(x), ...) of an array expression
+    inside a kernel: statements accumulating it in a loop nest, and the value."""
+    import numpy as np
+
+    from ._kbody import pk_type
+    t = kb.ty(x)
+    base = _base(kb, x)
+    if base is None:
+        raise kb.err(node, f"cannot reduce {ast.unparse(x)[:40]} inside a kernel")
+    ks = [kb.fresh("r") for _ in range(t.ndim)]
+    elem = _Elem(kb, ks)(x)
+    out_ty = kb.ty(ast.Call(ast.Attribute(x, "sum" if fn == "mean" else fn.lstrip("a"), ast.Load()), [], []))
+    acc = kb.fresh("acc")
+    kb.env[acc] = out_ty
+    dt = np.dtype(out_ty)
+    if fn in ("sum", "mean"):
+        init, update = ast.Constant(0), ast.BinOp(_name(acc), ast.Add(), elem)
+    elif fn == "prod":
+        init, update = ast.Constant(1), ast.BinOp(_name(acc), ast.Mult(), elem)
+    else:
+        big = np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max
+        first = fn in ("max", "amax")
+        init = ast.Constant((-big if first and dt.kind == "f" else np.iinfo(dt).min if first else big).item())
+        init = ast.Call(pk_type(out_ty), [init], [])
+        update = ast.Call(_name("max" if first else "min"), [_name(acc), elem], [])
+    body = [ast.Assign([_name(acc, ast.Store())], update)]
+    arr = base.value if isinstance(base, ast.Subscript) else base
+    bt = kb.ty(arr)
+    bidx = base.slice.elts if isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple) else (
+        [base.slice] if isinstance(base, ast.Subscript) else [])
+    bidx = list(bidx) + [ast.Slice()] * (bt.ndim - len(bidx))
+    dims = [d for d, i in enumerate(bidx) if _full(i)]
+    count = None
+    for k, d in reversed(list(zip(ks, dims))):
+        ext = ast.Call(ast.Attribute(arr, "extent", ast.Load()), [ast.Constant(d)], [])
+        count = ext if count is None else ast.BinOp(count, ast.Mult(), ext)
+        body = [ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), body, [])]
+    pre = [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(out_ty), [init], []) if fn in (
+        "sum", "mean", "prod") else init)] + body
+    for s in pre:
+        ast.copy_location(s, node)
+        ast.fix_missing_locations(s)
+    value = _name(acc)
+    if fn == "mean":
+        kb.env[acc] = "float64" if dt.kind in "biu" else out_ty
+        value = ast.BinOp(value, ast.Div(), count)
+    return [kb.visit(s) for s in pre], value

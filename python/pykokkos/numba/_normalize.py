@@ -18,10 +18,36 @@ _ALLOC_FIRST = {"empty": ["shape"], "zeros": ["shape"], "ones": ["shape"], "full
 
 def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
     _strip_strings(fdef)
+    _ndenumerate(fdef, names)
     _Calls(names, arg_types).visit(fdef)
     _unroll(fdef)
     _shape_aliases(fdef)
     ast.fix_missing_locations(fdef)
+
+
+def _ndenumerate(fdef, names) -> None:
+    """`for idx, v in np.ndenumerate(a)` -> `for idx in np.ndindex(a.shape): v = a[idx]`."""
+    for node in ast.walk(fdef):
+        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and len(node.iter.args) == 1
+                and isinstance(node.iter.args[0], ast.Name) and isinstance(node.target, ast.Tuple)
+                and len(node.target.elts) == 2 and isinstance(node.target.elts[1], ast.Name)
+                and names.callee(node.iter.func) == ("np", "ndenumerate")):
+            continue
+        arr = node.iter.args[0].id
+        idx, value = node.target.elts
+        node.iter = ast.copy_location(ast.Call(
+            ast.Attribute(ast.Name(NUMPY, ast.Load()), "ndindex", ast.Load()),
+            [ast.Attribute(ast.Name(arr, ast.Load()), "shape", ast.Load())], []), node.iter)
+        node.target = idx
+        read = copy.deepcopy(idx)
+        for n in ast.walk(read):
+            if isinstance(n, (ast.Name, ast.Tuple)):
+                n.ctx = ast.Load()
+        assign = ast.Assign([ast.Name(value.id, ast.Store())],
+                            ast.Subscript(ast.Name(arr, ast.Load()), read, ast.Load()))
+        for n in ast.walk(assign):  # placed where the loop binds its names, which reads see as earlier
+            ast.copy_location(n, node.target)
+        node.body.insert(0, assign)
 
 
 def _bodies(node):

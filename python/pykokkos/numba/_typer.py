@@ -298,6 +298,8 @@ class Typer:
                 t = join(t, i)
             return t
         if isinstance(base, Arr):
+            if len(idx) == 1 and isinstance(self.expr(idx[0]), Tup):  # a[idx] with idx a tuple of indices
+                idx = [ast.Constant(0)] * len(self.expr(idx[0]).items)
             for i in idx:
                 self.expr(i)
             kept = base.ndim - len(idx) + sum(isinstance(i, ast.Slice) for i in idx)
