@@ -32,21 +32,35 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 MANIFEST = pathlib.Path(os.environ.get("PK_NUMBA_CORPUS_MANIFEST", ROOT / "corpus" / "numba.toml"))
 
 
-def extract(mirrors: pathlib.Path, work: pathlib.Path, repo: str, commit: str) -> pathlib.Path:
-    """The repository's tree at `commit`, extracted once under `work`."""
+def extract(mirrors: pathlib.Path, work: pathlib.Path, repo: str, commit: str, folders: list[str]) -> pathlib.Path:
+    """The repository's folders at `commit`, extracted once under `work` (the
+    program's own folder and what it reads beside it; a mirror may lack blobs
+    of large files elsewhere)."""
     dest = work / f"{repo.replace('/', '+')}@{commit[:12]}"
-    if (dest / ".complete").exists():
-        return dest
     git = mirrors / repo.replace("/", "+") / "repo"
     if not git.exists():
         raise SystemExit(f"{repo}: not fetched (expected a git directory at {git})")
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.run(["git", f"--git-dir={git}", "archive", commit], capture_output=True, check=False)
-    if archive.returncode != 0:
-        raise SystemExit(f"{repo}@{commit}: {archive.stderr.decode().strip()}")
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    (dest / ".complete").write_text("")
+    for folder in folders:
+        mark = dest / ".extracted" / folder.replace("/", "+")
+        if mark.exists():
+            continue
+        dest.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", f"--git-dir={git}", "archive", commit, folder], capture_output=True,
+                                 check=False)
+        if archive.returncode != 0:
+            raise SystemExit(f"{repo}@{commit}:{folder}: {archive.stderr.decode().strip()}")
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+        mark.parent.mkdir(exist_ok=True)
+        mark.write_text("")
     return dest
+
+
+def folders_of(p: dict) -> list[str]:
+    parent = str(pathlib.PurePosixPath(p["path"]).parent)
+    out = [parent if parent != "." else p["path"]]
+    if "npbench(" in p["args"]:
+        out.append("bench_info")
+    return out
 
 
 def run_child(entry: dict, tree: pathlib.Path, timeout: float) -> dict:
@@ -78,7 +92,7 @@ def main() -> int:
         programs = [p for p in programs if any(o in p["name"] for o in a.only)]
     results = []
     for p in programs:
-        tree = extract(a.mirrors, a.work, p["repo"], p["commit"])
+        tree = extract(a.mirrors, a.work, p["repo"], p["commit"], folders_of(p))
         r = run_child(p, tree, a.timeout)
         r["source"] = p["name"].split("/")[0]
         results.append(r)

@@ -43,6 +43,13 @@ def _key(a):
         return ("A", a.dtype.str, a.ndim)
     if isinstance(a, tuple):
         return ("T", tuple(_key(x) for x in a))
+    view = getattr(a, "__pk_view_type__", None)
+    if view is not None:
+        return ("V", *view())
+    if isinstance(a, Dispatcher):
+        return ("F", id(a))
+    if isinstance(a, np.dtype) or isinstance(a, type) and issubclass(a, np.generic):
+        return ("D", np.dtype(a).str)
     return type(a)
 
 

@@ -13,7 +13,7 @@ import math
 
 from . import _kelem
 from ._errors import unsupported
-from ._typer import Arr, Tup
+from ._typer import Arr, Const, Tup
 
 NP_RENAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh",
              "arccosh": "acosh", "arctanh": "atanh", "power": "pow", "absolute": "abs", "fabs": "fabs",
@@ -187,7 +187,9 @@ class KernelBody(ast.NodeTransformer):
         if k == "helper":
             tys = [self.ty(a) for a in e.args]
             name = self.tr.device_helper(what, tys, e)
-            return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), e.args, []), e)
+            # A dtype or function argument is part of the helper's translation, not a parameter.
+            args = [a for a, ty in zip(e.args, tys) if not isinstance(ty, Const)]
+            return ast.copy_location(ast.Call(ast.Name(name, ast.Load()), args, []), e)
         if k == "builtin":
             if what == "len":
                 return ast.copy_location(_extent(e.args[0], 0), e)

@@ -17,12 +17,41 @@ _ALLOC_FIRST = {"empty": ["shape"], "zeros": ["shape"], "ones": ["shape"], "full
 
 
 def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
+    _constants(fdef, names, arg_types)
     _strip_strings(fdef)
     _ndenumerate(fdef, names)
     _Calls(names, arg_types).visit(fdef)
     _unroll(fdef)
     _shape_aliases(fdef)
     ast.fix_missing_locations(fdef)
+
+
+def _constants(fdef, names, arg_types) -> None:
+    """Parameters given a dtype or a jitted function: each read of them names
+    that dtype (np.<name>) or that function."""
+    from ._typer import Const, dtype_value
+    subst = {}
+    for p, t in arg_types.items():
+        if not isinstance(t, Const):
+            continue
+        dt = dtype_value(t.value)
+        if dt is not None:
+            subst[p] = lambda node, dt=dt: ast.Attribute(ast.Name(NUMPY, ast.Load()), dt, ast.Load())
+        else:
+            alias = f"__pk_arg_{p}"
+            names.globals[alias] = t.value
+            subst[p] = lambda node, alias=alias: ast.Name(alias, ast.Load())
+    if not subst:
+        return
+
+    class Read(ast.NodeTransformer):
+        def visit_Name(self, n):
+            if isinstance(n.ctx, ast.Load) and n.id in subst:
+                return ast.copy_location(subst[n.id](n), n)
+            return n
+
+    for s in fdef.body:
+        Read().visit(s)
 
 
 def _ndenumerate(fdef, names) -> None:

@@ -9,7 +9,7 @@ from ._arrayexpr import call, name
 from ._errors import unsupported
 from ._kbody import assigned_names, loop_vars, pk_type, read_names
 from ._loops import _SCALARS, _clone, _declare, _params, _rewrite, _workunit
-from ._typer import Arr, Tup
+from ._typer import Arr, Const, Tup
 
 
 def _events(stmts):
@@ -151,6 +151,7 @@ def emit_function(t, fname: str) -> None:
             raise unsupported(t.ctx, assigned_names(body)[p], f"a helper called from a kernel may not assign "
                               f"its parameter '{p}'; use a local")
     out = _declare(t, _rewrite(t, body), stored, t.env)
-    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in t.params], None, [], [], None, []),
+    params = [p for p in t.params if not isinstance(t.arg_types.get(p), Const)]
+    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
                            out or [ast.Pass()], [ast.parse("pk.function", mode="eval").body], None)
     t.module.add(fdef)

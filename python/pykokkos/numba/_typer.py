@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._errors import unsupported
-from ._names import Names
+from ._names import DTYPES, Names
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,13 @@ class Arr:
 @dataclass(frozen=True)
 class Tup:
     items: tuple
+
+
+@dataclass(frozen=True)
+class Const:
+    """An argument the translation specializes on: a dtype or a jitted function
+    passed as a value (Numba compiles once per such value too)."""
+    value: object
 
 
 RANGE = "range"
@@ -114,8 +121,22 @@ def scalar_of(value) -> str | None:
     return None
 
 
+def dtype_value(value) -> str | None:
+    """The dtype name of np.float64, np.dtype('f4'), float, ... (None for anything else)."""
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        try:
+            return np.dtype(value).name
+        except TypeError:
+            return None
+    return None
+
+
 def type_of_value(value):
+    if dtype_value(value) is not None or hasattr(value, "py_func") and hasattr(value, "pk_source"):
+        return Const(value)
     if isinstance(value, np.ndarray):
+        if value.dtype.fields is not None or value.dtype.kind not in "biufc":
+            return None
         return Arr(value.dtype.name, value.ndim)
     if isinstance(value, tuple):
         items = tuple(type_of_value(v) for v in value)
@@ -124,6 +145,10 @@ def type_of_value(value):
     if view is not None:
         return Arr(*view())
     return scalar_of(value)
+
+
+def _show(t) -> str:
+    return f"{t.ndim}-d {t.dtype} array" if isinstance(t, Arr) else str(t)
 
 
 def join(a, b):
@@ -169,7 +194,11 @@ class Typer:
 
     def bind(self, target, ty):
         if isinstance(target, ast.Name):
-            self.env[target.id] = join(self.env.get(target.id), ty)
+            t = join(self.env.get(target.id), ty)
+            if t == "conflict":
+                raise unsupported(self.names.ctx, target, f"'{target.id}' holds values of different types "
+                                  f"({_show(self.env.get(target.id))} and {_show(ty)})")
+            self.env[target.id] = t
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = ty.items if isinstance(ty, Tup) else None
             if items is None and isinstance(ty, Arr):
@@ -209,7 +238,11 @@ class Typer:
             self.stmts(s.orelse)
         elif isinstance(s, ast.Return):
             ty = self.expr(s.value) if s.value is not None else NONE
-            self.returns = ty if self.returns is None else join(self.returns, ty)
+            t = ty if self.returns is None else join(self.returns, ty)
+            if t == "conflict":
+                raise unsupported(self.names.ctx, s, f"returns values of different types ({_show(self.returns)} "
+                                  f"and {_show(ty)}; an optional value is not supported)")
+            self.returns = t
         elif isinstance(s, ast.Expr):
             self.expr(s.value)
 
@@ -242,6 +275,9 @@ class Typer:
             g = n.constant(e.id)
             if g is not None:
                 return type_of_value(g)
+            v = n.lookup(e.id)
+            if n.is_helper(v) or dtype_value(v) is not None:  # passed on as a value
+                return Const(v)
             return None
         if isinstance(e, ast.BinOp):
             return self.binop(e.op, self.expr(e.left), self.expr(e.right))
@@ -293,6 +329,13 @@ class Typer:
         if isinstance(base, Tup):
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 return base.items[e.slice.value]
+            if isinstance(e.slice, ast.Slice):
+                bounds = [b.value if isinstance(b, ast.Constant) else (-b.operand.value if isinstance(
+                    b, ast.UnaryOp) and isinstance(b.op, ast.USub) and isinstance(b.operand, ast.Constant) else
+                    "?") if b is not None else None for b in (e.slice.lower, e.slice.upper, e.slice.step)]
+                if "?" in bounds:
+                    raise unsupported(self.names.ctx, e, "a slice of a tuple needs constant bounds")
+                return Tup(base.items[slice(*bounds)])
             t = None
             for i in base.items:
                 t = join(t, i)
@@ -309,6 +352,8 @@ class Typer:
         return None
 
     def attribute(self, e):
+        if self.names.module_of(e.value) in ("np", "numba") and e.attr in DTYPES:
+            return Const(getattr(np, e.attr, None) or np.dtype(DTYPES[e.attr]).type)
         base = self.expr(e.value)
         if isinstance(base, Arr):
             if e.attr == "shape":
@@ -328,7 +373,7 @@ class Typer:
     def call(self, e):  # noqa: C901
         n = self.names
         args = [self.expr(a) for a in e.args]
-        kw = {k.arg: self.expr(k.value) for k in e.keywords}
+        kw = {k.arg: self.expr(k.value) for k in e.keywords if k.arg != "dtype"}
         f = e.func
         if isinstance(f, ast.Attribute) and isinstance(self.expr(f.value), Arr):
             a = self.expr(f.value)
@@ -459,6 +504,8 @@ class Typer:
         return t.dtype if isinstance(t, Arr) else t
 
     def reduce_type(self, fn, a):
+        if not isinstance(a, Arr):
+            return None
         if fn in ("argmin", "argmax"):
             return "int64"
         if fn == "mean":
