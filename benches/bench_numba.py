@@ -8,6 +8,7 @@ equal.
     python benches/bench_numba.py            # host (OpenMP)
     python benches/bench_numba.py --save-ref ref.json   # also keep Numba's outputs and times
     python benches/bench_numba.py --cuda --ref ref.json # the GPU machine (no Numba there)
+    python benches/bench_numba.py --cuda --resident --ref ref.json  # arrays already on the GPU (CuPy)
 
 On the GPU the figures compare a GPU against the host's cores (Numba's
 results are the reference either way); absolute times are from the GPU only.
@@ -70,7 +71,7 @@ def load(engine, name):
 def best(f, args, reps: int, fence) -> float:
     t = float("inf")
     for _ in range(reps):
-        fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        fresh = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
         fence()
         t0 = time.perf_counter()
         f(*fresh)
@@ -84,6 +85,10 @@ def fingerprint(x):
     shape, sums and 64 sampled elements."""
     if isinstance(x, tuple):
         return [fingerprint(v) for v in x]
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        x = x.get()  # a CuPy array
+    elif getattr(x, "__pk_view_type__", None) is not None:
+        x = np.asarray(x)
     if isinstance(x, np.ndarray):
         flat = x.ravel()
         idx = np.linspace(0, flat.size - 1, num=min(64, flat.size)).astype(np.int64)
@@ -103,14 +108,21 @@ def same_print(a, b) -> bool:
 
 def outputs(f, args):
     """What a call gives back and every array argument after it."""
-    fresh = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    fresh = [a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in args]
     r = f(*fresh)
-    return fingerprint((r if isinstance(r, tuple) else (r,)) + tuple(a for a in fresh if isinstance(a, np.ndarray)))
+    return fingerprint((r if isinstance(r, tuple) else (r,)) + tuple(a for a in fresh if hasattr(a, "shape")))
 
 
-def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None) -> dict:
+def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None, resident: bool = False) -> dict:
     import pykokkos as pk
     import pykokkos.numba as pkn
+
+    on_device = (lambda a: a)
+    if resident:
+        import cupy  # device-resident arrays: CuPy's, passed as they are
+
+        def on_device(args):
+            return [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
 
     if cuda:
         pk.set_default_space(pk.Cuda)
@@ -130,9 +142,10 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None)
         else:
             want, t_numba = ref[name]["outputs"], ref[name]["numba"]
         row = {"numba": t_numba, "outputs": want}
+        mine = on_device(args) if resident else args
         for mode in ("eager", "fused"):
             pk._native.set_lazy(mode == "fused")
-            if not same_print(outputs(getattr(ours, name), args), want):
+            if not same_print(outputs(getattr(ours, name), mine), want):
                 raise SystemExit(f"{name} ({mode}): result differs from Numba's")
             pk._native.set_lazy(False)
         # Side by side: the modes alternate (which goes first alternates too),
@@ -143,9 +156,10 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None)
         for k in range(reps):
             for mode in (("eager", "fused") if k % 2 == 0 else ("fused", "eager")):
                 pk._native.set_lazy(mode == "fused")
-                getattr(ours, name)(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+                getattr(ours, name)(*[a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in mine])
                 # pk.flush: all of it, deferred launches too, inside the timing.
-                row[mode] = min(row[mode], best(getattr(ours, name), args, 1, pk.flush))
+                row[mode] = min(row[mode], best(getattr(ours, name), mine, 1, pk.flush if not resident else
+                                                lambda: (pk.flush(), pk.fence())))
                 pk._native.set_lazy(False)
         out[name] = row
         print(f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
@@ -162,6 +176,7 @@ if __name__ == "__main__":
     ap.add_argument("--cuda", action="store_true", help="run pykokkos.numba on the Cuda space")
     ap.add_argument("--ref", help="Numba's outputs and times from --save-ref (where Numba is not installed)")
     ap.add_argument("--save-ref", help="write Numba's outputs and times here")
+    ap.add_argument("--resident", action="store_true", help="with --cuda: the arrays live on the GPU (CuPy)")
     a = ap.parse_args()
     scale = float(os.environ.get("PK_BENCH_SCALE", "1"))
     ref = None
@@ -170,4 +185,6 @@ if __name__ == "__main__":
             ref = json.load(f)
     print(f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
           f"{os.cpu_count()} cores), best of 5; every result checked against Numba's")
-    run(a.cuda, scale, 5, ref, a.save_ref)
+    if a.resident:
+        print("arrays resident on the GPU (CuPy), passed without copies")
+    run(a.cuda, scale, 5, ref, a.save_ref, a.resident and a.cuda)

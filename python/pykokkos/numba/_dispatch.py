@@ -46,6 +46,8 @@ def _key(a):
     view = getattr(a, "__pk_view_type__", None)
     if view is not None:
         return ("V", *view())
+    if hasattr(a, "__cuda_array_interface__") and hasattr(a, "dtype"):
+        return ("A", np.dtype(a.dtype).str, int(a.ndim))
     if isinstance(a, Dispatcher):
         return ("F", id(a))
     if isinstance(a, np.dtype) or isinstance(a, type) and issubclass(a, np.generic):

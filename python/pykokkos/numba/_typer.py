@@ -144,6 +144,9 @@ def type_of_value(value):
     view = getattr(value, "__pk_view_type__", None)
     if view is not None:
         return Arr(*view())
+    if hasattr(value, "__cuda_array_interface__") and hasattr(value, "dtype") and hasattr(value, "ndim"):
+        dt = np.dtype(value.dtype)  # CuPy and other device arrays: used where they are
+        return Arr(dt.name, int(value.ndim)) if dt.kind in "biufc" and dt.fields is None else None
     return scalar_of(value)
 
 
@@ -345,6 +348,8 @@ class Typer:
                 idx = [ast.Constant(0)] * len(self.expr(idx[0]).items)
             for i in idx:
                 self.expr(i)
+            if len(idx) > base.ndim:
+                raise unsupported(self.names.ctx, e, f"{len(idx)} indices into a {base.ndim}-d array")
             kept = base.ndim - len(idx) + sum(isinstance(i, ast.Slice) for i in idx)
             if any(isinstance(self.expr(i), Arr) for i in idx):
                 raise unsupported(self.names.ctx, e, "indexing with arrays (fancy indexing) is not supported")
@@ -535,6 +540,8 @@ class Typer:
             dkw = next((k.value for k in call.keywords if k.arg == "dtype"), None)
             return Arr(n.dtype_name(dkw) if dkw is not None else ("int64" if dt in ("int64", "bool") else dt), 1)
         shape = args[0]
+        if not (isinstance(shape, Tup) or isinstance(shape, str) and np.dtype(shape).kind in "iub"):
+            raise unsupported(self.names.ctx, e, f"np.{fn} needs a shape of integers (its type here: {_show(shape)})")
         nd = len(shape.items) if isinstance(shape, Tup) else 1
         pos = 2 if fn == "full" else 1
         dkw = next((k.value for k in call.keywords if k.arg == "dtype"), None)

@@ -3,16 +3,22 @@ pykokkos migrate`) calls besides pykokkos: argument wrapping, slice regions,
 allocation and the policies of array expressions and serial blocks."""
 from __future__ import annotations
 
+import contextvars
+
 import numpy as np
 
 import pykokkos as pk
 from pykokkos._views import View
 
 _SPACES_ON_HOST = ("OpenMP", "Serial", "Threads")
+# The Views a call was given (a View argument returned is handed back as is).
+_ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
 
 
 def _wrap(a):
-    if isinstance(a, np.ndarray):
+    """A NumPy array as a View of its memory; a device array (CuPy, anything
+    with __cuda_array_interface__) as a View of its device memory, in place."""
+    if isinstance(a, np.ndarray) or hasattr(a, "__cuda_array_interface__") and not isinstance(a, View):
         return pk.asarray(a)
     return a
 
@@ -32,11 +38,13 @@ def call(body, *args):
         for v in views:
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(True)
+    token = _ARGS.set({id(v) for v in views})
     try:
         out = body(*views)
         pk.flush()
         return _result(out, own)
     finally:
+        _ARGS.reset(token)
         for v in views:
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(False)
@@ -46,7 +54,8 @@ def _result(x, own):
     if isinstance(x, tuple):
         return tuple(_result(v, own) for v in x)
     if isinstance(x, View):
-        return own.get(id(x), np.asarray(x))
+        # An argument comes back as itself (a device array stays on the device).
+        return own[id(x)] if id(x) in own else (x if id(x) in _ARGS.get() else np.asarray(x))
     if isinstance(x, pk.LazyNumber):
         x = x.__pk_number__()
     if isinstance(x, np.generic):

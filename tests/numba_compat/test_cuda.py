@@ -1,0 +1,66 @@
+"""pykokkos.numba on the GPU (make test-gpu): the same Numba functions given
+NumPy arrays, CuPy arrays and Cuda Views; device arrays are used where they
+are (an array argument comes back as itself), results equal to the plain
+Python run of each function (Numba's results; the GPU machine has no Numba)."""
+import numpy as np
+import pytest
+
+import pykokkos as pk
+
+from . import corpus  # noqa: F401  (imported under pykokkos.numba by test_differential)
+from .test_differential import OURS, same
+
+pytestmark = [pytest.mark.device_only]
+
+R = np.random.default_rng(5)
+CASES = {
+    "saxpy": lambda: (2.5, R.random(4096), R.random(4096), np.zeros(4096)),
+    "dot_prange": lambda: (R.random(4096), R.random(4096)),
+    "moments": lambda: (R.random(4096),),
+    "row_norms": lambda: (R.random((64, 48)), np.zeros(64)),
+    "expressions": lambda: (R.random((32, 16)), R.random((32, 16))),
+    "time_steps": lambda: (R.random(2048), 3),
+    "slice_in_loop": lambda: (R.random((24, 20)), 3),
+}
+
+
+@pytest.fixture(autouse=True)
+def on_cuda():
+    pk.set_default_space(pk.Cuda)
+    yield
+    pk.set_default_space(pk.OpenMP)
+
+
+def _host(x):
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        return x.get()
+    if getattr(x, "__pk_view_type__", None) is not None:
+        return np.asarray(x)
+    return x
+
+
+@pytest.mark.parametrize("kind", ["numpy", "cupy", "view"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_arrays_pass_as_they_are(case, kind):
+    args = CASES[case]()
+    want_args = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    want = getattr(OURS, case).py_func(*want_args)
+    if kind == "cupy":
+        cp = pytest.importorskip("cupy", reason="CuPy arrays are what this passes")
+        mine = [cp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    elif kind == "view":
+        mine = []
+        for a in args:
+            if isinstance(a, np.ndarray):
+                v = pk.View(list(a.shape), pk.double, space=pk.CudaSpace)
+                np.asarray(v)[...] = a
+                a = v
+            mine.append(a)
+    else:
+        mine = list(args)
+    got = getattr(OURS, case)(*mine)
+    same(_host(got) if not isinstance(got, tuple) else tuple(_host(x) for x in got),
+         want.item() if isinstance(want, np.generic) else want, f"{case} ({kind}) result")
+    for k, (g, w) in enumerate(zip(mine, want_args)):
+        if isinstance(w, np.ndarray):
+            same(_host(g), w, f"{case} ({kind}) argument {k} after the call")
