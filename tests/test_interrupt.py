@@ -20,9 +20,13 @@ import pykokkos as pk
 pytestmark = [pytest.mark.eager_only, pytest.mark.host_only("signals a host process while its kernels run")]
 
 LOOP = textwrap.dedent("""
+    import os
     import sys
     import numpy as np
     import pykokkos as pk
+
+    if os.environ.get("LOOP_CUDA"):
+        pk.set_default_space(pk.Cuda)
 
     @pk.workunit
     def slow(i, y, s, reps):
@@ -34,7 +38,7 @@ LOOP = textwrap.dedent("""
         for k in range(reps):
             z[i] = z[i] + y[i]
 
-    n, reps, steps = 1 << 15, 6000, 40
+    n, reps, steps = 1 << 15, int(os.environ.get("LOOP_REPS", "6000")), 40
     y, z = pk.View([n], pk.double), pk.View([n], pk.double)
     pk.parallel_for(n, slow, y=y, s=0.0, reps=1)          # compiled before the signal comes
     pk.parallel_for(n, follow, z=z, y=y, reps=1)

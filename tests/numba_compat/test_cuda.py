@@ -34,7 +34,7 @@ def on_cuda():
 def _host(x):
     if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
         return x.get()
-    if getattr(x, "__pk_view_type__", None) is not None:
+    if isinstance(x, pk.View):
         return np.asarray(x)
     return x
 

@@ -12,6 +12,7 @@ import numpy as np
 from . import _fallback
 from ._errors import UnsupportedError
 from ._translate import translate
+from ._typer import _view_type
 
 _OPTIONS = {"parallel", "fastmath", "cache", "nogil", "nopython", "boundscheck", "error_model", "inline",
             "forceobj", "looplift", "debug", "locals", "target", "no_cpython_wrapper", "no_cfunc_wrapper",
@@ -43,9 +44,9 @@ def _key(a):
         return ("A", a.dtype.str, a.ndim)
     if isinstance(a, tuple):
         return ("T", tuple(_key(x) for x in a))
-    view = getattr(a, "__pk_view_type__", None)
+    view = _view_type(a)
     if view is not None:
-        return ("V", *view())
+        return ("V", *view)
     if hasattr(a, "__cuda_array_interface__") and hasattr(a, "dtype"):
         return ("A", np.dtype(a.dtype).str, int(a.ndim))
     if isinstance(a, Dispatcher):

@@ -131,6 +131,15 @@ def dtype_value(value) -> str | None:
     return None
 
 
+def _view_type(value):
+    """(dtype name, ndim) of a pykokkos View (a View argument is used as it is)."""
+    from pykokkos._types import numpy_dtype
+    from pykokkos._views import View
+    if isinstance(value, View):
+        return numpy_dtype(value._dtype_code).name, len(value.shape)
+    return None
+
+
 def type_of_value(value):
     if dtype_value(value) is not None or hasattr(value, "py_func") and hasattr(value, "pk_source"):
         return Const(value)
@@ -141,9 +150,9 @@ def type_of_value(value):
     if isinstance(value, tuple):
         items = tuple(type_of_value(v) for v in value)
         return Tup(items) if all(i is not None for i in items) else None
-    view = getattr(value, "__pk_view_type__", None)
+    view = _view_type(value)
     if view is not None:
-        return Arr(*view())
+        return Arr(*view)
     if hasattr(value, "__cuda_array_interface__") and hasattr(value, "dtype") and hasattr(value, "ndim"):
         dt = np.dtype(value.dtype)  # CuPy and other device arrays: used where they are
         return Arr(dt.name, int(value.ndim)) if dt.kind in "biufc" and dt.fields is None else None

@@ -13,6 +13,8 @@ from pykokkos._views import View
 _SPACES_ON_HOST = ("OpenMP", "Serial", "Threads")
 # The Views a call was given (a View argument returned is handed back as is).
 _ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
+# Whether the call was given arrays in device memory (its serial code then runs on the device too).
+_ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=False)
 
 
 def _wrap(a):
@@ -39,12 +41,15 @@ def call(body, *args):
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(True)
     token = _ARGS.set({id(v) for v in views})
+    # (a View answers __cuda_array_interface__ only when its memory is the GPU's)
+    device = _ON_DEVICE.set(any(hasattr(a, "__cuda_array_interface__") for a in args))
     try:
         out = body(*views)
         pk.flush()
         return _result(out, own)
     finally:
         _ARGS.reset(token)
+        _ON_DEVICE.reset(device)
         for v in views:
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(False)
@@ -136,10 +141,11 @@ def policy(shape: tuple):
 
 def serial_policy():
     """One work item, on the host when the default space is a GPU (serial code
-    runs where Numba would run it)."""
+    runs where Numba would run it), unless the call was given device arrays
+    (CuPy, Cuda Views), which only the GPU can read."""
     space = pk.get_default_space()
     name = getattr(space, "name", str(space))
-    if any(h in name for h in _SPACES_ON_HOST):
+    if any(h in name for h in _SPACES_ON_HOST) or _ON_DEVICE.get():
         return pk.RangePolicy(0, 1)
     return pk.RangePolicy(pk.OpenMP, 0, 1)
 

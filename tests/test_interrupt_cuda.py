@@ -1,0 +1,22 @@
+"""Ctrl-C during a lazy flush of Cuda kernels (make test-gpu): the flush stops
+between kernels, what did not run stays pending and runs at the next read,
+results as if never interrupted (test_interrupt.py's program on the GPU)."""
+import pytest
+
+from test_interrupt import LOOP, expected, signal_after
+
+pytestmark = [pytest.mark.eager_only, pytest.mark.device_only]
+
+REPS = 20_000_000  # each slow kernel runs tens of milliseconds on the GPU: the flush lasts seconds
+
+
+def test_lazy_ctrl_c_stops_a_cuda_flush_between_kernels(tmp_path):
+    rc, out, err = signal_after(tmp_path, LOOP, "recorded", 0.5,
+                                {"PK_FUSE": "1", "LOOP_CUDA": "1", "LOOP_REPS": str(REPS)})
+    assert rc == 0, err
+    inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
+    _, done, pending, note = inter.split(" ", 3)
+    assert int(done) == 40 and int(pending) > 0, out
+    assert note.startswith("interrupted between the kernels of a flush"), out
+    final = out.splitlines()[-1].split()
+    assert (float(final[2]), float(final[3])) == expected(40, REPS), out
