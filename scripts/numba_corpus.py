@@ -26,6 +26,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -67,6 +68,9 @@ def run_child(entry: dict, tree: pathlib.Path, timeout: float) -> dict:
     env = dict(os.environ)
     env.pop("PK_NUMBA_STRICT", None)
     env.pop("PK_FUSE", None)
+    # Numba's own cache (cache=True programs) private to this run: entries of
+    # another run name modules this one does not have.
+    env["NUMBA_CACHE_DIR"] = str(pathlib.Path(tempfile.mkdtemp(prefix="pk-numba-cache-")))
     cmd = [sys.executable, str(ROOT / "scripts" / "numba_corpus_child.py"), json.dumps(entry), str(tree)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, check=False)

@@ -91,7 +91,7 @@ def compare(got, want, what: str) -> str | None:
                                               and got.dtype == want.dtype):
         return f"{what}: {type(got).__name__} instead of {type(want).__name__}"
     g, w = np.asarray(got), np.asarray(want)
-    if w.dtype.kind in "biuSUO":
+    if w.dtype.kind in "biuSUOV":
         return None if np.array_equal(g, w) else f"{what}: values differ"
     rtol, atol = tol(w.dtype)
     if not np.allclose(g, w, rtol=rtol, atol=atol * max(1.0, float(np.nanmax(np.abs(w))) if w.size else 1.0),

@@ -228,6 +228,15 @@ pub fn set_fusing(on: bool) {
     tape::forget();
 }
 
+/// Ctrl-C while a region's kernel was built: nothing of it ran, and it is
+/// still in the DAG (with what follows it).
+fn still_pending() -> PkError {
+    let left = graph::pending_count();
+    PkError::Interrupted(format!(
+        "interrupted while a kernel of the flush was compiled: {left} launch(es) did not run and are still pending"
+    ))
+}
+
 /// Runs one region: one fused kernel, or one kernel per launch (alone, or
 /// after a fused kernel failed to build: its launches then report their own
 /// errors, if they have any).
@@ -238,7 +247,9 @@ fn run_region(r: &Region) -> PkResult<()> {
         .filter(|s| !r.deferred.contains(s))
         .copied()
         .collect();
-    let mut nodes = graph::take(&now);
+    // Looked at, not yet taken: a kernel build Ctrl-C stops leaves the
+    // region pending (taken out only once its kernel is ready to run).
+    let mut nodes = graph::peek(&now);
     // Deferred launches (their outputs only in registers) stay pending,
     // and, but for the fused kernel, run now after all.
     let kept = graph::peek(&r.deferred);
@@ -265,9 +276,10 @@ fn run_region(r: &Region) -> PkResult<()> {
     let repeated = nodes[0].launch.key.pattern == crate::types::Pattern::For
         && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch));
     if count > 1 && repeated {
-        untake(&nodes);
         match repeat_kernel(&nodes[0].launch, &*nodes[0].origin) {
             Ok(kernel) => {
+                drop(graph::take(&now));
+                untake(&nodes);
                 let l = &nodes[0].launch;
                 let (lo, hi) = ([l.lo[0], 0], [l.hi[0], count as i64]);
                 let who = Who::Workunit(&l.workunit().name);
@@ -282,8 +294,8 @@ fn run_region(r: &Region) -> PkResult<()> {
                 });
                 return ran.map_err(|e| failure::fail(&nodes, e));
             }
-            // Ctrl-C during its build: the launches are dropped, and say so.
-            Err(e @ PkError::Interrupted(_)) => return Err(failure::fail(&nodes, e)),
+            // Ctrl-C during its build: nothing ran, all of it stays pending.
+            Err(PkError::Interrupted(_)) => return Err(still_pending()),
             Err(e) => {
                 tracing::warn!(error = %e, "repeat kernel did not build; running its launches one by one")
             }
@@ -295,18 +307,20 @@ fn run_region(r: &Region) -> PkResult<()> {
             // A fused kernel that ran (or began to) is never rerun launch by
             // launch: its updates may have landed already.
             Ok((kernel, label)) => {
+                drop(graph::take(&now));
                 let ran = run_fused(&nodes, &region, &kernel, &label);
                 for n in &kept {
                     n.deferred.store(true, Ordering::Release);
                 }
                 return ran.map_err(|e| failure::fail(&nodes, e));
             }
-            Err(e @ PkError::Interrupted(_)) => return Err(failure::fail(&nodes, e)),
+            Err(PkError::Interrupted(_)) => return Err(still_pending()),
             Err(e) => {
                 tracing::warn!(error = %e, "fused kernel did not build; running its launches one by one")
             }
         }
     }
+    drop(graph::take(&now));
     untake(&nodes);
     for (j, node) in nodes.iter().enumerate() {
         for _ in 0..node.count() {

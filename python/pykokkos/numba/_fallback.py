@@ -21,6 +21,11 @@ class FallbackWarning(UserWarning):
 
 
 _REAL: list = []  # [module or None], once looked up
+# Numba imported before pykokkos.numba (a driver that then lets `import numba`
+# name pykokkos.numba): that module is the real one.
+if getattr(sys.modules.get("numba"), "__name__", None) == "numba" and \
+        hasattr(sys.modules.get("numba"), "njit") and "numba.core" in sys.modules:
+    _REAL.append(sys.modules["numba"])
 
 
 def real_numba():

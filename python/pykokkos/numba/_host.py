@@ -9,7 +9,7 @@ import numpy as np
 from . import _arrayexpr, _loops, _serial
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
-from ._typer import ALLOC, REDUCE, Arr
+from ._typer import ALLOC, REDUCE, Arr, Const
 
 ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
 
@@ -196,11 +196,19 @@ class _Rewrite(ast.NodeTransformer):
                 return self.visit(e.args[0])
             return self._materialize(ast.BinOp(e.args[0], ast.Mult(), ast.Constant(1)), e, ty) \
                 if ty.dtype != "bool" else self._materialize(e.args[0], e, ty)
+        if k == "np" and what == "linspace":
+            ty = t.type_of(e)
+            args = [self.visit(a) for a in e.args]
+            num = args[2] if len(args) > 2 else next((self.visit(k.value) for k in e.keywords if k.arg == "num"),
+                                                     ast.Constant(50))
+            return call("rt.linspace", [args[0], args[1], num, ast.Constant(ty.dtype)])
         if k == "np" and what == "sort" and len(e.args) == 1:
             return call("rt.sorted_copy", [self.visit(e.args[0])])
         if k == "helper":
-            args = [self.visit(a) for a in e.args]
-            fname = t.host_helper(what, [t.type_of(a) for a in e.args], e)
+            tys = [t.type_of(a) for a in e.args]
+            fname = t.host_helper(what, tys, e)
+            # A dtype or function argument is part of the helper's translation, not a parameter.
+            args = [self.visit(a) for a, ty in zip(e.args, tys) if not isinstance(ty, Const)]
             return ast.copy_location(ast.Call(name(fname), args, []), e)
         if isinstance(t.type_of(e), Arr):
             return self._materialize(e, e, t.type_of(e))
@@ -301,7 +309,9 @@ def emit_host_function(t, fname: str) -> None:
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     out = HostBody(t).block(body)
-    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in t.params], None, [], [], None, []),
+    # The function called by its user keeps every parameter; a helper's dtype or function ones are dropped.
+    params = [p for p in t.params if not (not t.top and isinstance(t.arg_types.get(p), Const))]
+    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
                            out or [ast.Pass()], [], None)
     t.module.add(fdef)
 

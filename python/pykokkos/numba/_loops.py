@@ -38,6 +38,10 @@ def _params(t, names: set) -> tuple[list[ast.arg], list[ast.keyword]]:
     for n in sorted(names):
         ty = t.env.get(n)
         if ty is None:
+            if n in t.env:  # assigned from something the typer does not know
+                where = next((x for x in ast.walk(t.fdef) if isinstance(x, ast.Name) and x.id == n), t.fdef)
+                raise unsupported(t.ctx, where, f"cannot type '{n}': it is assigned from an expression "
+                                  "pykokkos.numba does not translate")
             continue
         ann = pk_type(ty) if isinstance(ty, str) and ty in _SCALARS else None
         args.append(ast.arg(n, ann))

@@ -74,6 +74,7 @@ class Translation:
         self.names = Names(fn, self.ctx, is_helper)
         self.module = module
         self.is_helper = is_helper
+        self.top = False  # the function its user calls (translate() says so), not a helper
         self.device = device
         params = self.fdef.args
         if params.vararg or params.kwarg or params.kwonlyargs or params.posonlyargs:
@@ -189,6 +190,7 @@ def translate(fn, args: tuple, is_helper) -> tuple[str, str]:
     module = Module()
     module.name(fn.__name__)
     t = Translation(fn, tuple(arg_types), module, is_helper)
+    t.top = True
     body = "_" + fn.__name__
     module.taken.add(body)
     _host.emit_host_function(t, body)

@@ -455,6 +455,9 @@ class Typer:
             return self.alloc_type(fn, args, kw, e)
         if fn in ("array", "asarray") and e.args:
             return self.array_type(e)
+        if fn == "linspace" and len(e.args) >= 2:
+            dkw = next((k.value for k in e.keywords if k.arg == "dtype"), None)
+            return Arr(self.names.dtype_name(dkw) if dkw is not None else "float64", 1)
         if fn == "sort" and len(args) == 1 and isinstance(args[0], Arr):
             return args[0]
         if fn in REDUCE:

@@ -160,6 +160,11 @@ def array(values, dtype: str):
     return pk.array(np.array(values, dtype=np.dtype(dtype)))
 
 
+def linspace(start, stop, num, dtype: str):
+    """np.linspace (NumPy's values, on the host) as a View."""
+    return pk.array(np.linspace(start, stop, int(num), dtype=np.dtype(dtype)))
+
+
 def sorted_copy(v):
     """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
     pk.flush()
