@@ -508,7 +508,16 @@ def ndenum(a):
     return s
 
 
+@njit
+def grid_outer(xn, yn):
+    x = np.linspace(-2.0, 1.0, xn)
+    y = np.linspace(-1.5, 1.5, yn)
+    c = x + np.reshape(y, (yn, 1)) * 1j
+    return np.abs(c), c.reshape(xn * yn).real
+
+
 CASES = {
+    "grid_outer": lambda: (7, 5),
     "row_stats": lambda: (mat(6, 5), np.zeros((6, 3))),
     "sum_in_loop": lambda: (mat(6, 5),),
     "ndenum": lambda: (mat(6, 5),),

@@ -166,6 +166,9 @@ class _Rewrite(ast.NodeTransformer):
                 return _arrayexpr.reduce(t, f.attr, f.value, self.pre, e)
             if f.attr == "copy":
                 return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
+            if f.attr == "reshape" and e.args and not e.keywords:
+                shape = e.args[0] if len(e.args) == 1 else ast.Tuple(list(e.args), ast.Load())
+                return call("rt.reshape", [self.visit(f.value), self.visit(shape)])
             if f.attr == "sort" and not e.args and not e.keywords:
                 ty = t.type_of(f.value)
                 tmp = t.fresh("a")
@@ -196,6 +199,8 @@ class _Rewrite(ast.NodeTransformer):
                 return self.visit(e.args[0])
             return self._materialize(ast.BinOp(e.args[0], ast.Mult(), ast.Constant(1)), e, ty) \
                 if ty.dtype != "bool" else self._materialize(e.args[0], e, ty)
+        if k == "np" and what == "reshape" and len(e.args) == 2:
+            return call("rt.reshape", [self.visit(e.args[0]), self.visit(e.args[1])])
         if k == "np" and what == "linspace":
             ty = t.type_of(e)
             args = [self.visit(a) for a in e.args]

@@ -395,6 +395,8 @@ class Typer:
                 return self.reduce_type(f.attr, a)
             if f.attr == "copy":
                 return a
+            if f.attr == "reshape" and args:
+                return self.reshaped(a, args[0] if len(args) == 1 else Tup(tuple(args)), e)
             if f.attr == "astype":
                 return Arr(n.dtype_name(e.args[0]), a.ndim)
             return None
@@ -455,6 +457,8 @@ class Typer:
             return self.alloc_type(fn, args, kw, e)
         if fn in ("array", "asarray") and e.args:
             return self.array_type(e)
+        if fn == "reshape" and len(args) == 2 and isinstance(args[0], Arr):
+            return self.reshaped(args[0], args[1], e)
         if fn == "linspace" and len(e.args) >= 2:
             dkw = next((k.value for k in e.keywords if k.arg == "dtype"), None)
             return Arr(self.names.dtype_name(dkw) if dkw is not None else "float64", 1)
@@ -493,6 +497,13 @@ class Typer:
             return None
         nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
         return Arr(out, nd) if nd else out
+
+    def reshaped(self, a: Arr, shape, e):
+        if isinstance(shape, Tup) and all(isinstance(x, str) and np.dtype(x).kind in "iu" for x in shape.items):
+            return Arr(a.dtype, len(shape.items))
+        if isinstance(shape, str) and np.dtype(shape).kind in "iu":
+            return Arr(a.dtype, 1)
+        raise unsupported(self.names.ctx, e, "reshape needs a shape of integers")
 
     def array_type(self, e):
         """np.array of a (nested) list display or of an array, as Numba types it."""

@@ -165,6 +165,15 @@ def linspace(start, stop, num, dtype: str):
     return pk.array(np.linspace(start, stop, int(num), dtype=np.dtype(dtype)))
 
 
+def reshape(v, shape):
+    """np.reshape / a.reshape of a contiguous array: the same memory seen in another shape."""
+    pk.flush()
+    a = np.asarray(v)
+    if not a.flags.c_contiguous:
+        raise ValueError("pykokkos.numba reshapes only contiguous arrays (as Numba does)")
+    return pk.array(a.reshape(tuple(int(s) for s in (shape if isinstance(shape, tuple) else (shape,)))))
+
+
 def sorted_copy(v):
     """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
     pk.flush()
