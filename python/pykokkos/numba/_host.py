@@ -305,6 +305,10 @@ class _Rewrite(ast.NodeTransformer):
                 return ast.Constant(ty.ndim)
             if e.attr == "shape":
                 return call("tuple", [ast.Attribute(self.visit(e.value), "shape", ast.Load())])
+            if e.attr in ("real", "imag"):  # computed by a kernel, as np.real(a) is
+                from ._normalize import NUMPY
+                fn = ast.Attribute(ast.Name(NUMPY, ast.Load()), e.attr, ast.Load())
+                return self._materialize(ast.copy_location(ast.Call(fn, [e.value], []), e), e, self.t.type_of(e))
             raise self.hb.err(e, f"the array attribute .{e.attr} is not supported")
         return self.generic_visit(e)
 
