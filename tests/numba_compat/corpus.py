@@ -516,7 +516,18 @@ def grid_outer(xn, yn):
     return np.abs(c), c.reshape(xn * yn).real
 
 
+@njit
+def warns_in_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 2.0:
+            print("  value out of range at", i, x[i])
+        s += x[i]
+    return s
+
+
 CASES = {
+    "warns_in_loop": lambda: (vec(8),),
     "grid_outer": lambda: (7, 5),
     "row_stats": lambda: (mat(6, 5), np.zeros((6, 3))),
     "sum_in_loop": lambda: (mat(6, 5),),

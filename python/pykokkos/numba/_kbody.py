@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import math
 
+import numpy as np
+
 from . import _kelem
 from ._errors import unsupported
 from ._typer import Arr, Const, Tup
@@ -125,6 +127,28 @@ class KernelBody(ast.NodeTransformer):
                 e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()), e.ctx), e)
         return self.generic_visit(e)
 
+    def _printf(self, e):
+        """print(...) inside a kernel: pk.printf with one conversion per argument
+        (text as it is, integers %lld, floats %g), separated by spaces as print does."""
+        fmt, args = [], []
+        for a in e.args:
+            ty = self.ty(a)
+            if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                fmt.append(a.value.replace("%", "%%"))
+            elif isinstance(ty, str) and ty in PK_DTYPE and np.dtype(ty).kind in "biu":
+                fmt.append("%lld")
+                args.append(ast.Call(pk_type("int64"), [a], []))
+            elif isinstance(ty, str) and ty in PK_DTYPE and np.dtype(ty).kind == "f":
+                fmt.append("%g")
+                args.append(ast.Call(pk_type("float64"), [a], []))
+            else:
+                raise self.err(a, "print() inside a kernel takes text, integers and floats")
+        if e.keywords:
+            raise self.err(e, "print() inside a kernel takes no keyword arguments")
+        text = " ".join(fmt) + "\n"
+        return ast.Call(ast.Attribute(ast.Name("pk", ast.Load()), "printf", ast.Load()),
+                        [ast.Constant(text), *args], [])
+
     def _reduction(self, e, kind):
         """A whole-array reduction inside a kernel: its loop goes before the statement."""
         x, fn = None, None
@@ -196,7 +220,7 @@ class KernelBody(ast.NodeTransformer):
             if what == "prange":
                 return ast.copy_location(ast.Call(ast.Name("range", ast.Load()), e.args, []), e)
             if what == "print":
-                raise self.err(e, "print() inside a kernel is not supported (use pk.printf in PyKokkos code)")
+                return ast.copy_location(self._printf(e), e)
             if what == "round" and len(e.args) == 1:
                 return ast.copy_location(ast.Call(ast.Name("int", ast.Load()), [
                     ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "rint", ast.Load()), e.args, [])], []), e)

@@ -36,6 +36,7 @@ class Const:
 
 RANGE = "range"
 NONE = "none"
+STR = "str"
 
 MATH_FLOAT = {
     "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
@@ -169,7 +170,7 @@ def join(a, b):
         return b
     if b is None:
         return a
-    if isinstance(a, str) and isinstance(b, str) and a not in (RANGE, NONE) and b not in (RANGE, NONE):
+    if isinstance(a, str) and isinstance(b, str) and a not in (RANGE, NONE, STR) and b not in (RANGE, NONE, STR):
         return promote(a, b)
     if isinstance(a, Arr) and isinstance(b, Arr) and a.ndim == b.ndim:
         return Arr(promote(a.dtype, b.dtype), a.ndim)
@@ -278,6 +279,8 @@ class Typer:
             if e.value is None:
                 return NONE
             ty = scalar_of(e.value)
+            if isinstance(e.value, str):
+                return STR  # the text of a print (anywhere else an error where it is used)
             if ty is None:
                 raise unsupported(n.ctx, e, f"constants of type {type(e.value).__name__} are not supported")
             return ty
@@ -331,7 +334,7 @@ class Typer:
             nd = max(x.ndim for x in (a, b) if isinstance(x, Arr))
             out = ufunc_out(_UFUNC_OF.get(type(op), ""), [da, db])
             return Arr(out, nd) if out is not None else None
-        if not isinstance(a, str) or not isinstance(b, str) or a in (RANGE, NONE) or b in (RANGE, NONE):
+        if not isinstance(a, str) or not isinstance(b, str) or a in (RANGE, NONE, STR) or b in (RANGE, NONE, STR):
             return None
         return scalar_binop(op, a, b)
 
