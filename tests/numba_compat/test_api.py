@@ -1,7 +1,6 @@
 """pykokkos.numba's surface: decorator forms, fusion of what a jitted function
 launches, argument handling, and located errors for what is outside the subset."""
 import math
-import warnings
 
 import numpy as np
 import pytest

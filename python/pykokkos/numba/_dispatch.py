@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import linecache
 import os
-import warnings
 
 import numpy as np
 
