@@ -6,7 +6,7 @@ import ast
 
 import numpy as np
 
-from . import _arrayexpr, _loops, _serial
+from . import _arrayexpr, _loops, _reduce, _serial
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
 from ._typer import ALLOC, REDUCE, Arr, Const
@@ -163,7 +163,7 @@ class _Rewrite(ast.NodeTransformer):
         f = e.func
         if isinstance(f, ast.Attribute) and isinstance(t.type_of(f.value), Arr):
             if f.attr in ARRAY_METHODS_REDUCE and not e.args and not e.keywords:
-                return _arrayexpr.reduce(t, f.attr, f.value, self.pre, e)
+                return _reduce.reduce(t, f.attr, f.value, self.pre, e)
             if f.attr == "copy":
                 return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
             if f.attr == "reshape" and e.args and not e.keywords:
@@ -188,7 +188,7 @@ class _Rewrite(ast.NodeTransformer):
             if e.keywords or (len(e.args) != 1 and what not in ("dot", "vdot")):
                 raise self.hb.err(e, f"np.{what} with an axis or options is not supported; reduce the whole array")
             arg = tuple(e.args) if what in ("dot", "vdot") else e.args[0]
-            return _arrayexpr.reduce(t, what, arg, self.pre, e)
+            return _reduce.reduce(t, what, arg, self.pre, e)
         if k == "np" and what in ALLOC:
             return self._alloc(what, e)
         if k == "np" and what in ("array", "asarray") and e.args:
