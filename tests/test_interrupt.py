@@ -140,3 +140,38 @@ def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):
                                      'import numpy as np; print("values", np.asarray(y).tolist())'))
     r = subprocess.run([sys.executable, str(again)], capture_output=True, text=True)
     assert f"values {[i * 3.0 + 1.0 for i in range(10)]}" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_fused_kernel_build_interrupted_leaves_its_launches_pending(tmp_path):
+    """Ctrl-C while a flush compiles its fused kernel: nothing of the region ran,
+    all of it stays pending (said so), and the next read runs it: the values are
+    those of an uninterrupted run."""
+    token = uuid.uuid4().hex[:12]
+    program = textwrap.dedent(f"""
+        import numpy as np
+        import pykokkos as pk
+
+        @pk.workunit
+        def first_{token}(i, y):
+            y[i] = i * 2.0
+
+        @pk.workunit
+        def second_{token}(i, z, y):
+            z[i] = y[i] + 1.0
+
+        y, z = pk.View([10], pk.double), pk.View([10], pk.double)
+        pk.parallel_for(10, first_{token}, y=y)
+        pk.parallel_for(10, second_{token}, z=z, y=y)
+        print("compiling", flush=True)
+        try:
+            pk.flush()
+            print("not interrupted")
+        except KeyboardInterrupt as e:
+            print("interrupted", pk.pending(), "|".join(getattr(e, "__notes__", [])))
+        print("values", np.asarray(z).tolist())
+    """)
+    rc, out, err = signal_after(tmp_path, program, "compiling", 0.3, {"PK_FUSE": "1"})
+    assert rc == 0, err
+    assert "interrupted 2 interrupted while a kernel of the flush was compiled: 2 launch(es) did not run and " \
+           "are still pending" in out, out + err
+    assert f"values {[i * 2.0 + 1.0 for i in range(10)]}" in out, out
