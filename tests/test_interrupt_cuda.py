@@ -17,6 +17,10 @@ def test_lazy_ctrl_c_stops_a_cuda_flush_between_kernels(tmp_path):
     inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
     _, done, pending, note = inter.split(" ", 3)
     assert int(done) == 40 and int(pending) > 0, out
-    assert note.startswith("interrupted between the kernels of a flush"), out
+    # The signal lands between two kernels or while the flush's fused kernel
+    # compiles (NVRTC): either way nothing half-ran, the rest is pending.
+    assert note in (f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are still "
+                    "pending", f"interrupted while a kernel of the flush was compiled: {pending} launch(es) did not "
+                    "run and are still pending"), out
     final = out.splitlines()[-1].split()
     assert (float(final[2]), float(final[3])) == expected(40, REPS), out
