@@ -526,7 +526,25 @@ def warns_in_loop(x):
     return s
 
 
+# Negative indices count from the end, also when computed at run time (a
+# column passed as -1, x[i - 1] at i = 0), as Numba does.
+@njit
+def negative_indices(x, k):
+    s = 0.0
+    for i in range(3):
+        s += x[i - 1] * 10 ** i
+    return s, x[-1], x[k]
+
+
+@njit(parallel=True)
+def column_from_end(a, c, out):
+    for i in prange(a.shape[0]):
+        out[i] = a[i, c] + a[i - 1, -1]
+
+
 CASES = {
+    "negative_indices": lambda: (vec(6), -2),
+    "column_from_end": lambda: (mat(6, 5), -1, np.zeros(6)),
     "warns_in_loop": lambda: (vec(8),),
     "grid_outer": lambda: (7, 5),
     "row_stats": lambda: (mat(6, 5), np.zeros((6, 3))),

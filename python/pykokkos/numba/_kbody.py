@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _kelem
 from ._errors import unsupported
-from ._kloops import KernelLoops, _extent, unravel
+from ._kloops import KernelLoops, _extent, lower_bound, unravel
 from ._typer import Arr, Const
 
 NP_RENAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh",
@@ -55,13 +55,15 @@ def zero_of(dt: str) -> ast.expr:
 class KernelBody(KernelLoops, ast.NodeTransformer):
     """Rewrites one kernel's statements; `fresh` makes names no user name clashes with."""
 
-    def __init__(self, tr, env, fresh, parallel_index=None):
+    def __init__(self, tr, env, fresh, parallel_index=None, index_lb=None):
         self.tr = tr  # the translation: names, helpers, errors
         self.env = env
         self.fresh = fresh
         # The prange loop's index when this is its body (updates of memory every
         # iteration shares are atomic there).
         self.parallel_index = parallel_index
+        # Lower bounds of the loop indices in scope (see _kloops.lower_bound).
+        self.bounds: dict = {parallel_index: index_lb} if parallel_index is not None and index_lb is not None else {}
         # Statements a reduction inside the statement being visited needs first.
         self.pending: list | None = None
 
@@ -125,8 +127,34 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
             if len(idx) < t.ndim:
                 # a[i] of a 2-D array is its row: the kernel language's subview a[i, :]
                 idx = [*idx, *[ast.Slice() for _ in range(t.ndim - len(idx))]]
-                e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()), e.ctx), e)
+            e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()) if len(idx) > 1 else idx[0],
+                                                e.ctx), e)
+            e = self.generic_visit(e)
+            return self._wrapped(e)
         return self.generic_visit(e)
+
+    def _wrapped(self, e):
+        """Negative indices count from the end, as in Numba: an index that may be
+        negative becomes `i + extent if i < 0 else i` (a constant one, extent - k)."""
+        idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        out = []
+        for d, i in enumerate(idx):
+            if isinstance(i, ast.Slice):
+                out.append(i)
+                continue
+            lb = lower_bound(i, self.bounds)
+            if lb is not None and lb >= 0:
+                out.append(i)
+            elif isinstance(i, ast.Constant) and isinstance(i.value, int):
+                out.append(ast.BinOp(_extent(e.value, d), ast.Add(), i))
+            elif isinstance(self.ty(i), str) and np.dtype(self.ty(i)).kind == "u":
+                out.append(i)
+            else:
+                wrapped = ast.BinOp(i, ast.Add(), _extent(e.value, d))
+                test = ast.Compare(i, [ast.Lt()], [ast.Constant(0)])
+                out.append(ast.IfExp(test, wrapped, i))
+        e.slice = ast.Tuple(out, ast.Load()) if len(out) > 1 else out[0]
+        return ast.fix_missing_locations(e)
 
     def _printf(self, e):
         """print(...) inside a kernel: pk.printf with one conversion per argument

@@ -53,6 +53,34 @@ def _extent(view, d):
     return ast.Call(ast.Attribute(view, "extent", ast.Load()), [dim], [])
 
 
+def lower_bound(e, bounds: dict) -> int | None:
+    """A lower bound of an index expression, when one is evident: constants,
+    loop indices of ranges with a known start, sums and products of those,
+    lengths. None: it may be negative (Numba then counts from the end)."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool):
+        return e.value
+    if isinstance(e, ast.Name):
+        return bounds.get(e.id)
+    if isinstance(e, ast.BinOp):
+        a = lower_bound(e.left, bounds)
+        b = lower_bound(e.right, bounds)
+        if isinstance(e.op, ast.Add) and a is not None and b is not None:
+            return a + b
+        if isinstance(e.op, ast.Sub) and a is not None and isinstance(e.right, ast.Constant):
+            return a - e.right.value if isinstance(e.right.value, int) else None
+        if isinstance(e.op, ast.Mult) and a is not None and b is not None and a >= 0 and b >= 0:
+            return a * b
+        if isinstance(e.op, (ast.FloorDiv, ast.Mod)) and a is not None and a >= 0 and b is not None and b > 0:
+            return 0
+        return None
+    if isinstance(e, ast.Call) and (isinstance(e.func, ast.Name) and e.func.id == "len" or
+                                    isinstance(e.func, ast.Attribute) and e.func.attr == "extent"):
+        return 0
+    if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
+        return 0
+    return None
+
+
 class KernelLoops:
     """KernelBody's loops (self.tr, self.ty, self.err, self.fresh, self.env come from KernelBody)."""
 
@@ -91,7 +119,24 @@ class KernelLoops:
             return self._index_loop(s, k, size, pre, is_bound=True)
         if kind in (("builtin", "range"), ("builtin", "prange")):
             s.iter = self.visit(it)
+            # The index's lower bound while the body runs (its reads need no
+            # wraparound of negative indices when it cannot be negative).
+            target = s.target.id if isinstance(s.target, ast.Name) else None
+            step = it.args[2] if len(it.args) == 3 else ast.Constant(1)
+            lb = lower_bound(it.args[0], self.bounds) if len(it.args) > 1 else 0
+            rebound = any(isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Store)
+                          for b in body for n in ast.walk(b))
+            saved = self.bounds.get(target, "unset")
+            if target and not rebound and lb is not None and isinstance(step, ast.Constant) and \
+                    isinstance(step.value, int) and step.value > 0:
+                self.bounds[target] = lb
+            else:
+                self.bounds.pop(target, None)
             s.body = self._stmts(body)
+            if saved == "unset":
+                self.bounds.pop(target, None)
+            else:
+                self.bounds[target] = saved
             return s
         t = self.ty(it)
         if isinstance(t, (Arr, Tup)) or isinstance(it, ast.Name):

@@ -9,6 +9,7 @@ import ast
 from ._arrayexpr import call, name, workunit
 from ._errors import unsupported
 from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names, zero_of
+from ._kloops import lower_bound
 from ._typer import Arr
 
 REDUCE_OPS = {ast.Add: "Sum", ast.Sub: "Sum", ast.Mult: "Prod"}
@@ -53,8 +54,8 @@ def _workunit(t, kname, index, acc_ty, params, body) -> None:
     workunit(t, kname, [index], params, body, acc_ty)
 
 
-def _rewrite(t, body, parallel_index=None):
-    kb = KernelBody(t, t.env, t.fresh, parallel_index)
+def _rewrite(t, body, parallel_index=None, index_lb=None):
+    kb = KernelBody(t, t.env, t.fresh, parallel_index, index_lb)
     out = []
     for s in body:
         r = kb.visit(_clone(s))
@@ -166,6 +167,8 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
         lo, hi = (a[0], a[1]) if len(a) == 2 else (ast.Constant(0), a[0])
         policy = call("pk.RangePolicy", [lo, hi])
         pre_body, index = [], idx
+    # The work index's lower bound (negative indices it makes need no wraparound check).
+    index_lb = 0 if len(a) == 3 else lower_bound(lo, {})
     if len(a) == 3:
         free_extra = read_names([ast.Expr(lo), ast.Expr(step)])
     else:
@@ -193,7 +196,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     params, kws = _params(t, free)
     if not accs:
-        body = _declare(t, pre_body + _rewrite(t, s.body, index), locals_, t.env)
+        body = _declare(t, pre_body + _rewrite(t, s.body, index, index_lb), locals_, t.env)
         kname = t.kernel_name("prange")
         _workunit(t, kname, index, None, params, body)
         out.append(ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws)))
@@ -201,7 +204,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     for k, (n, (red, _)) in enumerate(sorted(accs.items())):
         rw = _AccRewrite(n, set(accs), drop_writes=k > 0)
         raw = [rw.visit(_clone(x)) for x in s.body]
-        body = _declare(t, pre_body + _rewrite(t, raw, index), locals_, t.env)
+        body = _declare(t, pre_body + _rewrite(t, raw, index, index_lb), locals_, t.env)
         kname = t.kernel_name("reduce")
         _workunit(t, kname, index, t.env[n], params, body)
         kw = list(kws)
