@@ -126,5 +126,5 @@ def test_fancy_indexing_is_refused(strict):
 
 
 def test_a_numpy_function_kernels_lack_is_a_located_error(strict):
-    with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:4\d:\d+: np.sinc is not supported inside a kernel"):
+    with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:4\d:\d+: np.sinc is not supported"):
         bad.unknown_ufunc_in_kernel(np.ones(4), np.zeros(4))

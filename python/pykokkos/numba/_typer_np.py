@@ -11,6 +11,13 @@ from ._types import (ALLOC, MATH_FLOAT, MATH_INT, NONE, PRED, RANGE, REDUCE, SCA
                      as_float, join, promote, ufunc_out)
 
 
+# NumPy functions typed here besides the ufuncs (the rest is refused).
+KNOWN = MATH_FLOAT | MATH_INT | PRED | ALLOC | REDUCE | SCALAR_TYPES | {
+    "where", "ndindex", "array", "asarray", "sort", "reshape", "linspace", "abs", "absolute", "negative", "sign",
+    "conj", "conjugate", "minimum", "maximum", "fmin", "fmax", "add", "subtract", "multiply", "divide",
+    "true_divide", "real", "imag", "round", "around", "rint", "float_", "int_", "bool_", "intp"}
+
+
 class NumpyTyping:
     """Typer's NumPy calls (a mixin: self.names, self.expr come from Typer)."""
 
@@ -62,6 +69,9 @@ class NumpyTyping:
             out = as_float(promote(self.dtype_of(args[0]), self.dtype_of(args[1])))
         elif fn in ("real", "imag"):
             out = np.dtype(self.dtype_of(args[0])).type(0).real.dtype.name
+        elif not isinstance(getattr(np, fn, None), np.ufunc) and fn not in KNOWN:
+            # Anything else NumPy has would run as NumPy on the host, untyped: refused here.
+            raise unsupported(self.names.ctx, e, f"np.{fn} is not supported by pykokkos.numba")
         if out is None:
             return None
         nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
