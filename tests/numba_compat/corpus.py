@@ -542,7 +542,16 @@ def column_from_end(a, c, out):
         out[i] = a[i, c] + a[i - 1, -1]
 
 
+@njit
+def cumulative_shares(y, m):
+    n = len(y)
+    s = np.zeros(n + 1)
+    s[1:] = np.cumsum(y)
+    return s / s[n], np.cumsum(m), np.cumsum(y[::2] * 2.0)
+
+
 CASES = {
+    "cumulative_shares": lambda: (vec(9), R.integers(0, 9, (3, 4))),
     "negative_indices": lambda: (vec(6), -2),
     "column_from_end": lambda: (mat(6, 5), -1, np.zeros(6)),
     "warns_in_loop": lambda: (vec(8),),

@@ -201,6 +201,8 @@ class _Rewrite(ast.NodeTransformer):
                 if ty.dtype != "bool" else self._materialize(e.args[0], e, ty)
         if k == "np" and what == "reshape" and len(e.args) == 2:
             return call("rt.reshape", [self.visit(e.args[0]), self.visit(e.args[1])])
+        if k == "np" and what == "cumsum" and len(e.args) == 1:
+            return self._cumsum(e)
         if k == "np" and what == "linspace":
             ty = t.type_of(e)
             args = [self.visit(a) for a in e.args]
@@ -262,6 +264,30 @@ class _Rewrite(ast.NodeTransformer):
             value = e.args[1]
         if value is not None:
             self.pre.extend(_arrayexpr.assign(t, ast.Subscript(name(tmp), ast.Slice(), ast.Load()), value))
+        return name(tmp)
+
+    def _cumsum(self, e):
+        """np.cumsum of an array: a parallel_scan over it in C order (flattened, as NumPy's)."""
+        t = self.t
+        ty = t.type_of(e)
+        src = t.type_of(e.args[0])
+        x = e.args[0]
+        if not isinstance(x, ast.Name):  # a slice or an expression: computed into an array first
+            x = self._materialize(ast.BinOp(x, ast.Mult(), ast.Constant(1)), e, src)
+        flat = call("rt.flat", [self.visit(x)])
+        tmp = t.fresh("a")
+        t.env[tmp] = ty
+        self.pre.append(ast.Assign([name(tmp, ast.Store())], call("rt.zeros", [call("rt.size", [flat]),
+                                                                               ast.Constant(ty.dtype)])))
+        kname = t.kernel_name("cumsum")
+        acc = _loops.pk_type(ty.dtype)
+        body = ast.parse("acc += x[i0]\nif last:\n    out[i0] = acc").body
+        fdef = ast.FunctionDef(kname, ast.arguments([], [ast.arg("i0"), ast.arg("acc", ast.Subscript(
+            ast.parse("pk.Acc", mode="eval").body, acc, ast.Load())), ast.arg("last", name("bool")),
+            ast.arg("out"), ast.arg("x")], None, [], [], None, []), body, [name("pk.workunit")], None)
+        t.module.add(fdef)
+        self.pre.append(ast.Expr(call("pk.parallel_scan", [call("rt.size", [flat]), name(kname)],
+                                      [ast.keyword("out", name(tmp)), ast.keyword("x", flat)])))
         return name(tmp)
 
     def _arange(self, e, ty):

@@ -15,7 +15,7 @@ from ._types import (ALLOC, MATH_FLOAT, MATH_INT, NONE, PRED, RANGE, REDUCE, SCA
 KNOWN = MATH_FLOAT | MATH_INT | PRED | ALLOC | REDUCE | SCALAR_TYPES | {
     "where", "ndindex", "array", "asarray", "sort", "reshape", "linspace", "abs", "absolute", "negative", "sign",
     "conj", "conjugate", "minimum", "maximum", "fmin", "fmax", "add", "subtract", "multiply", "divide",
-    "true_divide", "real", "imag", "round", "around", "rint", "float_", "int_", "bool_", "intp"}
+    "true_divide", "real", "imag", "round", "around", "rint", "float_", "int_", "bool_", "intp", "cumsum"}
 
 
 class NumpyTyping:
@@ -35,6 +35,9 @@ class NumpyTyping:
             return self.array_type(e)
         if fn == "reshape" and len(args) == 2 and isinstance(args[0], Arr):
             return self.reshaped(args[0], args[1], e)
+        if fn == "cumsum" and len(args) == 1 and isinstance(args[0], Arr) and not kw:
+            k = np.dtype(args[0].dtype).kind
+            return Arr("int64" if k in "bi" else ("uint64" if k == "u" else args[0].dtype), 1)
         if fn == "linspace" and len(e.args) >= 2:
             dkw = next((k.value for k in e.keywords if k.arg == "dtype"), None)
             return Arr(self.names.dtype_name(dkw) if dkw is not None else "float64", 1)

@@ -174,6 +174,14 @@ def reshape(v, shape):
     return pk.array(a.reshape(tuple(int(s) for s in (shape if isinstance(shape, tuple) else (shape,)))))
 
 
+def flat(v):
+    """A 1-D View of an array's elements in C order (the same memory when contiguous)."""
+    if len(v.shape) == 1:
+        return v
+    pk.flush()
+    return pk.array(np.ascontiguousarray(np.asarray(v)).reshape(-1))
+
+
 def sorted_copy(v):
     """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
     pk.flush()
