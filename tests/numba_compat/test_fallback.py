@@ -144,3 +144,21 @@ def test_generated_code_the_toolchain_refuses_falls_back_with_arrays_as_found(mo
 
 def test_the_rest_of_numbas_api_is_numbas_own():
     assert numba.vectorize is real.vectorize and numba.typed is real.typed
+
+
+@njit
+def _apply(f, x):
+    d = {0: 1.0}  # not offloaded: runs under Numba, given a jitted function
+    return f(x) + d[0]
+
+
+@njit
+def _square(v):
+    return v * v
+
+
+def test_a_function_argument_reaches_numba_as_numbas_own(monkeypatch):
+    monkeypatch.delenv("PK_NUMBA_STRICT", raising=False)
+    out, _ = run(_apply, _square, 3.0)
+    assert out == real.njit(lambda f, x: f(x) + 1.0)(real.njit(lambda v: v * v), 3.0) == 10.0
+    assert ran(_apply).how == "numba"

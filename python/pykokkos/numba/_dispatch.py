@@ -128,10 +128,9 @@ class Dispatcher:
         return out
 
     def _fall_back(self, key, args, why: str):
-        fn = _fallback.numba_version(self)
-        how = "numba" if fn is not None else "python"
-        if fn is None:
-            fn = self.py_func
+        twin = _fallback.numba_version(self)
+        how = "numba" if twin is not None else "python"
+        fn = self.py_func if twin is None else _numba_call(twin)
         if not self._warned:
             self._warned = True
             _fallback.warn(self.py_func, how, why)
@@ -162,6 +161,16 @@ class Dispatcher:
 
     def __repr__(self):
         return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
+
+
+def _numba_call(twin):
+    """Calls Numba's twin of a function; jitted functions passed as arguments
+    go as their own Numba twins (Numba cannot call a pykokkos.numba Dispatcher)."""
+    def call(*args):
+        if any(isinstance(a, Dispatcher) for a in args):
+            args = tuple(_fallback.numba_version(a) if isinstance(a, Dispatcher) else a for a in args)
+        return twin(*args)
+    return call
 
 
 def _numpy_division(text: str) -> str:
