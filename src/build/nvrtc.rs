@@ -133,8 +133,12 @@ fn compile_interruptibly(
     label: &str,
 ) -> PkResult<Result<Vec<u8>, String>> {
     let (tx, rx) = std::sync::mpsc::channel();
-    let (source, arch, libdir, label) =
-        (source.to_owned(), arch.to_owned(), libdir.map(|p| p.to_owned()), label.to_owned());
+    let (source, arch, libdir, label) = (
+        source.to_owned(),
+        arch.to_owned(),
+        libdir.map(|p| p.to_owned()),
+        label.to_owned(),
+    );
     std::thread::spawn(move || {
         let _ = tx.send(compile(&source, &arch, libdir.as_deref(), &label));
     });
