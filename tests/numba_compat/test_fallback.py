@@ -140,6 +140,10 @@ def test_generated_code_the_toolchain_refuses_falls_back_with_arrays_as_found(mo
     _, seen = run(double_into, x, out)
     np.testing.assert_array_equal(out, 1.0 + 2.0 * x)
     assert "generated kernel rejected" in str(seen[0].message) and ran(double_into).how == "numba"
+    monkeypatch.setenv("PK_NUMBA_STRICT", "1")
+    with pytest.raises(numba.UnsupportedError, match=r"test_fallback.py:\d+: the kernels pykokkos.numba made of "
+                       r".*double_into were refused \(generated kernel rejected\)"):
+        njit(double_into.py_func)(x, out)
 
 
 def test_the_rest_of_numbas_api_is_numbas_own():

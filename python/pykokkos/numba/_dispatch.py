@@ -118,8 +118,12 @@ class Dispatcher:
             out = fn(*args)
             _pk().flush()
         except _refusals() as err:
-            if _strict():
+            if _strict() and isinstance(err, UnsupportedError):
                 raise
+            if _strict():  # located at the user's function; the generated code's error is its cause
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise UnsupportedError(f"{_fallback.where(self.py_func)}: the kernels pykokkos.numba made of "
+                                       f"{self.py_func.__qualname__} were refused ({first})") from err
             for a, before in saved:
                 a[...] = before
             return self._fall_back(key, args, str(err))
