@@ -550,7 +550,20 @@ def cumulative_shares(y, m):
     return s / s[n], np.cumsum(m), np.cumsum(y[::2] * 2.0)
 
 
+@njit
+def masked(data, radius, npt):
+    rmax = radius.max()
+    res = np.zeros(npt, dtype=np.float64)
+    for i in range(npt):
+        r1 = rmax * i / npt
+        r2 = rmax * (i + 1) / npt
+        values = data[np.logical_and(r1 <= radius, radius < r2)]
+        res[i] = values.mean()
+    return res, data[data > 0.5], data[data > 2.0].sum()
+
+
 CASES = {
+    "masked": lambda: (vec(300), vec(300), 12),
     "cumulative_shares": lambda: (vec(9), R.integers(0, 9, (3, 4))),
     "negative_indices": lambda: (vec(6), -2),
     "column_from_end": lambda: (mat(6, 5), -1, np.zeros(6)),

@@ -134,6 +134,9 @@ class Expr:
         if isinstance(e, ast.Name):
             v, _, nd = self.region(e, None, e)
             return self.index(v, None, nd, e)
+        if isinstance(e, ast.Subscript) and not isinstance(e.slice, (ast.Tuple, ast.Slice)) and \
+                isinstance(self.t.type_of(e.slice), Arr):
+            return self._on_host(e, t)  # a[mask]: its own array first
         if isinstance(e, ast.Subscript):
             v, _, nd = self.region(e.value, e.slice, e)
             return self.index(v, e.slice, nd, e)
@@ -178,14 +181,17 @@ class Expr:
                 return ast.Call(pk_type(dt), [self.element(e.func.value)], [])
             # Anything else with an array value (a helper's result, an allocation)
             # is computed on the host first, then read like a named array.
-            from ._host import HostBody
-            value = HostBody(self.t).expr(e, self.pre)
-            tmp = self.t.fresh("a")
-            self.t.env[tmp] = t
-            self.pre.append(ast.Assign([name(tmp, ast.Store())], value))
-            v, _, nd = self.region(name(tmp), None, e)
-            return self.index(v, None, nd, e)
+            return self._on_host(e, t)
         raise self.err(e, f"{ast.unparse(e)[:40]} is not an elementwise array expression pykokkos.numba supports")
+
+    def _on_host(self, e, t) -> ast.expr:
+        from ._host import HostBody
+        value = HostBody(self.t).expr(e, self.pre)
+        tmp = self.t.fresh("a")
+        self.t.env[tmp] = t
+        self.pre.append(ast.Assign([name(tmp, ast.Store())], value))
+        v, _, nd = self.region(name(tmp), None, e)
+        return self.index(v, None, nd, e)
 
     def in_loop(self, e, out: Arr) -> ast.expr:
         """An operand of an arithmetic ufunc, cast to the float loop Numba runs

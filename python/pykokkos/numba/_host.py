@@ -317,6 +317,16 @@ class _Rewrite(ast.NodeTransformer):
         self.pre.extend(_arrayexpr.assign(self.t, None, value, new=tmp))
         return name(tmp)
 
+    def visit_Subscript(self, e):
+        """a[m] with m a boolean array: the elements where m is true (a count, then a scan)."""
+        t = self.t
+        if isinstance(e.ctx, ast.Load) and isinstance(t.type_of(e.value), Arr) and \
+                not isinstance(e.slice, (ast.Tuple, ast.Slice)) and isinstance(t.type_of(e.slice), Arr):
+            mask = e.slice if isinstance(e.slice, ast.Name) else \
+                self._materialize(e.slice, e.slice, t.type_of(e.slice))
+            return call("rt.compress", [self.visit(e.value), self.visit(mask)])
+        return self.generic_visit(e)
+
     def visit_UnaryOp(self, e):
         if isinstance(self.t.type_of(e), Arr):
             return self._materialize(e, e, self.t.type_of(e))

@@ -124,6 +124,8 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
                     isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
                     for i in idx if isinstance(i, ast.Slice)):
                 raise self.err(e, "slices with bounds inside a kernel are not supported; index elements instead")
+            if any(isinstance(self.ty(i), Arr) for i in idx if not isinstance(i, ast.Slice)):
+                raise self.err(e, "indexing with an array (a mask or indices) inside a kernel is not supported")
             if len(idx) < t.ndim:
                 # a[i] of a 2-D array is its row: the kernel language's subview a[i, :]
                 idx = [*idx, *[ast.Slice() for _ in range(t.ndim - len(idx))]]

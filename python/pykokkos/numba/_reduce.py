@@ -50,7 +50,7 @@ def reduce(t, fn: str, operand, pre: list, node) -> ast.expr:
     extra = [ast.keyword("reducer", call(f"pk.{reducer}", []).func)] if reducer else []
     pre.extend(launches(t, x, shape, fn, body, acc_ty, extra, res))
     if fn == "mean":
-        return ast.BinOp(name(res), ast.Div(), call("rt.size", [name(shape)]))
+        return call("rt.mean", [name(res), call("rt.size", [name(shape)])])
     return name(res)
 
 

@@ -206,8 +206,12 @@ class Typer(NumpyTyping):
             if len(idx) > base.ndim:
                 raise unsupported(self.names.ctx, e, f"{len(idx)} indices into a {base.ndim}-d array")
             kept = base.ndim - len(idx) + sum(isinstance(i, ast.Slice) for i in idx)
+            mask = self.expr(idx[0]) if len(idx) == 1 else None
+            if isinstance(mask, Arr) and mask.dtype == "bool" and mask.ndim == 1 == base.ndim:
+                return Arr(base.dtype, 1)  # a[m]: the elements where the mask is true
             if any(isinstance(self.expr(i), Arr) for i in idx):
-                raise unsupported(self.names.ctx, e, "indexing with arrays (fancy indexing) is not supported")
+                raise unsupported(self.names.ctx, e, "indexing with arrays (fancy indexing) is not supported "
+                                  "(a boolean mask of a 1-d array is)")
             return base.dtype if kept == 0 else Arr(base.dtype, kept)
         return None
 

@@ -182,6 +182,39 @@ def flat(v):
     return pk.array(np.ascontiguousarray(np.asarray(v)).reshape(-1))
 
 
+def mean(total, n):
+    """A whole array's mean; of no elements NaN, as Numba gives (not an error)."""
+    return total / n if n else float("nan")
+
+
+@pk.workunit
+def _count_true(i, acc: pk.Acc[pk.int64], m):
+    if m[i]:
+        acc += 1
+
+
+@pk.workunit
+def _compress(i, acc: pk.Acc[pk.int64], last: bool, out, a, m):
+    if m[i]:
+        if last:
+            out[acc] = a[i]
+        acc += 1
+
+
+def compress(a, m):
+    """a[m] of a 1-d array and a boolean mask of its length: a new array of
+    the elements where m is true, in order (a count, then a parallel scan)."""
+    n = a.shape[0]
+    if m.shape[0] != n:
+        raise IndexError(f"boolean index did not match indexed array along axis 0; size of axis is {n} but size "
+                         f"of corresponding boolean axis is {m.shape[0]}")
+    k = int(pk.parallel_reduce(n, _count_true, m=m))
+    out = pk.View([k], a.dtype)
+    if k:
+        pk.parallel_scan(n, _compress, out=out, a=a, m=m)
+    return out
+
+
 def sorted_copy(v):
     """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
     pk.flush()
