@@ -562,7 +562,18 @@ def masked(data, radius, npt):
     return res, data[data > 0.5], data[data > 2.0].sum()
 
 
+@njit
+def dtype_of_local(a):
+    b = a[:, :2] * 2
+    out = np.empty(b.shape, dtype=b.dtype)
+    for i in range(b.shape[0]):
+        for j in range(b.shape[1]):
+            out[i, j] = b[i, j] + 1
+    return out, out.astype(b.dtype)
+
+
 CASES = {
+    "dtype_of_local": lambda: (R.integers(0, 9, (4, 3)).astype(np.int32),),
     "masked": lambda: (vec(300), vec(300), 12),
     "cumulative_shares": lambda: (vec(9), R.integers(0, 9, (3, 4))),
     "negative_indices": lambda: (vec(6), -2),

@@ -177,8 +177,7 @@ class Expr:
             if kind is not None and kind[0] == "math":
                 return call(f"math.{kind[1]}", [self.element(a) for a in e.args])
             if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":
-                dt = self.t.names.dtype_name(e.args[0])
-                return ast.Call(pk_type(dt), [self.element(e.func.value)], [])
+                return ast.Call(pk_type(t.dtype), [self.element(e.func.value)], [])
             # Anything else with an array value (a helper's result, an allocation)
             # is computed on the host first, then read like a named array.
             return self._on_host(e, t)

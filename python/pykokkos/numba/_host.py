@@ -166,6 +166,8 @@ class _Rewrite(ast.NodeTransformer):
                 return _reduce.reduce(t, f.attr, f.value, self.pre, e)
             if f.attr == "copy":
                 return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
+            if f.attr == "astype" and len(e.args) == 1:  # a new array: a kernel casting each element
+                return self._materialize(e, e, t.type_of(e))
             if f.attr == "reshape" and e.args and not e.keywords:
                 shape = e.args[0] if len(e.args) == 1 else ast.Tuple(list(e.args), ast.Load())
                 return call("rt.reshape", [self.visit(f.value), self.visit(shape)])

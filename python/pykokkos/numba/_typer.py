@@ -248,7 +248,7 @@ class Typer(NumpyTyping):
             if f.attr == "reshape" and args:
                 return self.reshaped(a, args[0] if len(args) == 1 else Tup(tuple(args)), e)
             if f.attr == "astype":
-                return Arr(n.dtype_name(e.args[0]), a.ndim)
+                return Arr(self.dtype_arg(e.args[0]), a.ndim)
             return None
         name = n.callee(f)
         if name is None:

@@ -40,7 +40,7 @@ class NumpyTyping:
             return Arr("int64" if k in "bi" else ("uint64" if k == "u" else args[0].dtype), 1)
         if fn == "linspace" and len(e.args) >= 2:
             dkw = next((k.value for k in e.keywords if k.arg == "dtype"), None)
-            return Arr(self.names.dtype_name(dkw) if dkw is not None else "float64", 1)
+            return Arr(self.dtype_arg(dkw) if dkw is not None else "float64", 1)
         if fn == "sort" and len(args) == 1 and isinstance(args[0], Arr):
             return args[0]
         if fn in REDUCE:
@@ -80,6 +80,14 @@ class NumpyTyping:
         nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
         return Arr(out, nd) if nd else out
 
+    def dtype_arg(self, e) -> str:
+        """The dtype a dtype= argument names; `x.dtype` of any array the function has is x's."""
+        if isinstance(e, ast.Attribute) and e.attr == "dtype":
+            t = self.expr(e.value)
+            if isinstance(t, Arr):
+                return t.dtype
+        return self.names.dtype_name(e)
+
     def reshaped(self, a: Arr, shape, e):
         if isinstance(shape, Tup) and all(isinstance(x, str) and np.dtype(x).kind in "iu" for x in shape.items):
             return Arr(a.dtype, len(shape.items))
@@ -95,7 +103,7 @@ class NumpyTyping:
             t = self.expr(src)
             if not isinstance(t, Arr):
                 return None
-            return Arr(self.names.dtype_name(dkw), t.ndim) if dkw is not None else t
+            return Arr(self.dtype_arg(dkw), t.ndim) if dkw is not None else t
         nd, items = 0, [src]
         while items and all(isinstance(x, (ast.List, ast.Tuple)) for x in items):
             nd += 1
@@ -107,7 +115,7 @@ class NumpyTyping:
                 return None
             dt = t if dt is None else promote(dt, t)
         if dkw is not None:
-            dt = self.names.dtype_name(dkw)
+            dt = self.dtype_arg(dkw)
         return Arr(dt or "float64", nd) if items or dkw is not None else None
 
     def dtype_of(self, t):
@@ -136,14 +144,14 @@ class NumpyTyping:
                 dkw = call.args[2]
             elif fn != "full_like" and len(call.args) > 1:
                 dkw = call.args[1]
-            dt = n.dtype_name(dkw) if dkw is not None else a.dtype
+            dt = self.dtype_arg(dkw) if dkw is not None else a.dtype
             return Arr(dt, a.ndim)
         if fn == "arange":
             dt = args[0]
             for a in args[1:]:
                 dt = promote(dt, a)
             dkw = next((k.value for k in call.keywords if k.arg == "dtype"), None)
-            return Arr(n.dtype_name(dkw) if dkw is not None else ("int64" if dt in ("int64", "bool") else dt), 1)
+            return Arr(self.dtype_arg(dkw) if dkw is not None else ("int64" if dt in ("int64", "bool") else dt), 1)
         shape = args[0]
         if not (isinstance(shape, Tup) or isinstance(shape, str) and np.dtype(shape).kind in "iub"):
             raise unsupported(self.names.ctx, e, f"np.{fn} needs a shape of integers (its type here: {_show(shape)})")
@@ -153,7 +161,7 @@ class NumpyTyping:
         if dkw is None and len(call.args) > pos:
             dkw = call.args[pos]
         if dkw is not None:
-            dt = n.dtype_name(dkw)
+            dt = self.dtype_arg(dkw)
         elif fn == "full":
             dt = args[1] if args[1] != "bool" else "bool"
             dt = "float64" if dt == "float64" else dt
