@@ -110,13 +110,13 @@ class Dispatcher:
             if _strict():
                 raise located from err
             return self._fall_back(key, args, str(located))
-        # The generated kernels compile as they first launch: one that the
-        # toolchain refuses is a translation the fallback takes over, with the
-        # arrays put back as the call found them.
+        # The generated kernels compile as they first launch (rt.call runs all
+        # of them before it returns): one that the toolchain refuses is a
+        # translation the fallback takes over, with the arrays put back as the
+        # call found them.
         saved = [(a, a.copy()) for a in args if isinstance(a, np.ndarray) and a.flags.writeable]
         try:
             out = fn(*args)
-            _pk().flush()
         except _refusals() as err:
             if _strict() and isinstance(err, UnsupportedError):
                 raise

@@ -149,7 +149,7 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
                 out.append(i)
             elif isinstance(i, ast.Constant) and isinstance(i.value, int):
                 out.append(ast.BinOp(_extent(e.value, d), ast.Add(), i))
-            elif isinstance(self.ty(i), str) and np.dtype(self.ty(i)).kind == "u":
+            elif self.ty(i) in PK_DTYPE and np.dtype(self.ty(i)).kind == "u":
                 out.append(i)
             else:
                 wrapped = ast.BinOp(i, ast.Add(), _extent(e.value, d))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+import numpy as np
+
 from ._typer import Arr
 
 
@@ -106,9 +108,7 @@ def _base(kb, x):
 def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
     """`x.sum()` (and prod/min/max/mean, np.sum(x), ...) of an array expression
     inside a kernel: statements accumulating it in a loop nest, and the value."""
-    import numpy as np
-
-    from ._kbody import pk_type
+    from ._kbody import pk_type  # (imported here: _kbody imports this module)
     t = kb.ty(x)
     base = _base(kb, x)
     if base is None:

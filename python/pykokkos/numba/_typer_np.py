@@ -134,7 +134,6 @@ class NumpyTyping:
         return a.dtype
 
     def alloc_type(self, fn, args, kw, e):
-        n = self.names
         call = e
         if fn in ("empty_like", "zeros_like", "ones_like", "full_like", "copy"):
             a = args[0]

@@ -42,7 +42,8 @@ def call(body, *args):
                 v._set_trusted(True)
     token = _ARGS.set({id(v) for v in views})
     # (a View answers __cuda_array_interface__ only when its memory is the GPU's)
-    device = _ON_DEVICE.set(any(hasattr(a, "__cuda_array_interface__") for a in args))
+    device = _ON_DEVICE.set(any(hasattr(a, "__cuda_array_interface__") for a in args
+                                if not isinstance(a, (np.ndarray, int, float, complex))))
     try:
         out = body(*views)
         pk.flush()
@@ -166,8 +167,8 @@ def linspace(start, stop, num, dtype: str):
 
 
 def reshape(v, shape):
-    """np.reshape / a.reshape of a contiguous array: the same memory seen in another shape."""
-    pk.flush()
+    """np.reshape / a.reshape of a contiguous array: the same memory seen in
+    another shape (np.asarray of a View runs the launches pending on it first)."""
     a = np.asarray(v)
     if not a.flags.c_contiguous:
         raise ValueError("pykokkos.numba reshapes only contiguous arrays (as Numba does)")
@@ -178,7 +179,6 @@ def flat(v):
     """A 1-D View of an array's elements in C order (the same memory when contiguous)."""
     if len(v.shape) == 1:
         return v
-    pk.flush()
     return pk.array(np.ascontiguousarray(np.asarray(v)).reshape(-1))
 
 
@@ -217,7 +217,6 @@ def compress(a, m):
 
 def sorted_copy(v):
     """np.sort(v) (computed by NumPy on the host, after pending launches on v)."""
-    pk.flush()
     return pk.array(np.sort(np.asarray(v), kind="quicksort"))
 
 
