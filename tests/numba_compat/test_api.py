@@ -128,3 +128,24 @@ def test_fancy_indexing_is_refused(strict):
 def test_a_numpy_function_kernels_lack_is_a_located_error(strict):
     with pytest.raises(numba.UnsupportedError, match=r"bad_programs.py:4\d:\d+: np.sinc is not supported"):
         bad.unknown_ufunc_in_kernel(np.ones(4), np.zeros(4))
+
+
+def _row_max(x):
+    return x.max(axis=1)
+
+
+def _axis_reductions(a, b):
+    return a.max(axis=0), np.min(a, axis=1), np.mean(b, axis=2), b.prod(axis=0), np.amax(b, axis=-1)
+
+
+def test_reductions_along_an_axis_numba_lacks_give_numpys_results(strict):
+    # Numba types only sum, argmin and argmax with an axis (the differential
+    # corpus checks those); the others give NumPy's values and dtypes.
+    rng = np.random.default_rng(3)
+    a, b = rng.random((5, 4)), rng.integers(1, 4, (3, 4, 2)).astype(np.int32)
+    got, want = njit(_axis_reductions)(a, b), _axis_reductions(a, b)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    with pytest.raises(ValueError, match="zero-size"):
+        njit(_row_max)(np.zeros((3, 0)))

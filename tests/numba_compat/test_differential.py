@@ -23,12 +23,12 @@ except ImportError:
 HERE = pathlib.Path(__file__).parent
 
 
-def load(engine, name):
-    """corpus.py with `import numba` resolving to `engine`."""
+def load(engine, name, file="corpus.py"):
+    """A corpus file with `import numba` resolving to `engine`."""
     saved = sys.modules.get("numba")
     sys.modules["numba"] = engine
     try:
-        spec = importlib.util.spec_from_file_location(name, HERE / "corpus.py")
+        spec = importlib.util.spec_from_file_location(name, HERE / file)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
@@ -39,8 +39,9 @@ def load(engine, name):
             sys.modules["numba"] = saved
 
 
-REAL = load(numba_real, "corpus_numba")
-OURS = load(pkn, "corpus_pykokkos")
+FILES = ("corpus.py", "corpus_more.py")
+REAL = {f: load(numba_real, "numba_" + f[:-3], f) for f in FILES}
+OURS = {f: load(pkn, "pykokkos_" + f[:-3], f) for f in FILES}
 
 
 def same(got, want, what):
@@ -49,6 +50,7 @@ def same(got, want, what):
         for k, (g, w) in enumerate(zip(got, want)):
             same(g, w, f"{what}[{k}]")
         return
+    single = np.asarray(want).dtype in (np.float32, np.complex64)
     if isinstance(want, np.generic):  # the plain-Python reference gives NumPy scalars
         want = want.item()
     if want is None:
@@ -62,19 +64,18 @@ def same(got, want, what):
             f"{what}: {type(got).__name__} instead of {type(want).__name__}"
     # float32 arithmetic may round differently in one operation of a chain
     # (C++ promotes pow(float, int) to double where Numba's loop stays float32).
-    single = np.asarray(want).dtype in (np.float32, np.complex64)
     np.testing.assert_allclose(got, want, rtol=4e-6 if single else 1e-10, atol=1e-6 if single else 1e-12,
                                err_msg=what)
 
 
-@pytest.mark.parametrize("case", sorted(REAL.CASES))
-def test_corpus(case, monkeypatch):
+@pytest.mark.parametrize("file,case", [(f, c) for f in FILES for c in sorted(REAL[f].CASES)])
+def test_corpus(file, case, monkeypatch):
     # Strict: every corpus program must run as Kokkos kernels, not fall back to Numba.
     monkeypatch.setenv("PK_NUMBA_STRICT", "1")
-    args = REAL.CASES[case]()
+    args = REAL[file].CASES[case]()
     mine = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
-    want = getattr(REAL, case)(*args)
-    got = getattr(OURS, case)(*mine)
+    want = getattr(REAL[file], case)(*args)
+    got = getattr(OURS[file], case)(*mine)
     same(got, want, f"{case} result")
     for k, (g, w) in enumerate(zip(mine, args)):
         if isinstance(w, np.ndarray):

@@ -185,7 +185,7 @@ class Expr:
 
     def _on_host(self, e, t) -> ast.expr:
         from ._host import HostBody
-        value = HostBody(self.t).expr(e, self.pre)
+        value = HostBody(self.t).expr(_copy(e), self.pre)  # e stays as written, for typing
         tmp = self.t.fresh("a")
         self.t.env[tmp] = t
         self.pre.append(ast.Assign([name(tmp, ast.Store())], value))
@@ -195,10 +195,10 @@ class Expr:
     def in_loop(self, e, out: Arr) -> ast.expr:
         """An operand of an arithmetic ufunc, cast to the float loop Numba runs
         it in (float32 ** 0.5 computes in float64, float32 * 2 in float32)."""
+        t = self.t.type_of(e)
         el = self.element(e)
         if np.dtype(out.dtype).kind not in "fc":
             return el
-        t = self.t.type_of(e)
         dt = t.dtype if isinstance(t, Arr) else t
         if dt == out.dtype or isinstance(e, ast.Constant) and np.dtype(out.dtype) == np.float64:
             return el

@@ -10,6 +10,7 @@ from . import _arrayexpr, _loops, _reduce, _serial
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
 from ._typer import ALLOC, REDUCE, Arr, Const
+from ._typer_np import axis_arg
 
 ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
 
@@ -127,6 +128,12 @@ class HostBody:
         return _Rewrite(self, pre).visit(e)
 
 
+def _axis_only(e, at: int) -> bool:
+    """A reduction call whose only option is its axis (keyword or the positional at `at`)."""
+    kws = [k.arg for k in e.keywords]
+    return (kws == ["axis"] and len(e.args) == at) or (not kws and len(e.args) == at + 1)
+
+
 def _seq(pre, node):
     return pre + [node] if pre else node
 
@@ -164,6 +171,8 @@ class _Rewrite(ast.NodeTransformer):
         if isinstance(f, ast.Attribute) and isinstance(t.type_of(f.value), Arr):
             if f.attr in ARRAY_METHODS_REDUCE and not e.args and not e.keywords:
                 return _reduce.reduce(t, f.attr, f.value, self.pre, e)
+            if f.attr in ARRAY_METHODS_REDUCE and _axis_only(e, 0):
+                return self._along_axis(f.attr, f.value, axis_arg(e, 0), e)
             if f.attr == "copy":
                 return self._materialize(ast.BinOp(f.value, ast.Mult(), ast.Constant(1)), e, t.type_of(f.value))
             if f.attr == "astype" and len(e.args) == 1:  # a new array: a kernel casting each element
@@ -186,6 +195,8 @@ class _Rewrite(ast.NodeTransformer):
         if kind is None:
             raise self.hb.err(e, f"cannot call {ast.unparse(f)} from a jitted function")
         k, what = kind
+        if k == "np" and what in REDUCE and what not in ("dot", "vdot") and e.args and _axis_only(e, 1):
+            return self._along_axis(what, e.args[0], axis_arg(e, 1), e)
         if k == "np" and what in REDUCE:
             if e.keywords or (len(e.args) != 1 and what not in ("dot", "vdot")):
                 raise self.hb.err(e, f"np.{what} with an axis or options is not supported; reduce the whole array")
@@ -312,6 +323,14 @@ class _Rewrite(ast.NodeTransformer):
                                       [ast.keyword("out", name(tmp)), ast.keyword("start", start),
                                        ast.keyword("step", step)])))
         return name(tmp)
+
+    def _along_axis(self, fn, x, axis, e):
+        ty = self.t.type_of(x)
+        if ty.ndim == 1:  # the whole array, a number
+            return _reduce.reduce(self.t, fn, x, self.pre, e)
+        if not isinstance(x, ast.Name):  # a slice or an expression: computed into an array first
+            x = self._materialize(ast.BinOp(x, ast.Mult(), ast.Constant(1)) if ty.dtype != "bool" else x, e, ty)
+        return _reduce.along_axis(self.t, fn, self.visit(x), axis, self.pre, e)
 
     def _materialize(self, value, node, ty):
         tmp = self.t.fresh("a")

@@ -9,6 +9,8 @@ import ast
 import copy
 import inspect
 
+from ._versions import version_names
+
 # A name that always means numpy (Names.lookup), whatever the module imported.
 NUMPY = "__pk_numpy__"
 
@@ -22,6 +24,7 @@ def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
     _ndenumerate(fdef, names)
     _Calls(names, arg_types).visit(fdef)
     _unroll(fdef)
+    version_names(fdef)
     _shape_aliases(fdef)
     ast.fix_missing_locations(fdef)
 

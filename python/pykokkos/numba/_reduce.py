@@ -6,6 +6,7 @@ import ast
 
 from ._arrayexpr import Expr, _workunit, call, launches, name
 from ._errors import unsupported
+from ._kbody import pk_type, zero_of
 from ._typer import Arr
 
 REDUCERS = {"sum": "Sum", "prod": "Prod", "min": "Min", "amin": "Min", "max": "Max", "amax": "Max"}
@@ -78,3 +79,63 @@ def _arg_reduce(t, fn, x, elem, shape, kw, pre, ty):
         call("rt.policy", [name(shape)]), name(k2)],
         kw + [ast.keyword(best, name(best))] + ext + [ast.keyword("reducer", call("pk.Min", []).func)])))
     return call("int", [name(res)])
+
+
+def along_axis(t, fn: str, x: ast.expr, axis_node, pre: list, node) -> ast.expr:
+    """np.sum(a, axis=k) and the like on an n-d array x (a host name): a kernel
+    over the result's shape, each work item reducing one line along axis k."""
+    ty = t.type_of(x)
+    out_ty = t.type_of(node)
+    axis = _const_axis(axis_node)
+    if axis is None or not -ty.ndim <= axis < ty.ndim:
+        raise unsupported(t.ctx, node, f"np.{fn}: the axis must be a constant between {-ty.ndim} and {ty.ndim - 1}")
+    axis %= ty.ndim
+    shape, n, out = t.fresh("shape"), t.fresh("n"), t.fresh("a")
+    t.env[out] = out_ty
+    pre.append(ast.Assign([ast.Tuple([name(shape, ast.Store()), name(n, ast.Store())], ast.Store())],
+                          call("rt.axis_shape", [x, ast.Constant(axis)])))
+    pre.append(ast.Assign([name(out, ast.Store())], call("rt.zeros", [name(shape), ast.Constant(out_ty.dtype)])))
+    idx = [name(f"i{d}") for d in range(ty.ndim - 1)]
+
+    def at(j):
+        ix = idx[:axis] + [j] + idx[axis:]
+        return ast.Subscript(name("x"), ast.Tuple(ix, ast.Load()), ast.Load())
+
+    acc_dt = out_ty.dtype if fn not in ("argmin", "argmax") else ty.dtype
+    first = 0
+    if fn in ("sum", "mean", "prod"):
+        init = ast.Constant(1) if fn == "prod" else zero_of(acc_dt)
+        step = [ast.AugAssign(name("acc", ast.Store()), ast.Mult() if fn == "prod" else ast.Add(), at(name("j")))]
+    else:
+        pre.append(ast.Expr(call("rt.nonempty", [ast.Tuple([name(n)], ast.Load()), ast.Constant(fn)])))
+        init, first = at(ast.Constant(0)), 1
+        if fn in ("min", "max", "amin", "amax"):
+            f = "min" if fn in ("min", "amin") else "max"
+            step = [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), at(name("j"))]))]
+        else:
+            cmp = ast.Lt() if fn == "argmin" else ast.Gt()
+            step = [ast.If(ast.Compare(at(name("j")), [cmp], [name("acc")]),
+                           [ast.Assign([name("acc", ast.Store())], at(name("j"))),
+                            ast.Assign([name("best", ast.Store())], name("j"))], [])]
+    body = [ast.AnnAssign(name("acc", ast.Store()), pk_type(acc_dt), init, 1),
+            ast.AnnAssign(name("best", ast.Store()), pk_type("int64"), ast.Constant(0), 1),
+            ast.For(name("j", ast.Store()), call("range", [ast.Constant(first), name("n")]), step, [])]
+    result = name("best") if fn in ("argmin", "argmax") else name("acc")
+    if fn == "mean":
+        result = ast.BinOp(result, ast.Div(), name("n"))
+    slot = idx[0] if len(idx) == 1 else ast.Tuple(list(idx), ast.Load())
+    body.append(ast.Assign([ast.Subscript(name("out"), slot, ast.Store())], result))
+    kname = t.kernel_name(f"{fn}_axis")
+    _workunit(t, kname, ty.ndim - 1, ["out", "x", ast.arg("n", pk_type("int64"))], body)
+    pre.append(ast.Expr(call("pk.parallel_for", [call("rt.policy", [name(shape)]), name(kname)],
+                             [ast.keyword("out", name(out)), ast.keyword("x", x), ast.keyword("n", name(n))])))
+    return name(out)
+
+
+def _const_axis(e):
+    if isinstance(e, ast.Constant) and type(e.value) is int:
+        return e.value
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) \
+            and type(e.operand.value) is int:
+        return -e.operand.value
+    return None

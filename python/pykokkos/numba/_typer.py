@@ -13,7 +13,7 @@ import numpy as np
 
 from ._errors import unsupported
 from ._names import DTYPES, Names
-from ._typer_np import NumpyTyping
+from ._typer_np import NumpyTyping, axis_arg
 from ._types import (  # noqa: F401  (the types other modules take from here)
     ALLOC, MATH_FLOAT, MATH_INT, NONE, PRED, RANGE, REDUCE, SCALAR_TYPES, STR, _UFUNC_OF, Arr, Const, Tup,
     _show, _view_type, as_float, dtype_value, join, promote, scalar_binop, scalar_of, type_of_value, ufunc_out,
@@ -242,7 +242,7 @@ class Typer(NumpyTyping):
         if isinstance(f, ast.Attribute) and isinstance(self.expr(f.value), Arr):
             a = self.expr(f.value)
             if f.attr in ("sum", "prod", "min", "max", "mean", "argmin", "argmax"):
-                return self.reduce_type(f.attr, a)
+                return self.axis_type(self.reduce_type(f.attr, a), a, axis_arg(e, 0))
             if f.attr == "copy":
                 return a
             if f.attr == "reshape" and args:

@@ -46,7 +46,7 @@ class NumpyTyping:
         if fn in REDUCE:
             if fn in ("dot", "vdot"):
                 return promote(args[0].dtype, args[1].dtype)
-            return self.reduce_type(fn, args[0])
+            return self.axis_type(self.reduce_type(fn, args[0]), args[0], axis_arg(e, 1))
         if fn == "where":
             t = join(self.dtype_of(args[1]), self.dtype_of(args[2]))
             nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
@@ -121,6 +121,12 @@ class NumpyTyping:
     def dtype_of(self, t):
         return t.dtype if isinstance(t, Arr) else t
 
+    def axis_type(self, elem, a, axis):
+        """A reduction along one axis of an n-d array is an (n-1)-d array."""
+        if axis is None or not isinstance(a, Arr) or a.ndim == 1 or elem is None:
+            return elem
+        return Arr(elem, a.ndim - 1)
+
     def reduce_type(self, fn, a):
         if not isinstance(a, Arr):
             return None
@@ -167,3 +173,9 @@ class NumpyTyping:
         else:
             dt = "float64"
         return Arr(dt, nd)
+
+
+def axis_arg(e: ast.Call, at: int):
+    """The axis argument of a reduction call (keyword or the positional at `at`), or None."""
+    kw = next((k.value for k in e.keywords if k.arg == "axis"), None)
+    return kw if kw is not None else (e.args[at] if len(e.args) > at else None)

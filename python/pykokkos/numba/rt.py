@@ -227,6 +227,12 @@ def arange_len(start, stop, step) -> int:
     return max(0, int(np.ceil((stop - start) / step)))
 
 
+def axis_shape(v, axis: int):
+    """The shape of a reduction of v along axis, and the length reduced."""
+    s = tuple(int(d) for d in v.shape)
+    return s[:axis] + s[axis + 1:], s[axis]
+
+
 def size(v) -> int:
     """Elements of an array (or of a shape)."""
     shape = tuple(v) if isinstance(v, tuple) else tuple(v.shape)
