@@ -4,6 +4,9 @@ turn, and prints per figure the medians, their ratio and in how many pairs
 the second was the slower.
 
     python benches/ab.py OLD/.venv/bin/python .venv/bin/python benches/bench_checks.py --pairs 9
+    python benches/ab.py OLD/.venv/bin/python .venv/bin/python benches/run_all.py --pairs 3 -- --json-line
+
+(the second: every `make bench` row, the same bench code run against each build)
 """
 from __future__ import annotations
 
@@ -19,17 +22,19 @@ def main() -> int:
     ap.add_argument("second")
     ap.add_argument("script")
     ap.add_argument("--pairs", type=int, default=9)
-    a = ap.parse_args()
+    a, rest = ap.parse_known_args()  # after --: the script's own arguments
+    a.script_args = [x for x in rest if x != "--"]
     runs: dict = {a.first: [], a.second: []}
     for _ in range(a.pairs):
         for py in (a.first, a.second):
-            out = subprocess.run([py, a.script], capture_output=True, text=True, check=True).stdout
+            out = subprocess.run([py, a.script, *a.script_args], capture_output=True, text=True).stdout
             runs[py].append(json.loads(out.strip().splitlines()[-1]))
-    for key in runs[a.first][0]:
+    keys = [k for k in runs[a.first][0] if all(k in r for r in runs[a.first] + runs[a.second])]
+    for key in keys:
         x = [r[key] for r in runs[a.first]]
         y = [r[key] for r in runs[a.second]]
         slower = sum(b > c for c, b in zip(x, y))
-        print(f"{key:12s} first {statistics.median(x):.4f}  second {statistics.median(y):.4f}  "
+        print(f"{key:40s} first {statistics.median(x):.4f}  second {statistics.median(y):.4f}  "
               f"second/first {statistics.median(y) / statistics.median(x):.3f}  "
               f"(second slower in {slower} of {a.pairs} pairs)")
     return 0

@@ -269,6 +269,9 @@ def main() -> int:
     with open(os.path.join(HERE, "last_results.json"), "w") as f:
         json.dump(out, f, indent=2, sort_keys=True)
     print(f"results written to {os.path.join(HERE, 'last_results.json')}")
+    if "--json-line" in sys.argv:  # every row's figure, one line (benches/ab.py compares two builds)
+        print(json.dumps({f"{b}:{k}": results[b][k] for b, k, *_ in ROWS
+                          if k is not None and isinstance(results.get(b, {}).get(k), (int, float))}))
     return 1 if errors else 0
 
 

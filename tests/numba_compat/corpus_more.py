@@ -1,7 +1,7 @@
 """More Numba programs of our own writing (as corpus.py): reductions along an
 axis and names rebound to values of another type."""
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, stencil
 
 R = np.random.default_rng(11)
 
@@ -59,7 +59,64 @@ def rebound_rank(a):
     return t, v
 
 
+@njit
+def transposed(a, b):
+    t = a.T
+    s = np.zeros(t.shape)
+    for i in range(t.shape[0]):
+        for j in range(t.shape[1]):
+            s[i, j] = t[i, j] * 2.0
+    t[0, 1] = -1.0  # writes a, as Numba's view does
+    return s, t + b, np.sum(t * b), a.T.T
+
+
+@njit
+def limits(a, k):
+    big = np.iinfo(np.intp).max
+    out = np.empty(a.shape)
+    for i in range(a.shape[0]):
+        out[i] = a[i] + np.finfo(np.float64).eps if k < big else np.finfo(np.float32).max
+    return out, big - k, np.iinfo(np.int32).min
+
+
+@stencil
+def jacobi(a):
+    return 0.25 * (a[0, 1] + a[0, -1] + a[-1, 0] + a[1, 0])
+
+
+@stencil()
+def wave(p, c, r):
+    return 2 * c[0, 0] - p[0, 0] + r * r * (c[-1, 0] + c[1, 0] + c[0, -1] + c[0, 1] - 4 * c[0, 0])
+
+
+@stencil(neighborhood=((-2, 1),), cval=-1.0)
+def window(a):
+    s = 0.0
+    for k in range(-2, 2):
+        s += a[k]
+    return s / 4
+
+
+@stencil(standard_indexing=("w",))
+def weighted(a, w):
+    return w[0] * a[-1] + w[1] * a[0] + w[2] * a[2]
+
+
+@njit(parallel=True)
+def stencils(a, p, c, v, w, steps):
+    err = np.max(np.abs(jacobi(a) - a))
+    f = np.zeros_like(c)
+    for _ in range(steps):  # a time loop around a stencil with out=
+        wave(p, c, 0.3, out=f)
+        p, c, f = c, f, p
+    return err, c, window(v), weighted(v, w), jacobi(a.astype(np.float32))
+
+
 CASES = {
+    "stencils": lambda: (R.random((7, 6)), R.random((6, 5)), R.random((6, 5)), R.random(10),
+                         np.array([0.5, 0.25, 0.25]), 3),
+    "limits": lambda: (R.random(9), 5),
+    "transposed": lambda: (R.random((3, 5)), R.random((5, 3))),
     "axis_sums": lambda: (R.random((5, 7)), R.integers(0, 9, (3, 4, 5)).astype(np.int32)),
     "axis_extremes": lambda: (R.random((6, 4)),),
     "axis_of_expressions": lambda: (R.random((6, 4)), R.random((6, 4))),

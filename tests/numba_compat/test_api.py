@@ -149,3 +149,41 @@ def test_reductions_along_an_axis_numba_lacks_give_numpys_results(strict):
         np.testing.assert_allclose(g, w, rtol=1e-12)
     with pytest.raises(ValueError, match="zero-size"):
         njit(_row_max)(np.zeros((3, 0)))
+
+
+@numba.stencil
+def _blur(a):
+    return (a[-1] + a[0] + a[1]) / 3
+
+
+@numba.stencil
+def _shifted_by(a, k):
+    return a[k]
+
+
+def _blur_twice(a):
+    return _blur(_blur(a))
+
+
+def _blur_in_a_set(a):
+    return len({1, 2}) * _blur(a)  # a set literal: no kernel takes it
+
+
+def test_a_stencil_called_from_python_and_from_fallback_code_gives_numbas_results():
+    real = pytest.importorskip("numba")
+    a = np.random.default_rng(5).random(12)
+    want = real.stencil(_blur.py_func)(a)
+    np.testing.assert_allclose(_blur(a), want, rtol=1e-14)
+    np.testing.assert_allclose(njit(_blur_twice)(a), real.stencil(_blur.py_func)(want), rtol=1e-14)
+    with pytest.warns(numba.FallbackWarning, match="set literals"):
+        got = njit(_blur_in_a_set)(a)
+    np.testing.assert_allclose(got, 2 * want, rtol=1e-14)
+
+
+def test_a_stencil_index_that_is_not_a_constant_needs_a_neighborhood(strict):
+    with pytest.raises(numba.UnsupportedError, match="needs the neighborhood= option"):
+        njit(_uses_shifted)(np.zeros(5), 1)
+
+
+def _uses_shifted(a, k):
+    return _shifted_by(a, k)

@@ -23,6 +23,7 @@ from ._errors import UnsupportedError
 from ._fallback import FallbackWarning
 from ._report import report
 from ._sigs import TYPES as _TYPES
+from ._stencil import stencil
 
 globals().update(_TYPES)
 types = _types_mod.SimpleNamespace(**_TYPES)
@@ -49,5 +50,5 @@ def __getattr__(name: str):
     return getattr(real, name)
 
 
-__all__ = ["Dispatcher", "jit", "njit", "prange", "UnsupportedError", "FallbackWarning", "report", "types",
+__all__ = ["Dispatcher", "jit", "njit", "prange", "stencil", "UnsupportedError", "FallbackWarning", "report", "types",
            "config", "get_num_threads", "set_num_threads", *sorted(_TYPES)]

@@ -72,6 +72,11 @@ class Builder:
         from ._dispatch import Dispatcher
         if isinstance(v, Dispatcher):
             return self.dispatcher(v)
+        if getattr(v, "__pk_stencil__", False):  # Numba's own stencil of the same kernel
+            if id(v) not in self.made:
+                opts = dict(v.options)
+                self.made[id(v)] = self.real.stencil(opts.pop("func_or_mode", "constant"), **opts)(v.py_func)
+            return self.made[id(v)]
         return self.map.get(id(v), v)
 
     def dispatcher(self, d):

@@ -9,7 +9,7 @@ import numpy as np
 from . import _arrayexpr, _loops, _reduce, _serial
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
-from ._typer import ALLOC, REDUCE, Arr, Const
+from ._typer import ALLOC, REDUCE, Arr, Const, Tup
 from ._typer_np import axis_arg
 
 ARRAY_METHODS_REDUCE = {"sum", "prod", "min", "max", "mean", "argmin", "argmax"}
@@ -80,7 +80,11 @@ class HostBody:
     def has_array_stmt(self, s) -> bool:
         t = self.t
         for n in ast.walk(s):
-            if isinstance(n, ast.Assign) and isinstance(t.type_of(n.value), Arr):
+            if isinstance(n, ast.Assign):
+                vt = t.type_of(n.value)  # an array, or arrays swapped (p, c = c, p)
+                if isinstance(vt, Arr) or isinstance(vt, Tup) and any(isinstance(x, Arr) for x in vt.items):
+                    return True
+            if isinstance(n, ast.Call) and (t.names.callee(n.func) or ("",))[0] == "stencil":
                 return True
             if isinstance(n, ast.AugAssign) and isinstance(t.type_of(n.target), Arr):
                 return True
@@ -146,7 +150,7 @@ def _needs_pre(hb, e) -> bool:
 
 def _elementwise(hb, e) -> bool:
     """An array expression computed elementwise (not an allocation, a slice or a name)."""
-    if isinstance(e, (ast.Name, ast.Subscript)):
+    if isinstance(e, (ast.Name, ast.Subscript, ast.Attribute)):  # a.T, a.real: the host computes them
         return False
     if isinstance(e, ast.Call):
         kind = hb.t.names.callee(e.func)
@@ -224,6 +228,8 @@ class _Rewrite(ast.NodeTransformer):
             return call("rt.linspace", [args[0], args[1], num, ast.Constant(ty.dtype)])
         if k == "np" and what == "sort" and len(e.args) == 1:
             return call("rt.sorted_copy", [self.visit(e.args[0])])
+        if k == "stencil":
+            return self._stencil(what, e)
         if k == "helper":
             tys = [t.type_of(a) for a in e.args]
             fname = t.host_helper(what, tys, e)
@@ -324,6 +330,38 @@ class _Rewrite(ast.NodeTransformer):
                                        ast.keyword("step", step)])))
         return name(tmp)
 
+    def _stencil(self, st, e):
+        """A @stencil applied: its generated apply function, run on a new
+        output (border cval) or on out=."""
+        t = self.t
+        if any(k.arg != "out" for k in e.keywords):
+            raise self.hb.err(e, "a stencil call takes the kernel's arguments and out= only")
+        tys = [t.type_of(a) for a in e.args]
+        _, apply, ndim = st.functions(tuple(a.ndim if isinstance(a, Arr) else None for a in tys), t.ctx, e)
+        ty = t.type_of(e)
+        out_node = next((k.value for k in e.keywords if k.arg == "out"), None)
+        args = []
+        for a in e.args:  # each evaluated once
+            v = self.visit(a)
+            if not isinstance(v, (ast.Name, ast.Constant)):
+                tmp = t.fresh("s")
+                self.pre.append(ast.Assign([name(tmp, ast.Store())], v))
+                v = name(tmp)
+            args.append(v)
+        cval = st.options.get("cval")
+        if out_node is None:
+            out = name(t.fresh("a"))
+            t.env[out.id] = ty
+            self.pre.append(ast.Assign([name(out.id, ast.Store())], call("rt.zeros", [
+                ast.Attribute(args[0], "shape", ast.Load()), ast.Constant(ty.dtype)])))
+        else:
+            out = self.visit(out_node)
+        if cval:  # the border (all of out=, as Numba fills it) holds cval
+            self.pre.extend(_arrayexpr.assign(t, ast.Subscript(out, ast.Slice(), ast.Load()), ast.Constant(cval)))
+        fname = t.host_helper(apply, tys + [ty], e)
+        self.pre.append(ast.Expr(ast.Call(name(fname), args + [out], [])))
+        return out
+
     def _along_axis(self, fn, x, axis, e):
         ty = self.t.type_of(x)
         if ty.ndim == 1:  # the whole array, a number
@@ -348,6 +386,10 @@ class _Rewrite(ast.NodeTransformer):
             return call("rt.compress", [self.visit(e.value), self.visit(mask)])
         return self.generic_visit(e)
 
+    def visit_Name(self, e):
+        from ._normalize import NUMPY
+        return ast.copy_location(ast.Name("np", e.ctx), e) if e.id == NUMPY else e
+
     def visit_UnaryOp(self, e):
         if isinstance(self.t.type_of(e), Arr):
             return self._materialize(e, e, self.t.type_of(e))
@@ -362,6 +404,8 @@ class _Rewrite(ast.NodeTransformer):
                 return ast.Constant(ty.ndim)
             if e.attr == "shape":
                 return call("tuple", [ast.Attribute(self.visit(e.value), "shape", ast.Load())])
+            if e.attr == "T" and ty.ndim <= 2:  # the same memory, axes reversed (as Numba's view)
+                return call("rt.transpose", [self.visit(e.value)])
             if e.attr in ("real", "imag"):  # computed by a kernel, as np.real(a) is
                 from ._normalize import NUMPY
                 fn = ast.Attribute(ast.Name(NUMPY, ast.Load()), e.attr, ast.Load())

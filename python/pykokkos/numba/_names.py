@@ -69,6 +69,8 @@ class Names:
                 return ("builtin", "prange")
             if self.is_helper(v):
                 return ("helper", v)
+            if getattr(v, "__pk_stencil__", False):
+                return ("stencil", v)
             if v is getattr(builtins, f.id, None) and f.id in BUILTINS:
                 return ("builtin", f.id)
             if isinstance(v, np.ufunc) or getattr(v, "__module__", "") == "numpy":

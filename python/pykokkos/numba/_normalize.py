@@ -9,6 +9,10 @@ import ast
 import copy
 import inspect
 
+import numpy as np
+
+from ._errors import UnsupportedError
+
 from ._versions import version_names
 
 # A name that always means numpy (Names.lookup), whatever the module imported.
@@ -20,6 +24,7 @@ _ALLOC_FIRST = {"empty": ["shape"], "zeros": ["shape"], "ones": ["shape"], "full
 
 def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
     _constants(fdef, names, arg_types)
+    _limits(fdef, names)
     _strip_strings(fdef)
     _ndenumerate(fdef, names)
     _Calls(names, arg_types).visit(fdef)
@@ -55,6 +60,28 @@ def _constants(fdef, names, arg_types) -> None:
 
     for s in fdef.body:
         Read().visit(s)
+
+
+def _limits(fdef, names) -> None:
+    """np.iinfo(np.intp).max, np.finfo(np.float32).eps and the like: the number."""
+    class Limit(ast.NodeTransformer):
+        def visit_Attribute(self, n):
+            self.generic_visit(n)
+            c = n.value
+            if not (isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords
+                    and names.callee(c.func) in (("np", "iinfo"), ("np", "finfo"))):
+                return n
+            try:
+                info = getattr(np, names.callee(c.func)[1])(np.dtype(names.dtype_name(c.args[0])))
+                value = getattr(info, n.attr)
+            except (TypeError, ValueError, AttributeError, UnsupportedError):
+                return n  # left for the typer to refuse, located
+            if not isinstance(value, (int, float, np.number)):
+                return n
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name(NUMPY, ast.Load()), np.asarray(value).dtype.name,
+                                                            ast.Load()), [ast.Constant(value.item() if isinstance(
+                                                                value, np.generic) else value)], []), n)
+    Limit().visit(fdef)
 
 
 def _ndenumerate(fdef, names) -> None:

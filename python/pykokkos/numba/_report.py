@@ -36,6 +36,8 @@ def report() -> Report:
     from ._fallback import where
     out = Report()
     for d in ALL:
+        if getattr(d, "generated", False):  # a stencil's functions: their caller's row says how they ran
+            continue
         why = d.why.get(d.last_key, "")
         out.append(Ran(d.py_func.__qualname__, where(d.py_func), d.last_ran or "not called", why))
     return out

@@ -256,6 +256,8 @@ class Typer(NumpyTyping):
         kind, fn = name
         if kind == "helper":
             return self.helper_return(fn, args, e)
+        if kind == "stencil":
+            return self.stencil_type(fn, args, kw, e)
         if kind == "builtin":
             if fn in ("range", "prange"):
                 return RANGE
@@ -294,3 +296,13 @@ class Typer(NumpyTyping):
         if kind == "np":
             return self.numpy_call(fn, args, kw, e)
         return None
+
+    def stencil_type(self, st, args, kw, e):
+        """A stencil's result: out= when given, else a new array of the kernel's
+        value type, shaped as the first argument."""
+        if "out" in kw:
+            return kw["out"]
+        elem, _, ndim = st.functions(tuple(a.ndim if isinstance(a, Arr) else None for a in args),
+                                     self.names.ctx, e)
+        dt = self.helper_return(elem, list(args) + ["int64"] * ndim, e)
+        return Arr(dt, ndim) if isinstance(dt, str) else None

@@ -175,6 +175,14 @@ def reshape(v, shape):
     return pk.array(a.reshape(tuple(int(s) for s in (shape if isinstance(shape, tuple) else (shape,)))))
 
 
+def transpose(v):
+    """a.T: a View of the same memory with its axes reversed (np.asarray of a
+    View runs the launches pending on it first)."""
+    if len(v.shape) == 1:
+        return v
+    return pk.array(np.asarray(v).T)
+
+
 def flat(v):
     """A 1-D View of an array's elements in C order (the same memory when contiguous)."""
     if len(v.shape) == 1:
