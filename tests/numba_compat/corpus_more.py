@@ -1,7 +1,9 @@
 """More Numba programs of our own writing (as corpus.py): reductions along an
 axis and names rebound to values of another type."""
+import math
+
 import numpy as np
-from numba import njit, prange, stencil
+from numba import njit, prange, stencil, vectorize
 
 R = np.random.default_rng(11)
 
@@ -112,7 +114,39 @@ def stencils(a, p, c, v, w, steps):
     return err, c, window(v), weighted(v, w), jacobi(a.astype(np.float32))
 
 
+@vectorize(nopython=True)
+def cnd(x):
+    return 0.5 + 0.5 * math.erf(x / math.sqrt(2.0))
+
+
+@vectorize(["float32(float32, float32)", "float64(float64, float64)", "int64(int64, int64)"])
+def clipped_diff(a, b):
+    d = a - b
+    return d if d > 0 else 0
+
+
+@njit(parallel=True)
+def vectorized(x, y, k):
+    s = 0.0
+    for i in prange(x.shape[0]):
+        s += cnd(x[i])
+    xs = x.astype(np.float32)
+    return cnd(x) * 2.0 - cnd(0.25), s, clipped_diff(x, y), clipped_diff(xs, xs * np.float32(0.5)), \
+        clipped_diff(k, 3), clipped_diff(2.5, 1.0)
+
+
+@njit
+def ufunc_outputs(z, c, m):
+    for _ in range(3):
+        np.multiply(z, z, z)
+        np.add(z, c, z)
+    np.logical_not(m, m)
+    return z, m
+
+
 CASES = {
+    "ufunc_outputs": lambda: (R.random((4, 3)) * 0.5, R.random((4, 3)) * 0.1, R.random(6) > 0.5),
+    "vectorized": lambda: (R.random(11) - 0.5, R.random(11) - 0.5, R.integers(0, 7, 11)),
     "stencils": lambda: (R.random((7, 6)), R.random((6, 5)), R.random((6, 5)), R.random(10),
                          np.array([0.5, 0.25, 0.25]), 3),
     "limits": lambda: (R.random(9), 5),

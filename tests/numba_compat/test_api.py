@@ -187,3 +187,27 @@ def test_a_stencil_index_that_is_not_a_constant_needs_a_neighborhood(strict):
 
 def _uses_shifted(a, k):
     return _shifted_by(a, k)
+
+
+@numba.vectorize(["float64(float64, float64)", "float32(float32, float32)"])
+def _hypot_ufunc(a, b):
+    return math.sqrt(a * a + b * b)
+
+
+def test_a_vectorized_function_called_from_python_is_a_ufunc():
+    real = pytest.importorskip("numba")
+    want = real.vectorize(["float64(float64, float64)", "float32(float32, float32)"])(_hypot_ufunc.py_func)
+    a, b = np.random.default_rng(2).random((2, 3, 4))
+    for x, y in ((a, b), (a.astype(np.float32), b.astype(np.float32)), ([3.0, 5.0], 4.0)):
+        got, exp = _hypot_ufunc(x, y), want(x, y)
+        assert got.dtype == exp.dtype and got.shape == exp.shape
+        np.testing.assert_allclose(got, exp, rtol=1e-6)
+    assert _hypot_ufunc(3.0, 4.0) == want(3.0, 4.0) and type(_hypot_ufunc(3.0, 4.0)) is type(want(3.0, 4.0))
+    out = np.empty_like(a)
+    assert _hypot_ufunc(a, b, out=out) is out
+    np.testing.assert_allclose(out, want(a, b))
+    np.testing.assert_allclose(_hypot_ufunc.reduce(a[0]), want.reduce(a[0]))  # Numba's own ufunc's methods
+    with pytest.raises(Exception) as numbas:  # no loop for complex numbers: the error Numba gives
+        want(np.array([1 + 2j]), 1.0)
+    with pytest.raises(numbas.type):
+        _hypot_ufunc(np.array([1 + 2j]), 1.0)

@@ -147,7 +147,8 @@ def test_generated_code_the_toolchain_refuses_falls_back_with_arrays_as_found(mo
 
 
 def test_the_rest_of_numbas_api_is_numbas_own():
-    assert numba.vectorize is real.vectorize and numba.typed is real.typed
+    assert numba.guvectorize is real.guvectorize and numba.typed is real.typed
+    assert numba.vectorize is not real.vectorize and numba.stencil is not real.stencil  # run as kernels
 
 
 @njit

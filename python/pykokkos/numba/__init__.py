@@ -24,6 +24,7 @@ from ._fallback import FallbackWarning
 from ._report import report
 from ._sigs import TYPES as _TYPES
 from ._stencil import stencil
+from ._vectorize import vectorize
 
 globals().update(_TYPES)
 types = _types_mod.SimpleNamespace(**_TYPES)
@@ -50,5 +51,5 @@ def __getattr__(name: str):
     return getattr(real, name)
 
 
-__all__ = ["Dispatcher", "jit", "njit", "prange", "stencil", "UnsupportedError", "FallbackWarning", "report", "types",
+__all__ = ["Dispatcher", "jit", "njit", "prange", "stencil", "vectorize", "UnsupportedError", "FallbackWarning", "report", "types",
            "config", "get_num_threads", "set_num_threads", *sorted(_TYPES)]

@@ -13,7 +13,7 @@ import ast
 import numpy as np
 
 from ._errors import unsupported
-from ._kbody import NP_RENAME, KernelBody, pk_type
+from ._kbody import NP_RENAME, KernelBody, pk_type, vectorized_call
 from ._typer import Arr
 
 ELEMENTWISE_NP = {
@@ -176,6 +176,9 @@ class Expr:
                 raise self.err(e, f"np.{kind[1]} is not supported in array expressions")
             if kind is not None and kind[0] == "math":
                 return call(f"math.{kind[1]}", [self.element(a) for a in e.args])
+            if kind is not None and kind[0] == "vectorize":
+                return vectorized_call(self.t, kind[1], e.args, [self.t.type_of(a) for a in e.args], e,
+                                       self.element)
             if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":
                 return ast.Call(pk_type(t.dtype), [self.element(e.func.value)], [])
             # Anything else with an array value (a helper's result, an allocation)
@@ -244,7 +247,8 @@ def _kernel_safe(e, t) -> bool:
     for x in ast.walk(e):
         if isinstance(x, ast.Call):
             kind = t.names.callee(x.func)
-            if kind is None or kind[0] == "helper" or (kind[0] == "np" and kind[1] not in ELEMENTWISE_NP):
+            if kind is None or kind[0] in ("helper", "vectorize", "stencil") or \
+                    (kind[0] == "np" and kind[1] not in ELEMENTWISE_NP):
                 return False
         if isinstance(x, ast.Subscript) and isinstance(t.type_of(x), Arr):
             return False

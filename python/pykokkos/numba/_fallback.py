@@ -72,6 +72,8 @@ class Builder:
         from ._dispatch import Dispatcher
         if isinstance(v, Dispatcher):
             return self.dispatcher(v)
+        if getattr(v, "__pk_vectorize__", False):  # Numba's own ufunc of the same function
+            return v.numba_version(self.real)
         if getattr(v, "__pk_stencil__", False):  # Numba's own stencil of the same kernel
             if id(v) not in self.made:
                 opts = dict(v.options)

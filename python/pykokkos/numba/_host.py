@@ -230,6 +230,11 @@ class _Rewrite(ast.NodeTransformer):
             return call("rt.sorted_copy", [self.visit(e.args[0])])
         if k == "stencil":
             return _hostmake.apply_stencil(self, what, e)
+        if k == "vectorize" and not isinstance(t.type_of(e), Arr):  # on numbers: the function, called
+            tys = [t.type_of(a) for a in e.args]
+            elem_args, fixed = what.loop(tys)
+            value = ast.Call(name(t.host_helper(what.scalar, list(elem_args), e)), [self.visit(a) for a in e.args], [])
+            return call(f"np.{fixed}", [value]) if fixed else value
         if k == "helper":
             tys = [t.type_of(a) for a in e.args]
             fname = t.host_helper(what, tys, e)

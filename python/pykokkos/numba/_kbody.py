@@ -239,6 +239,9 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
                            "builtins and other @njit functions)")
         k, what = kind
         e = self.generic_visit(e)
+        if k == "vectorize":
+            return ast.copy_location(vectorized_call(self.tr, what, e.args, [self.ty(a) for a in e.args], e,
+                                                     lambda a: a), e)
         if k == "helper":
             tys = [self.ty(a) for a in e.args]
             name = self.tr.device_helper(what, tys, e)
@@ -356,4 +359,19 @@ def loop_vars(body) -> set:
     for node in ast.walk(ast.Module(body=list(body), type_ignores=[])):
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             out.add(node.target.id)
+    return out
+
+
+def vectorized_call(t, vec, args, tys, node, element) -> ast.expr:
+    """A @vectorize function's element in a kernel: its @pk.function applied to
+    element(a) of each argument, cast to the result a signature fixes."""
+    dts = [ty.dtype if isinstance(ty, Arr) else ty for ty in tys]
+    try:
+        elem_args, fixed = vec.loop(dts)
+    except TypeError as err:
+        raise unsupported(t.ctx, node, str(err)) from None
+    fname = t.device_helper(vec.scalar, list(elem_args), node)
+    out: ast.expr = ast.Call(ast.Name(fname, ast.Load()), [element(a) for a in args], [])
+    if fixed is not None and fixed != t.helper_return(vec.scalar, list(elem_args), node):
+        out = ast.Call(pk_type(fixed), [out], [])
     return out

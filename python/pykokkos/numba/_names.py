@@ -71,6 +71,8 @@ class Names:
                 return ("helper", v)
             if getattr(v, "__pk_stencil__", False):
                 return ("stencil", v)
+            if getattr(v, "__pk_vectorize__", False):
+                return ("vectorize", v)
             if v is getattr(builtins, f.id, None) and f.id in BUILTINS:
                 return ("builtin", f.id)
             if isinstance(v, np.ufunc) or getattr(v, "__module__", "") == "numpy":

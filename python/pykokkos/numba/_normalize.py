@@ -27,6 +27,7 @@ def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
     _limits(fdef, names)
     _strip_strings(fdef)
     _ndenumerate(fdef, names)
+    _ufunc_out(fdef, names)
     _Calls(names, arg_types).visit(fdef)
     _unroll(fdef)
     version_names(fdef)
@@ -82,6 +83,31 @@ def _limits(fdef, names) -> None:
                                                             ast.Load()), [ast.Constant(value.item() if isinstance(
                                                                 value, np.generic) else value)], []), n)
     Limit().visit(fdef)
+
+
+def _ufunc_out(fdef, names) -> None:
+    """`np.add(z, c, z)` or `np.add(z, c, out=z)` as a statement -> `z[...] = np.add(z, c)`."""
+    for node in ast.walk(fdef):
+        for field in ("body", "orelse"):
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            for k, st in enumerate(stmts):
+                c = st.value if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) else None
+                kind = names.callee(c.func) if c is not None else None
+                f = getattr(np, kind[1], None) if kind is not None and kind[0] == "np" else None
+                if not isinstance(f, np.ufunc) or f.nout != 1:
+                    continue
+                outs = [kw.value for kw in c.keywords if kw.arg == "out"]
+                if len(c.args) == f.nin + 1 and not c.keywords:
+                    out = c.args[-1]
+                elif len(c.args) == f.nin and [kw.arg for kw in c.keywords] == ["out"]:
+                    out = outs[0]
+                else:
+                    continue
+                value = ast.Call(c.func, c.args[:f.nin], [])
+                target = ast.Subscript(out, ast.Slice(), ast.Store())
+                stmts[k] = ast.copy_location(ast.Assign([target], ast.copy_location(value, c)), st)
 
 
 def _ndenumerate(fdef, names) -> None:

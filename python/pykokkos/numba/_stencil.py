@@ -145,12 +145,13 @@ class Stencil:
             names = [f"a{k}" for k in range(len(args))]
             call = ", ".join(names) + (", out=out" if out is not None else "")
             params = ", ".join(names + (["out"] if out is not None else []))
-            text = f"def {self.__name__}__call({params}):\n    return __pk_stencil({call})\n"
-            filename = f"<call of stencil {self.__name__}>"
+            fname = f"{self.__name__}__call{'_out' if out is not None else ''}{len(args)}"
+            text = f"def {fname}({params}):\n    return __pk_stencil({call})\n"
+            filename = f"<{fname} of stencil {self.__name__}>"
             linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
             scope = {"__pk_stencil": self}
             exec(compile(text, filename, "exec"), scope)
-            self._made[key] = njit(scope[f"{self.__name__}__call"])
+            self._made[key] = njit(scope[fname])
             self._made[key].generated = True
         f = self._made[key]
         return f(*args, out) if out is not None else f(*args)

@@ -258,6 +258,8 @@ class Typer(NumpyTyping):
             return self.helper_return(fn, args, e)
         if kind == "stencil":
             return self.stencil_type(fn, args, kw, e)
+        if kind == "vectorize":
+            return self.vectorize_type(fn, args, e)
         if kind == "builtin":
             if fn in ("range", "prange"):
                 return RANGE
@@ -306,3 +308,16 @@ class Typer(NumpyTyping):
                                      self.names.ctx, e)
         dt = self.helper_return(elem, list(args) + ["int64"] * ndim, e)
         return Arr(dt, ndim) if isinstance(dt, str) else None
+
+    def vectorize_type(self, vec, args, e):
+        """A @vectorize function's result: its element type, over the arguments' broadcast rank."""
+        dts = [a.dtype if isinstance(a, Arr) else a for a in args]
+        if any(not isinstance(d, str) for d in dts):
+            return None
+        try:
+            elem_args, fixed = vec.loop(dts)
+        except TypeError as err:
+            raise unsupported(self.names.ctx, e, str(err)) from None
+        dt = fixed or self.helper_return(vec.scalar, list(elem_args), e)
+        nd = max((a.ndim for a in args if isinstance(a, Arr)), default=0)
+        return Arr(dt, nd) if nd and isinstance(dt, str) else dt

@@ -24,6 +24,10 @@ class NumpyTyping:
     def numpy_call(self, fn, args, kw, e):
         n = self.names
         arr = next((a for a in args if isinstance(a, Arr)), None)
+        uf = getattr(np, fn, None)
+        if isinstance(uf, np.ufunc) and (len(e.args) > uf.nin or any(k.arg == "out" for k in e.keywords)):
+            raise unsupported(n.ctx, e, f"np.{fn} with an output argument is supported as a statement "
+                              f"(np.{fn}(..., out)); as a value write out[:] = np.{fn}(...)")
         if fn == "ndindex":
             nd = len(args[0].items) if len(args) == 1 and isinstance(args[0], Tup) else len(args)
             return Tup((Tup(("int64",) * nd),))
