@@ -144,7 +144,63 @@ def ufunc_outputs(z, c, m):
     return z, m
 
 
+@njit
+def sa_like(num_states, num_actions):
+    dtype = np.int_
+    s_idx = np.empty(num_states * num_actions, dtype=dtype)
+    i = 0
+    for s in range(num_states):
+        for a in range(num_actions):
+            s_idx[i] = s * a
+            i += 1
+    return s_idx
+
+
+@njit
+def kick(dt, force, pos, vel):
+    pos += vel * dt + 0.5 * force * dt * dt  # whole-array updates of its parameters
+    vel += 0.5 * dt * force
+
+
+@njit
+def time_loop(pos, vel, steps):
+    force = np.zeros_like(pos)
+    for step in range(steps):
+        force[:] = -pos
+        kick(0.1, force, pos, vel)
+    return pos, vel
+
+
+@njit(parallel=True)
+def kernel_temporaries(x, points, b):
+    total = 0.0
+    for i in prange(x.shape[0]):
+        d = -((x[i] - points) ** 2) / (2 * b * b)  # an array per iteration: computed where it is reduced
+        m = np.min(d)
+        total += m + np.log(np.sum(np.exp(d - m)))
+    return total
+
+
+@njit(parallel=True)
+def masked_means(data, radius, npt):
+    rmax = radius.max()
+    res = np.zeros(npt)
+    counts = np.zeros(npt, dtype=np.int64)
+    for i in prange(npt):
+        r1 = rmax * i / npt
+        r2 = rmax * (i + 1) / npt
+        mask = np.logical_and(r1 <= radius, radius < r2)
+        values = data[mask]
+        res[i] = values.mean()
+        counts[i] = np.sum(mask)
+    return res, counts
+
+
 CASES = {
+    "kernel_temporaries": lambda: (R.random(40), np.array([-1.0, 2.0, 5.0, 0.5]), 0.5),
+    "masked_means": lambda: (R.random(200), R.random(200), 9),
+    "sa_like": lambda: (4, 3),
+    "time_loop": lambda: (R.random((5, 3)), R.random((5, 3)), 4),
     "ufunc_outputs": lambda: (R.random((4, 3)) * 0.5, R.random((4, 3)) * 0.1, R.random(6) > 0.5),
     "vectorized": lambda: (R.random(11) - 0.5, R.random(11) - 0.5, R.integers(0, 7, 11)),
     "stencils": lambda: (R.random((7, 6)), R.random((6, 5)), R.random((6, 5)), R.random(10),

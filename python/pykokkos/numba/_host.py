@@ -84,8 +84,8 @@ class HostBody:
                 vt = t.type_of(n.value)  # an array, or arrays swapped (p, c = c, p)
                 if isinstance(vt, Arr) or isinstance(vt, Tup) and any(isinstance(x, Arr) for x in vt.items):
                     return True
-            if isinstance(n, ast.Call) and (t.names.callee(n.func) or ("",))[0] == "stencil":
-                return True
+            if isinstance(n, ast.Call) and (t.names.callee(n.func) or ("",))[0] in ("stencil", "helper"):
+                return True  # a helper no kernel can hold runs as host code, its own statements kernels
             if isinstance(n, ast.AugAssign) and isinstance(t.type_of(n.target), Arr):
                 return True
         return False

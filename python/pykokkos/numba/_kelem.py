@@ -20,6 +20,11 @@ def _full(i) -> bool:
     return isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
 
 
+_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq,
+            "not_equal": ast.NotEq}
+_LOGICAL = {"logical_and", "logical_or", "logical_not", "logical_xor", *_COMPARE}
+
+
 class _Elem:
     def __init__(self, kb, ks):
         self.kb, self.ks = kb, ks
@@ -49,8 +54,20 @@ class _Elem:
             return ast.BinOp(self(e.left), e.op, self(e.right))
         if isinstance(e, ast.UnaryOp):
             return ast.UnaryOp(e.op, self(e.operand))
-        if isinstance(e, ast.Call) and self.kb.tr.names.callee(e.func) and \
-                self.kb.tr.names.callee(e.func)[0] in ("np", "math"):
+        if isinstance(e, ast.Compare) and len(e.ops) == 1:
+            return ast.Compare(self(e.left), e.ops, [self(e.comparators[0])])
+        kind = self.kb.tr.names.callee(e.func) if isinstance(e, ast.Call) else None
+        if kind is not None and kind[0] == "np" and kind[1] in _LOGICAL and not e.keywords:
+            args = [self(a) for a in e.args]
+            if kind[1] in _COMPARE:
+                return ast.Compare(args[0], [_COMPARE[kind[1]]()], [args[1]])
+            if kind[1] == "logical_not":
+                return ast.UnaryOp(ast.Not(), args[0])
+            truth = [ast.Compare(a, [ast.NotEq()], [ast.Constant(0)]) for a in args]
+            if kind[1] == "logical_xor":
+                return ast.Compare(truth[0], [ast.NotEq()], [truth[1]])
+            return ast.BoolOp(ast.And() if kind[1] == "logical_and" else ast.Or(), truth)
+        if kind is not None and kind[0] in ("np", "math"):
             return ast.Call(e.func, [self(a) for a in e.args], [])
         raise self.kb.err(e, "this array expression is not supported inside a kernel")
 
@@ -109,6 +126,9 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
     """`x.sum()` (and prod/min/max/mean, np.sum(x), ...) of an array expression
     inside a kernel: statements accumulating it in a loop nest, and the value."""
     from ._kbody import pk_type  # (imported here: _kbody imports this module)
+    if isinstance(x, ast.Subscript) and not isinstance(x.slice, (ast.Tuple, ast.Slice)) and \
+            isinstance(kb.ty(x.slice), Arr):
+        return _masked(kb, fn, x, node, pk_type)
     t = kb.ty(x)
     base = _base(kb, x)
     if base is None:
@@ -150,4 +170,32 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
     if fn == "mean":
         kb.env[acc] = "float64" if dt.kind in "biu" else out_ty
         value = ast.BinOp(value, ast.Div(), count)
+    return [kb.visit(s) for s in pre], value
+
+
+def _masked(kb, fn: str, x, node, pk_type) -> tuple[list, ast.expr]:
+    """`data[mask].sum()` (prod, mean) of a 1-d array inside a kernel: one loop
+    adding the elements where the mask holds (mean: over their count; NaN for
+    none, as NumPy's mean of an empty array)."""
+    if not (isinstance(x.value, ast.Name) and kb.ty(x.value).ndim == 1 and kb.ty(x.slice).ndim == 1) or \
+            fn not in ("sum", "mean", "prod"):
+        raise kb.err(node, "inside a kernel, a masked array (a[m]) is reduced by sum, prod or mean of a 1-d array")
+    k = kb.fresh("r")
+    el = _Elem(kb, [k])
+    cond, val = el(x.slice), el(x.value)
+    out_ty = kb.ty(ast.Call(ast.Attribute(x.value, "prod" if fn == "prod" else "sum", ast.Load()), [], []))
+    acc, cnt = kb.fresh("acc"), kb.fresh("cnt")
+    kb.env[acc], kb.env[cnt] = ("float64" if fn == "mean" and np.dtype(out_ty).kind in "biu" else out_ty), "int64"
+    op = ast.Mult() if fn == "prod" else ast.Add()
+    body = [ast.Assign([_name(acc, ast.Store())], ast.BinOp(_name(acc), op, val)),
+            ast.Assign([_name(cnt, ast.Store())], ast.BinOp(_name(cnt), ast.Add(), ast.Constant(1)))]
+    ext = ast.Call(ast.Attribute(x.value, "extent", ast.Load()), [ast.Constant(0)], [])
+    pre = [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(kb.env[acc]), [ast.Constant(
+               1 if fn == "prod" else 0)], [])),
+           ast.Assign([_name(cnt, ast.Store())], ast.Constant(0)),
+           ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), [ast.If(cond, body, [])], [])]
+    for s in pre:
+        ast.copy_location(s, node)
+        ast.fix_missing_locations(s)
+    value = ast.BinOp(_name(acc), ast.Div(), _name(cnt)) if fn == "mean" else _name(acc)
     return [kb.visit(s) for s in pre], value

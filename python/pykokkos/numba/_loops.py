@@ -8,6 +8,7 @@ import ast
 
 from ._arrayexpr import call, name, workunit
 from ._errors import unsupported
+from ._inline import inline_temporaries
 from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names, zero_of
 from ._kloops import lower_bound
 from ._typer import Arr
@@ -155,6 +156,8 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     for node in ast.walk(ast.Module(body=s.body, type_ignores=[])):
         if isinstance(node, (ast.Return, ast.Break)) and not _inside_inner_loop(s.body, node):
             raise unsupported(t.ctx, node, f"'{type(node).__name__.lower()}' cannot leave a prange loop")
+    # Array temporaries the body computes and reduces become the expressions they stand for.
+    s = ast.copy_location(ast.For(s.target, s.iter, inline_temporaries(t, s.body), s.orelse), s)
     idx = s.target.id
     a = s.iter.args
     if len(a) == 3:

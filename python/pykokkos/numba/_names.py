@@ -16,7 +16,7 @@ BUILTINS = {"range", "len", "min", "max", "abs", "int", "float", "bool", "comple
 DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "int16": "int16",
           "int8": "int8", "uint64": "uint64", "uint32": "uint32", "uint16": "uint16", "uint8": "uint8",
           "bool_": "bool", "bool": "bool", "complex128": "complex128", "complex64": "complex64",
-          "float_": "float64", "double": "float64", "intp": "int64", "float": "float64", "int": "int64",
+          "float_": "float64", "double": "float64", "intp": "int64", "int_": "int64", "float": "float64", "int": "int64",
           "complex": "complex128", "boolean": "bool", "b1": "bool", "f8": "float64", "f4": "float32",
           "i8": "int64", "i4": "int32"}
 

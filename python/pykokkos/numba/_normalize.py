@@ -25,6 +25,7 @@ _ALLOC_FIRST = {"empty": ["shape"], "zeros": ["shape"], "ones": ["shape"], "full
 def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
     _constants(fdef, names, arg_types)
     _limits(fdef, names)
+    _dtype_locals(fdef, names)
     _strip_strings(fdef)
     _ndenumerate(fdef, names)
     _ufunc_out(fdef, names)
@@ -83,6 +84,36 @@ def _limits(fdef, names) -> None:
                                                             ast.Load()), [ast.Constant(value.item() if isinstance(
                                                                 value, np.generic) else value)], []), n)
     Limit().visit(fdef)
+
+
+def _dtype_locals(fdef, names) -> None:
+    """`dtype = np.int_` once at the top level, then `np.empty(n, dtype=dtype)`:
+    each read of the name is that dtype."""
+    stores: dict = {}
+    for x in ast.walk(fdef):
+        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store):
+            stores[x.id] = stores.get(x.id, 0) + 1
+    subst: dict = {}
+    keep = []
+    for st in fdef.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
+                stores.get(st.targets[0].id) == 1 and isinstance(st.value, (ast.Attribute, ast.Name)):
+            try:
+                subst[st.targets[0].id] = names.dtype_name(st.value)
+                continue
+            except UnsupportedError:
+                pass
+        keep.append(st)
+    if not subst:
+        return
+    fdef.body = keep
+
+    class Read(ast.NodeTransformer):
+        def visit_Name(self, n):
+            if isinstance(n.ctx, ast.Load) and n.id in subst:
+                return ast.copy_location(ast.Attribute(ast.Name(NUMPY, ast.Load()), subst[n.id], ast.Load()), n)
+            return n
+    Read().visit(fdef)
 
 
 def _ufunc_out(fdef, names) -> None:

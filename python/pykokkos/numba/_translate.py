@@ -114,8 +114,9 @@ class Translation:
         key = (helper, tuple(arg_types))
         if key not in table:
             t = helper_translation(helper, arg_types, self.module, self.is_helper, node, self.ctx)
-            table[key] = self.module.name(name)
-            emit(t, table[key])
+            fname = self.module.name(name)
+            emit(t, fname)  # recorded once emitted: a helper no kernel takes stays refused on a second try
+            table[key] = fname
         return table[key]
 
     def device_helper(self, helper, arg_types, node) -> str:
