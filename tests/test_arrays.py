@@ -60,6 +60,19 @@ def test_integer_operands_follow_numpys_result_types():
     close(pk.floor(view(i)), np.floor(i))  # a float-only kernel: NumPy on the host
 
 
+def test_math_functions_of_numbers_are_numbers():
+    # Upstream's later pk.sqrt/pk.log return a number for a number, so
+    # `A[0][0] = pk.sqrt(x)` stores it (a 1-element View could not be stored).
+    for x in (np.float64(2.0), 2.0, np.float32(0.5), np.int64(9), 3):
+        for name in ("sqrt", "log", "exp", "sin", "floor"):
+            got, want = getattr(pk, name)(x), getattr(np, name)(x)
+            assert np.ndim(got) == 0 and not isinstance(got, pk.View), (name, x)
+            assert got == pytest.approx(want, rel=1e-6) and np.asarray(got).dtype == np.asarray(want).dtype
+    a = pk.View([2, 2], pk.double)
+    a[0][0] = pk.sqrt(np.float64(2.0))
+    assert a[0][0] == pytest.approx(np.sqrt(2.0), rel=1e-15)
+
+
 def test_reductions():
     x, m = view(X), view(X.reshape(3, 4))
     assert float(pk.sum(x)) == pytest.approx(X.sum(), rel=1e-14)

@@ -147,6 +147,9 @@ def _unary(name: str):
     # Upstream's parameter names (`pk.sqrt(view=v)`); its profiler labels are accepted and unused.
     def fn(view, out=None, profiler_name=None):
         x = view
+        if not _is_view(x) and np.ndim(x) == 0 and out is None:  # a number: a number, as upstream's
+            with np.errstate(all="ignore"):
+                return getattr(np, name)(x)
         if not _is_view(x):
             x = array(np.asarray(x))
         dt = _result_dtype(name, x)
