@@ -83,3 +83,39 @@ def test_a_bare_printf_prints_from_kernels_and_from_main(capfd):
     pk.execute(pk.ExecutionSpace.Default, PrintsInMain())
     out = capfd.readouterr().out
     assert "x[0] = 1.5\nx[1] = 2.5\n" in out and "n = 3\n" in out
+
+
+SCALE = 100.0  # a module global the member of the same name below hides
+
+
+@pk.workload
+class BareMembers:
+    """Workunits naming the workload's fields without `self.`, which the C++
+    functor upstream generates resolves as members."""
+
+    def __init__(self, n):
+        self.n: int = n
+        self.SCALE: float = 2.5
+        self.a: pk.View1D[pk.double] = pk.View([n], pk.double)
+        self.total: float = 0.0
+
+    @pk.main
+    def run(self):
+        pk.parallel_for(self.n, self.fill)
+        self.total = pk.parallel_reduce(self.n, self.add_up)
+
+    @pk.workunit
+    def fill(self, i: int):
+        a[i] = SCALE * i  # noqa: F821
+
+    @pk.workunit
+    def add_up(self, i: int, acc: pk.Acc[pk.double]):
+        n = 1  # a local hides the member
+        acc += a[i] + n  # noqa: F821
+
+
+def test_workload_fields_by_their_bare_names():
+    w = BareMembers(10)
+    pk.execute(pk.ExecutionSpace.Default, w)
+    np.testing.assert_allclose(np.asarray(w.a), 2.5 * np.arange(10))
+    assert float(w.total) == pytest.approx(2.5 * 45 + 10)

@@ -322,12 +322,25 @@ impl FnCx<'_> {
             cur = b;
         }
         let key = match &cur.kind {
-            ExprKind::Name(n) => n.clone(),
+            ExprKind::Name(n) => self.name_key(n),
             ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(s) if s == "self") => {
                 format!("self.{a}")
             }
             _ => return None,
         };
         self.vars.get(&key).filter(|v| matches!(v.ty, Ty::View(_)))
+    }
+
+    /// The variable a bare name stands for: a functor's member `self.n` when
+    /// no local or parameter is called `n` (the C++ operator() upstream
+    /// generates reads members by their bare names), else `n`.
+    pub(super) fn name_key(&self, n: &str) -> String {
+        if !self.vars.contains_key(n) && !self.vars.contains_key("self") {
+            let member = format!("self.{n}");
+            if self.vars.contains_key(&member) {
+                return member;
+            }
+        }
+        n.to_string()
     }
 }

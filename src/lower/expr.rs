@@ -168,6 +168,12 @@ impl FnCx<'_> {
         if self.closures.contains_key(n) {
             return type_error(e.span, format!("'{n}' is a nested def: it can only be the body of a nested pk.parallel_for/parallel_reduce/parallel_scan or of pk.single"));
         }
+        // A functor's (or workload's) member by its bare name, as in the C++
+        // operator() upstream generates: after locals, before module globals.
+        let key = self.name_key(n);
+        if key != n {
+            return self.name(&key, e);
+        }
         match self.globals.get(n) {
             Some(Global::Int(i)) => Ok(Val { code: i.to_string(), ty: VTy::S(STy::weak(DType::I64)), lit: Some(Lit::I(*i)) }),
             Some(Global::Float(f)) => Ok(Val { code: float_lit(*f, DType::F64), ty: VTy::S(STy::weak(DType::F64)), lit: Some(Lit::F(*f)) }),

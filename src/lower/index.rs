@@ -37,7 +37,7 @@ impl FnCx<'_> {
         if let ExprKind::Index(base, idx) = &e.kind {
             // `x[i]`, or `self.x[i]` in a workunit method (its member's key).
             let key = match &base.kind {
-                ExprKind::Name(n) => Some(n.clone()),
+                ExprKind::Name(n) => Some(self.name_key(n)),
                 ExprKind::Attr(b, a) if matches!(&b.kind, ExprKind::Name(s) if s == "self") => {
                     Some(format!("self.{a}"))
                 }
