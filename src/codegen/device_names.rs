@@ -70,6 +70,8 @@ const KOKKOS_NAMES: &[&str] = &[
 ];
 const PK_NAMES: &[&str] = &[
     "km",
+    "lower_bound",
+    "upper_bound",
     "floordiv",
     "mod",
     "floordiv_checked",

@@ -171,4 +171,25 @@ KOKKOS_INLINE_FUNCTION T pabs(T a) { return a < 0 ? -a : a; }
 // a temporary argument lives until the end of the call's full expression.
 template <class T>
 KOKKOS_INLINE_FUNCTION T& lval(T&& t) { return t; }
+// pk.lower_bound / pk.upper_bound (std::lower_bound / upper_bound on v[0:n]):
+// the first index whose element is not less than (greater than) x, n if none.
+template <class V, class T>
+KOKKOS_INLINE_FUNCTION int64_t lower_bound(const V& v, int64_t n, const T& x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    if (v(m) < x) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+template <class V, class T>
+KOKKOS_INLINE_FUNCTION int64_t upper_bound(const V& v, int64_t n, const T& x) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    if (!(x < v(m))) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+
 }  // namespace pk

@@ -43,6 +43,7 @@ impl FnCx<'_> {
                 return self.nested_pattern(f, args, e)
             }
             "inclusive_scan" => return self.team_inclusive_scan(args, e),
+            "lower_bound" | "upper_bound" => return self.bound_search(f, args, e),
             "rand" => return self.rand(args, e),
             _ if f.starts_with("ScratchView") => return self.scratch_view(f, args, e),
             _ if super::team::PATTERN_ONLY.contains(&f) => {
@@ -333,6 +334,53 @@ impl FnCx<'_> {
         Ok(scalar(
             format!("pk_rng.draw<{}>()", dt.cpp()),
             STy::strong(dt),
+        ))
+    }
+}
+
+impl FnCx<'_> {
+    /// `pk.lower_bound(v, n, x)` / `pk.upper_bound(v, n, x)`: a binary search of
+    /// the sorted first n elements of a 1-d view (or scratch view).
+    fn bound_search(&mut self, f: &str, args: &[Expr], e: &Expr) -> KResult<Val> {
+        let [v, n, x] = args else {
+            return type_error(
+                e.span,
+                format!("pk.{f}(view, n, value) takes three arguments"),
+            );
+        };
+        let view = self.expr(v)?;
+        match &view.ty {
+            VTy::View(t) if t.rank == 1 => {}
+            _ => {
+                return type_error(
+                    v.span,
+                    format!(
+                        "pk.{f} searches a 1-d view (or scratch view), not {}",
+                        view.ty.describe()
+                    ),
+                )
+            }
+        }
+        let count = self.expr(n)?;
+        let value = self.expr(x)?;
+        let (VTy::S(c), VTy::S(_)) = (&count.ty, &value.ty) else {
+            return type_error(
+                e.span,
+                format!("pk.{f}: the count and the value are numbers"),
+            );
+        };
+        if !c.dt.is_int() {
+            return type_error(
+                n.span,
+                format!("pk.{f}: the count of elements searched is an integer"),
+            );
+        }
+        Ok(scalar(
+            format!(
+                "pk::{f}({}, (int64_t)({}), {})",
+                view.code, count.code, value.code
+            ),
+            STy::strong(crate::types::DType::I64),
         ))
     }
 }
