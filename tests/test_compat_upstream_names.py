@@ -119,3 +119,50 @@ def test_workload_fields_by_their_bare_names():
     pk.execute(pk.ExecutionSpace.Default, w)
     np.testing.assert_allclose(np.asarray(w.a), 2.5 * np.arange(10))
     assert float(w.total) == pytest.approx(2.5 * 45 + 10)
+
+
+def _twice_plus_square(x):
+    return 2.0 * x + _square(x)
+
+
+def _square(x):
+    return x * x
+
+
+def log(x):  # noqa: F811  a module function named as a math function
+    return -1.0
+
+
+@pk.workunit
+def calls_plain_helpers(i: int, a: pk.View1D[pk.double], b: pk.View1D[pk.double]):
+    b[i] = _twice_plus_square(a[i]) + log(1.0)
+
+
+def test_plain_module_functions_are_kernel_helpers():
+    # Upstream #435: functions of the kernel's module need no @pk.function,
+    # helpers of helpers included; `log` in a kernel stays the math function.
+    a, b = pk.array(np.arange(6.0)), pk.View([6], pk.double)
+    pk.parallel_for(6, calls_plain_helpers, a=a, b=b)
+    x = np.arange(6.0)
+    np.testing.assert_allclose(np.asarray(b), 2 * x + x * x + np.log(1.0))
+    assert _twice_plus_square(2.0) == 8.0  # still a Python function
+
+
+def test_a_reloaded_module_runs_its_edited_workunit(tmp_path, monkeypatch):
+    # Upstream #415: the kernel is compiled from the source the reload read.
+    import importlib
+    import sys
+
+    body = "import pykokkos as pk\n\n\n@pk.workunit\ndef k(i: int, v: pk.View1D[pk.double]):\n    v[i] = {} * i\n"
+    mod = tmp_path / "pk_reload_probe.py"
+    mod.write_text(body.format("1.0"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("pk_reload_probe", None)
+    m = importlib.import_module("pk_reload_probe")
+    v = pk.View([4], pk.double)
+    for factor in ("1.0", "7.0", "-2.5"):
+        mod.write_text(body.format(factor))
+        m = importlib.reload(m)
+        pk.parallel_for(4, m.k, v=v)
+        np.testing.assert_allclose(np.asarray(v), float(factor) * np.arange(4))
+    sys.modules.pop("pk_reload_probe", None)

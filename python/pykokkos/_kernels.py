@@ -195,9 +195,34 @@ def _resolve(fn) -> dict:
         else:
             continue
         kind = _classify(value)
+        if kind is None and _plain_helper(value, fn, name):
+            nat = _helper_native(value)
+            kind = ("function", nat) if nat is not None else None
         if kind is not None:
             found[name] = kind
     return found
+
+
+_HELPERS: dict = {}
+
+
+def _plain_helper(value, fn, name: str) -> bool:
+    """A plain function of the kernel's own module, called without
+    @pk.function (upstream compiles these as helpers, recursively). A name
+    that is also a math function (`log`, `sqrt`) stays the math function in
+    kernels, whatever the module defines under it."""
+    return (isinstance(value, types.FunctionType) and native_of(value) is None and not hasattr(math, name)
+            and value.__module__ == getattr(fn, "__module__", None) and value.__name__ != "<lambda>")
+
+
+def _helper_native(value):
+    """The native helper of a plain function (made once; the function itself is left as it is)."""
+    if value not in _HELPERS:
+        try:
+            _HELPERS[value] = _capture(value)
+        except TypeError:
+            _HELPERS[value] = None
+    return _HELPERS[value]
 
 
 def _constant_sources(fn, methods=None) -> list:
