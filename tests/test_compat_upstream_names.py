@@ -157,6 +157,7 @@ def test_a_reloaded_module_runs_its_edited_workunit(tmp_path, monkeypatch):
     mod = tmp_path / "pk_reload_probe.py"
     mod.write_text(body.format("1.0"))
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # edits within one second, same size
     sys.modules.pop("pk_reload_probe", None)
     m = importlib.import_module("pk_reload_probe")
     v = pk.View([4], pk.double)
