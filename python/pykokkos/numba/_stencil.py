@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 import itertools
-import linecache
 
 from ._errors import unsupported
+from ._pysource import define, generated_caller
 
 _SERIAL = itertools.count()
 
@@ -125,10 +125,7 @@ class Stencil:
         text = ast.unparse(module) + "\n"
         code = self.py_func.__code__
         filename = f"<stencil {self.__name__} of {code.co_filename}:{code.co_firstlineno}>"
-        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-        scope = dict(self.py_func.__globals__)
-        scope["__pk_prange"] = prange
-        exec(compile(text, filename, "exec"), scope)
+        scope = define(text, filename, dict(self.py_func.__globals__, __pk_prange=prange))
         e = njit(scope[elem_name])
         scope[elem_name] = e
         a = njit(parallel=True)(scope[apply_name])
@@ -139,7 +136,6 @@ class Stencil:
     def __call__(self, *args, out=None):
         """Called from Python (not from a jitted function): a jitted caller of
         this stencil, so the same generated code runs."""
-        from ._dispatch import njit
         key = ("call", out is not None, len(args))
         if key not in self._made:
             names = [f"a{k}" for k in range(len(args))]
@@ -147,12 +143,8 @@ class Stencil:
             params = ", ".join(names + (["out"] if out is not None else []))
             fname = f"{self.__name__}__call{'_out' if out is not None else ''}{len(args)}"
             text = f"def {fname}({params}):\n    return __pk_stencil({call})\n"
-            filename = f"<{fname} of stencil {self.__name__}>"
-            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-            scope = {"__pk_stencil": self}
-            exec(compile(text, filename, "exec"), scope)
-            self._made[key] = njit(scope[fname])
-            self._made[key].generated = True
+            self._made[key] = generated_caller(fname, text, f"<{fname} of stencil {self.__name__}>",
+                                               {"__pk_stencil": self})
         f = self._made[key]
         return f(*args, out) if out is not None else f(*args)
 

@@ -9,9 +9,9 @@ compiles a loop per input types. Anything else a ufunc has (reduce, outer,
 accumulate, ...) is Numba's own vectorized function's."""
 from __future__ import annotations
 
-import linecache
-
 import numpy as np
+
+from ._pysource import generated_caller
 
 
 def _sig_types(sig) -> tuple[str, tuple[str, ...]]:
@@ -67,7 +67,6 @@ class Vectorized:
 
     def __call__(self, *args, out=None):
         """Called from Python: NumPy arrays (lists become arrays) or numbers."""
-        from ._dispatch import njit
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}() takes {self.nin} arguments but {len(args)} were given")
         args = tuple(np.asarray(a) if isinstance(a, (list, tuple)) else a for a in args)
@@ -82,12 +81,8 @@ class Vectorized:
                 text = f"def {fname}({', '.join(names)}, out):\n    out[:] = {value}\n    return out\n"
             else:
                 text = f"def {fname}({', '.join(names)}):\n    return {value}\n"
-            filename = f"<{fname} of vectorized {self.__name__}>"
-            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-            scope = {"__pk_vec": self}
-            exec(compile(text, filename, "exec"), scope)
-            self._callers[key] = njit(scope[fname])
-            self._callers[key].generated = True
+            self._callers[key] = generated_caller(fname, text, f"<{fname} of vectorized {self.__name__}>",
+                                                  {"__pk_vec": self})
         f = self._callers[key]
         res = f(*args, out) if out is not None else f(*args)
         return res if isinstance(res, np.ndarray) else np.asarray(res)[()]  # a NumPy scalar, as a ufunc gives
