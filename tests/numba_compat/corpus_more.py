@@ -196,7 +196,16 @@ def masked_means(data, radius, npt):
     return res, counts
 
 
+@njit
+def histograms(x, k, grid):
+    h, edges = np.histogram(x, 7)
+    counts = np.histogram(k, 4)[0]
+    return h, edges, counts, np.histogram(grid, 5, (0.0, 1.0))[0], np.histogram(x, bins=3)[1]
+
+
 CASES = {
+    "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40),
+                           R.random((4, 6)) * 1.2),
     "kernel_temporaries": lambda: (R.random(40), np.array([-1.0, 2.0, 5.0, 0.5]), 0.5),
     "masked_means": lambda: (R.random(200), R.random(200), 9),
     "sa_like": lambda: (4, 3),

@@ -226,6 +226,11 @@ class _Rewrite(ast.NodeTransformer):
             num = args[2] if len(args) > 2 else next((self.visit(k.value) for k in e.keywords if k.arg == "num"),
                                                      ast.Constant(50))
             return call("rt.linspace", [args[0], args[1], num, ast.Constant(ty.dtype)])
+        if k == "np" and what == "histogram":
+            given = dict(zip(("a", "bins", "range"), e.args)) | {kw.arg: kw.value for kw in e.keywords}
+            return call("rt.histogram", [call("rt.flat", [self.visit(given["a"])]),
+                                         self.visit(given.get("bins", ast.Constant(10))),
+                                         self.visit(given.get("range", ast.Constant(None)))])
         if k == "np" and what == "sort" and len(e.args) == 1:
             return call("rt.sorted_copy", [self.visit(e.args[0])])
         if k == "stencil":

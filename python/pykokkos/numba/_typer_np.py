@@ -45,6 +45,13 @@ class NumpyTyping:
         if fn == "linspace" and len(e.args) >= 2:
             dkw = next((k.value for k in e.keywords if k.arg == "dtype"), None)
             return Arr(self.dtype_arg(dkw) if dkw is not None else "float64", 1)
+        if fn == "histogram":  # (counts, edges) of an integer number of bins
+            given = dict(zip(("a", "bins", "range"), args)) | kw
+            if not isinstance(given.get("a"), Arr) or set(given) - {"a", "bins", "range"} or \
+                    not (isinstance(given.get("bins", "int64"), str) and np.dtype(given.get("bins", "int64")).kind in "iu"):
+                raise unsupported(n.ctx, e, "np.histogram is supported with an integer number of bins "
+                                  "(and range=)")
+            return Tup((Arr("int64", 1), Arr("float64", 1)))
         if fn == "sort" and len(args) == 1 and isinstance(args[0], Arr):
             return args[0]
         if fn in REDUCE:

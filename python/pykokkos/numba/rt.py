@@ -10,6 +10,8 @@ import numpy as np
 import pykokkos as pk
 from pykokkos._views import View
 
+from ._rthist import histogram  # noqa: F401  (np.histogram in generated code)
+
 _SPACES_ON_HOST = ("OpenMP", "Serial", "Threads")
 # The Views a call was given (a View argument returned is handed back as is).
 _ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
