@@ -203,7 +203,19 @@ def histograms(x, k, grid):
     return h, edges, counts, np.histogram(grid, 5, (0.0, 1.0))[0], np.histogram(x, bins=3)[1]
 
 
+@njit(parallel=True)
+def nearest(points, centers):
+    labels = np.empty(points.shape[0], dtype=np.int64)
+    far = np.empty(points.shape[0], dtype=np.int64)
+    for i in prange(points.shape[0]):
+        d = (centers[:, 0] - points[i, 0]) ** 2 + (centers[:, 1] - points[i, 1]) ** 2
+        labels[i] = d.argmin()
+        far[i] = np.argmax(d)
+    return labels, far
+
+
 CASES = {
+    "nearest": lambda: (R.random((30, 2)), np.append(R.random((5, 2)), [[np.nan, 0.5]], axis=0)),
     "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40),
                            R.random((4, 6)) * 1.2),
     "kernel_temporaries": lambda: (R.random(40), np.array([-1.0, 2.0, 5.0, 0.5]), 0.5),

@@ -111,7 +111,7 @@ def expand(kb, s, target, value, op):
     return [kb.visit(x) for x in loop]
 
 
-_REDUCERS = {"sum", "prod", "max", "min", "amax", "amin", "mean"}
+_REDUCERS = {"sum", "prod", "max", "min", "amax", "amin", "mean", "argmin", "argmax"}
 
 
 def _base(kb, x):
@@ -135,7 +135,8 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
         raise kb.err(node, f"cannot reduce {ast.unparse(x)[:40]} inside a kernel")
     ks = [kb.fresh("r") for _ in range(t.ndim)]
     elem = _Elem(kb, ks)(x)
-    out_ty = kb.ty(ast.Call(ast.Attribute(x, "sum" if fn == "mean" else fn.lstrip("a"), ast.Load()), [], []))
+    method = {"mean": "sum", "amin": "min", "amax": "max"}.get(fn, fn)
+    out_ty = kb.ty(ast.Call(ast.Attribute(x, method, ast.Load()), [], []))
     acc = kb.fresh("acc")
     kb.env[acc] = out_ty
     dt = np.dtype(out_ty)
@@ -143,6 +144,8 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
         init, update = ast.Constant(0), ast.BinOp(_name(acc), ast.Add(), elem)
     elif fn == "prod":
         init, update = ast.Constant(1), ast.BinOp(_name(acc), ast.Mult(), elem)
+    elif fn in ("argmin", "argmax"):
+        init, update = ast.Constant(0), elem  # (replaced below)
     else:
         big = np.finfo(dt).max if dt.kind == "f" else np.iinfo(dt).max
         first = fn in ("max", "amax")
@@ -156,17 +159,39 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
         [base.slice] if isinstance(base, ast.Subscript) else [])
     bidx = list(bidx) + [ast.Slice()] * (bt.ndim - len(bidx))
     dims = [d for d, i in enumerate(bidx) if _full(i)]
+    exts = [ast.Call(ast.Attribute(arr, "extent", ast.Load()), [ast.Constant(d)], []) for d in dims]
+    head = []
+    if fn in ("argmin", "argmax"):  # the first extreme's flat (C-order) index; a NaN is the first extreme
+        idx, seen = kb.fresh("idx"), kb.fresh("seen")
+        kb.env[idx], kb.env[seen] = "int64", "int64"
+        flat = _name(ks[0])
+        for k, ext in zip(ks[1:], exts[1:]):
+            flat = ast.BinOp(ast.BinOp(flat, ast.Mult(), ext), ast.Add(), _name(k))
+        v = kb.fresh("v")
+        kb.env[v] = t.dtype
+        better = ast.BoolOp(ast.Or(), [
+            ast.Compare(_name(seen), [ast.Eq()], [ast.Constant(0)]),
+            ast.Compare(_name(v), [ast.Lt() if fn == "argmin" else ast.Gt()], [_name(acc)]),
+            ast.BoolOp(ast.And(), [ast.Compare(_name(v), [ast.NotEq()], [_name(v)]),
+                                   ast.Compare(_name(acc), [ast.Eq()], [_name(acc)])])])
+        body = [ast.Assign([_name(v, ast.Store())], elem),
+                ast.If(better, [ast.Assign([_name(acc, ast.Store())], _name(v)),
+                                ast.Assign([_name(idx, ast.Store())], flat),
+                                ast.Assign([_name(seen, ast.Store())], ast.Constant(1))], [])]
+        kb.env[acc] = t.dtype
+        init = ast.Call(pk_type(t.dtype), [ast.Constant(0)], [])
+        head = [ast.Assign([_name(idx, ast.Store())], ast.Constant(0)),
+                ast.Assign([_name(seen, ast.Store())], ast.Constant(0))]
     count = None
-    for k, d in reversed(list(zip(ks, dims))):
-        ext = ast.Call(ast.Attribute(arr, "extent", ast.Load()), [ast.Constant(d)], [])
+    for k, ext in reversed(list(zip(ks, exts))):
         count = ext if count is None else ast.BinOp(count, ast.Mult(), ext)
         body = [ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), body, [])]
-    pre = [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(out_ty), [init], []) if fn in (
+    pre = head + [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(out_ty), [init], []) if fn in (
         "sum", "mean", "prod") else init)] + body
     for s in pre:
         ast.copy_location(s, node)
         ast.fix_missing_locations(s)
-    value = _name(acc)
+    value = _name(idx) if fn in ("argmin", "argmax") else _name(acc)
     if fn == "mean":
         kb.env[acc] = "float64" if dt.kind in "biu" else out_ty
         value = ast.BinOp(value, ast.Div(), count)
