@@ -214,7 +214,19 @@ def nearest(points, centers):
     return labels, far
 
 
+@njit(parallel=True)
+def bounds_of(x, y):
+    lo, hi, least = np.inf, -np.inf, np.inf
+    for i in prange(x.shape[0]):
+        lo = min(lo, x[i] * 2.0)  # a min and a max: one pass
+        hi = max(hi, x[i] - 1.0)
+    for i in prange(y.shape[0]):
+        least = min(least, y[i])
+    return lo, hi, least
+
+
 CASES = {
+    "bounds_of": lambda: (R.random(25), np.zeros(0)),
     "nearest": lambda: (R.random((30, 2)), np.append(R.random((5, 2)), [[np.nan, 0.5]], axis=0)),
     "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40),
                            R.random((4, 6)) * 1.2),

@@ -139,6 +139,29 @@ class _AccRewrite(ast.NodeTransformer):
         return s
 
 
+def _min_max_pair(t, accs):
+    """(the Min accumulator, the Max one) when a loop has just these two, of one real type."""
+    if len(accs) != 2:
+        return None
+    by = {red: n for n, (red, _) in accs.items()}
+    if set(by) != {"Min", "Max"} or t.env.get(by["Min"]) != t.env.get(by["Max"]) or \
+            not isinstance(t.env.get(by["Min"]), str) or t.env[by["Min"]].startswith(("complex", "bool")):
+        return None
+    return by["Min"], by["Max"]
+
+
+class _AccFields(ast.NodeTransformer):
+    """Each accumulator's updates write its field of the record accumulator (acc.min_val, acc.max_val)."""
+
+    def __init__(self, fields):
+        self.fields = fields
+
+    def visit_Name(self, n):
+        if n.id in self.fields:
+            return ast.copy_location(ast.Attribute(name("acc"), self.fields[n.id], n.ctx), n)
+        return n
+
+
 class _Rename(ast.NodeTransformer):
     def __init__(self, old):
         self.old = old
@@ -204,6 +227,30 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
         _workunit(t, kname, index, None, params, body)
         out.append(ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws)))
         return out
+    top = out
+    if any(red in ("Min", "Max") for red, _ in accs.values()):
+        # Kokkos starts a min at the type's largest value, not at the accumulator's
+        # (an inf): an empty range must leave the accumulators as they were.
+        p = t.fresh("policy")
+        out.append(ast.Assign([name(p, ast.Store())], policy))
+        policy = name(p)
+        guarded: list = []
+        out.append(ast.If(call("rt.ran", [policy]), guarded, []))
+        out = guarded
+    pair = _min_max_pair(t, accs)
+    if pair is not None:  # a min and a max of the same type: one pass with the MinMax reducer
+        rw = _AccFields(dict(zip(pair, ("min_val", "max_val"))))
+        body = _declare(t, pre_body + _rewrite(t, [rw.visit(_clone(x)) for x in s.body], index, index_lb),
+                        locals_, t.env)
+        kname = t.kernel_name("minmax")
+        _workunit(t, kname, index, t.env[pair[0]], params, body)
+        res = t.fresh("mm")
+        out.append(ast.Assign([name(res, ast.Store())], call("pk.parallel_reduce", [policy, name(kname)], kws + [
+            ast.keyword("reducer", ast.parse("pk.MinMax", mode="eval").body)])))
+        for n, f, field in ((pair[0], "min", "min_val"), (pair[1], "max", "max_val")):
+            out.append(ast.Assign([name(n, ast.Store())], call(f, [name(n), ast.Attribute(name(res), field,
+                                                                                            ast.Load())])))
+        return top
     for k, (n, (red, _)) in enumerate(sorted(accs.items())):
         rw = _AccRewrite(n, set(accs), drop_writes=k > 0)
         raw = [rw.visit(_clone(x)) for x in s.body]
@@ -217,7 +264,7 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
         op = {"Sum": ast.Add(), "Prod": ast.Mult()}.get(red)
         value = ast.BinOp(name(n), op, total) if op else call(red.lower(), [name(n), total])
         out.append(ast.Assign([name(n, ast.Store())], value))
-    return out
+    return top
 
 
 def _inside_inner_loop(body, node) -> bool:

@@ -142,6 +142,11 @@ def policy(shape: tuple):
     return pk.MDRangePolicy([0] * len(shape), list(shape))
 
 
+def ran(policy) -> bool:
+    """Whether a range policy has any work item."""
+    return policy.end > policy.begin
+
+
 def serial_policy():
     """One work item, on the host when the default space is a GPU (serial code
     runs where Numba would run it), unless the call was given device arrays
