@@ -167,3 +167,22 @@ def test_a_reloaded_module_runs_its_edited_workunit(tmp_path, monkeypatch):
         pk.parallel_for(4, m.k, v=v)
         np.testing.assert_allclose(np.asarray(v), float(factor) * np.arange(4))
     sys.modules.pop("pk_reload_probe", None)
+
+
+@pk.workunit
+def doubles_int32(i: int, arr: pk.View1D[pk.int32]):
+    arr[i] = arr[i] * 2
+
+
+def test_a_view_of_another_dtype_names_the_dtype_expected():
+    # Newer PyKokkos (upstream #424): "expects a View with dtype int32".
+    from pykokkos.interface.parallel_dispatch import convert_arrays
+
+    with pytest.raises(TypeError, match="expects a View with dtype int32"):
+        pk.parallel_for(4, doubles_int32, arr=pk.array(np.ones(4, dtype=np.int64)))
+        pk.fence()
+    kw = {"arr": np.ones(4, dtype=np.int32)}
+    convert_arrays(kw, doubles_int32, pk.ExecutionSpace.OpenMP)
+    assert kw["arr"].dtype is pk.int32
+    pk.parallel_for(4, doubles_int32, **kw)
+    np.testing.assert_array_equal(np.asarray(kw["arr"]), [2, 2, 2, 2])

@@ -64,3 +64,27 @@ def test_a_search_of_a_2d_view_is_a_located_error():
         pk.parallel_for(2, of_a_matrix, m=pk.View([3, 3], pk.double), out=out)
         np.asarray(out)  # lazy mode builds the kernel when the result is read
     assert "test_search.py" in str(info.value)
+
+
+@pk.workunit
+def team_sum_in_scratch(team: pk.TeamMember, acc: pk.Acc[pk.double], v: pk.View1D[pk.double], m: int):
+    s: pk.ScratchView1D[pk.double] = pk.ScratchView1D(team.team_scratch(0), m)
+    if team.team_rank() == 0:
+        for k in range(m):
+            s[k] = v[team.league_rank()] * (k + 1)
+    team.team_barrier()
+    if team.team_rank() == 0:
+        for k in range(m):
+            acc += s[k]
+
+
+def test_a_reduction_given_its_accumulator_by_keyword():
+    # Newer PyKokkos passes `acc=0.0` to a team reduction: accepted and unused
+    # (Kokkos overwrites a reduction's result), with scratch sized per team.
+    teams, m = 6, 5
+    v = pk.array(np.arange(1.0, teams + 1))
+    policy = pk.TeamPolicy(teams, 1).set_scratch_size(0, pk.PerTeam(pk.ScratchView1D[pk.double].shmem_size(m)))
+    total = pk.parallel_reduce("named", policy, team_sum_in_scratch, acc=0.0, v=v, m=m)
+    assert float(total) == pytest.approx(np.arange(1.0, teams + 1).sum() * m * (m + 1) / 2)
+    with pytest.raises(TypeError, match="accumulator position"):
+        pk.parallel_reduce(policy, team_sum_in_scratch, acc=[0.0], v=v, m=m)

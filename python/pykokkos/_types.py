@@ -175,21 +175,34 @@ class _ScratchView:
     on the host, `pk.ScratchView1D[dtype].shmem_size(n, ...)` gives the bytes to ask for
     with `policy.set_scratch_size(0, pk.PerTeam(bytes))`."""
 
-    def __init__(self, rank: int, itemsize: int = 8):
+    def __init__(self, rank: int, itemsize: int | None = None):
         self._rank, self._itemsize = rank, itemsize
 
     def __getitem__(self, dtype):
-        size = np.dtype(numpy_dtype(dtype_code(dtype))).itemsize if isinstance(dtype, DataType) else 8
+        if isinstance(dtype, DataType):
+            size = np.dtype(numpy_dtype(dtype_code(dtype))).itemsize
+        elif dtype in (int, float, bool):  # as a View's: int is int32, float double
+            size = {int: 4, float: 8, bool: 1}[dtype]
+        else:
+            try:
+                size = np.dtype(dtype).itemsize
+            except TypeError:
+                raise TypeError(f"pk.ScratchView{self._rank}D[...] takes an element type (pk.double, int, ...), "
+                                f"not {dtype!r}") from None
         return _ScratchView(self._rank, size)
 
     def shmem_size(self, *extents) -> int:
+        """Bytes of scratch the view takes: its elements, rounded up to the
+        8-byte alignment each scratch allocation starts at (newer PyKokkos')."""
+        if self._itemsize is None:
+            raise TypeError(f"pk.ScratchView{self._rank}D.shmem_size needs the element type: "
+                            f"pk.ScratchView{self._rank}D[pk.double].shmem_size(...)")
         if len(extents) != self._rank:
             raise TypeError(f"shmem_size of a {self._rank}-D scratch view takes {self._rank} extent(s)")
         n = 1
         for e in extents:
             n *= int(e)
-        # Kokkos pads each scratch allocation to its alignment; one extra element covers it.
-        return (n + 1) * self._itemsize
+        return (n * self._itemsize + 7) // 8 * 8
 
     def __repr__(self) -> str:
         return f"pk.ScratchView{self._rank}D"

@@ -125,10 +125,16 @@ pub fn lower_workunit(
         let ty = match (at, declared) {
             (ArgTy::View(v), Some(Ty::View(w))) => {
                 if v.dtype != w.dtype || v.rank != w.rank {
+                    // (newer PyKokkos' words: "expects a View with dtype int32")
+                    let what = if v.dtype != w.dtype {
+                        format!("expects a View with dtype {}", w.dtype.name())
+                    } else {
+                        format!("expects a View of rank {}", w.rank)
+                    };
                     return type_error(
                         ann.unwrap().span,
                         format!(
-                            "argument '{name}' is {} but the workunit declares {}",
+                            "argument '{name}' {what}: it is {} but the workunit declares {}",
                             Ty::View(*v).describe(),
                             Ty::View(w).describe()
                         ),

@@ -74,6 +74,31 @@ fn check_leading_params(
     Ok(())
 }
 
+/// A reduction given its accumulator by keyword with a number (newer PyKokkos'
+/// `pk.parallel_reduce(policy, wu, acc=0.0, ...)`): accepted and unused, as
+/// Kokkos overwrites a reduction's result variable.
+fn accumulator_given(
+    wu: &Workunit,
+    pattern: Pattern,
+    rank: usize,
+    kw: &Bound<'_, PyDict>,
+) -> PyResult<bool> {
+    if !matches!(pattern, Pattern::Reduce | Pattern::Reducer(_)) {
+        return Ok(false);
+    }
+    let def = wu.core.def().map_err(py_err)?;
+    let Some(acc) = def.params.get(rank.max(1)) else {
+        return Ok(false);
+    };
+    Ok(match kw.get_item(&acc.name)? {
+        Some(v) => {
+            (v.is_instance_of::<pyo3::types::PyFloat>() || v.is_instance_of::<pyo3::types::PyInt>())
+                && !v.is_instance_of::<pyo3::types::PyBool>()
+        }
+        None => false,
+    })
+}
+
 struct Gathered {
     names: Arc<[String]>,
     tys: Vec<ArgTy>,
@@ -138,6 +163,10 @@ fn gather(
     }
     if given > params.names.len() {
         let kw = kwargs.dict(py)?.unwrap_or_else(|| PyDict::new(py));
+        if given == params.names.len() + 1 && accumulator_given(wu, pattern, rank, &kw)? {
+            g.names = params.names.clone();
+            return Ok(g);
+        }
         check_leading_params(wu, pattern, rank, &kw)?;
         let extra: Vec<String> = kw
             .keys()
