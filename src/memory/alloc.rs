@@ -251,6 +251,16 @@ impl Alloc {
         }
     }
 
+    /// Bytes a device copy of the memory takes: the allocation's, or a
+    /// borrowed buffer's length.
+    pub fn span(&self) -> usize {
+        if self.borrowed {
+            self.data_len()
+        } else {
+            self.bytes
+        }
+    }
+
     pub fn is_allocated(&self) -> bool {
         !self.ptr.load(Ordering::Acquire).is_null()
     }

@@ -184,7 +184,7 @@ impl Alloc {
         match self.dev_state.load(Ordering::Acquire) {
             NEWER => {
                 let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-                let rc = d2h(c, self.ptr()?, d, self.bytes());
+                let rc = d2h(c, self.ptr()?, d, self.span());
                 if rc != 0 {
                     return Err(cuda_err("copying a view back from the GPU"));
                 }
@@ -194,6 +194,57 @@ impl Alloc {
             SYNC if write => self.dev_state.store(STALE, Ordering::Release),
             _ => {}
         }
+        Ok(())
+    }
+
+    /// Borrowed memory a pykokkos.numba call holds (`trusted`): a device copy
+    /// that lasts the call, so the call's kernels copy each array over once
+    /// (not at every launch) and only a written one back (`drop_mirror`).
+    /// None where the memory's length is unknown (the per-launch path then).
+    pub fn call_mirror(&self, write: bool) -> PkResult<Option<*mut u8>> {
+        let n = self.span();
+        if !self.is_borrowed() || n == 0 || !self.trusted.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let c = runtime::cuda()?;
+        let mut d = self.dev.load(Ordering::Acquire);
+        if d.is_null() {
+            d = unsafe { (c.malloc)(n) } as *mut u8;
+            if d.is_null() {
+                return Err(cuda_oom(n));
+            }
+            USED.store(true, Ordering::Relaxed);
+            self.dev_state.store(STALE, Ordering::Release);
+            self.dev.store(d, Ordering::Release);
+        }
+        if self.dev_state.load(Ordering::Acquire) == STALE {
+            if h2d(c, d, self.ptr()?, n) != 0 {
+                return Err(cuda_err("copying an array to the GPU"));
+            }
+            self.dev_state.store(SYNC, Ordering::Release);
+        }
+        if write {
+            self.dev_state.store(NEWER, Ordering::Release);
+        }
+        Ok(Some(d))
+    }
+
+    /// The call that held borrowed memory ended: what its kernels wrote comes
+    /// back to the caller's array and the device copy is freed.
+    pub fn drop_mirror(&self) -> PkResult<()> {
+        if !self.is_borrowed()
+            || self.is_device_only()
+            || self.dev.load(Ordering::Acquire).is_null()
+        {
+            return Ok(());
+        }
+        settle();
+        self.host_read()?;
+        let d = self.dev.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if let (false, Some(c)) = (d.is_null(), runtime::cuda_loaded()) {
+            unsafe { (c.free)(d as *mut c_void) };
+        }
+        self.dev_state.store(0, Ordering::Release);
         Ok(())
     }
 
@@ -304,10 +355,16 @@ impl Launch {
             exported: vec![],
             foreign: false,
         };
-        // Borrowed memory: one buffer per allocation over the union of ranges.
+        // Borrowed memory: one buffer per allocation over the union of ranges
+        // (or the call's device copy, for arrays a pykokkos.numba call holds).
+        let mut mirrored: Vec<(usize, *mut u8)> = Vec::new();
         for (i, v) in vals.iter().enumerate() {
             l.foreign |= v.alloc.is_device_only();
             if !v.alloc.is_borrowed() || v.alloc.is_device_only() || v.range.0 == v.range.1 {
+                continue;
+            }
+            if let Some(d) = v.alloc.call_mirror(written(i))? {
+                mirrored.push((i, d));
                 continue;
             }
             match l.temps.iter_mut().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
@@ -345,7 +402,9 @@ impl Launch {
         let mut args = Vec::with_capacity(vals.len());
         for (i, v) in vals.iter().enumerate() {
             let mut a = v.raw;
-            let p = if v.alloc.is_borrowed() && !v.alloc.is_device_only() {
+            let p = if let Some((_, d)) = mirrored.iter().find(|(k, _)| *k == i) {
+                d.wrapping_offset(v.offset)
+            } else if v.alloc.is_borrowed() && !v.alloc.is_device_only() {
                 match l.temps.iter().find(|t| Arc::ptr_eq(&t.alloc, &v.alloc)) {
                     Some(t) => t.dev.wrapping_offset(v.offset - t.lo),
                     None => std::ptr::NonNull::<u64>::dangling().as_ptr() as *mut u8,

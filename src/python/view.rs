@@ -337,8 +337,13 @@ impl View {
         self.alloc.exports.load(Ordering::Relaxed)
     }
     /// `pykokkos.numba` calls: borrowed memory whose launches may wait (`Alloc::trusted`).
-    fn _set_trusted(&self, on: bool) {
+    fn _set_trusted(&self, on: bool) -> PyResult<()> {
+        if !on {
+            // The call ends: its device copy (if a Cuda kernel made one) goes back.
+            self.alloc.drop_mirror().map_err(py_err)?;
+        }
         self.alloc.trusted.store(on, Ordering::Release);
+        Ok(())
     }
     #[getter]
     fn _is_foreign(&self) -> bool {

@@ -225,7 +225,17 @@ def bounds_of(x, y):
     return lo, hi, least
 
 
+@njit(parallel=True)
+def two_passes(x, y):
+    for i in prange(x.shape[0]):
+        y[i] = x[i] * 2.0
+    for i in prange(x.shape[0]):
+        y[i] += x[i] + y[i]
+    return y
+
+
 CASES = {
+    "two_passes": lambda: (R.random(64), np.zeros(64)),
     "bounds_of": lambda: (R.random(25), np.zeros(0)),
     "nearest": lambda: (R.random((30, 2)), np.append(R.random((5, 2)), [[np.nan, 0.5]], axis=0)),
     "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40),
