@@ -32,12 +32,12 @@ pub fn copied_bytes() -> (u64, u64) {
     )
 }
 
-fn h2d(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
+pub(super) fn h2d(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     H2D_BYTES.fetch_add(n as u64, Ordering::Relaxed);
     unsafe { (c.h2d)(dst as *mut c_void, src as *const c_void, n) }
 }
 
-fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
+pub(super) fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     D2H_BYTES.fetch_add(n as u64, Ordering::Relaxed);
     unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
 }
@@ -53,12 +53,12 @@ pub fn device_bytes(src: usize, n: usize) -> PkResult<Vec<u8>> {
     Ok(out)
 }
 
-fn cuda_err(what: &str) -> PkError {
+pub(super) fn cuda_err(what: &str) -> PkError {
     PkError::Runtime(format!("{what}: {}", runtime::support_error()))
 }
 
 /// A device allocation that failed: a MemoryError, as on the host.
-fn cuda_oom(bytes: usize) -> PkError {
+pub(super) fn cuda_oom(bytes: usize) -> PkError {
     PkError::Memory(format!(
         "cannot allocate {bytes} bytes of GPU memory: {}",
         runtime::support_error()
@@ -92,71 +92,6 @@ impl Alloc {
     /// copies then agree, so the next CUDA launch copies nothing over.
     pub fn host_read(&self) -> PkResult<()> {
         self.host_access(false)
-    }
-
-    /// A buffer export of bytes `[lo, hi)` that may write them (mpi4py's
-    /// message buffers: a halo row of a large GPU View). Where the device copy
-    /// is newer only those bytes come over (where both agree, none), the
-    /// device copy keeps its state, and `export_ended` sends them back: a row
-    /// costs a row, not the View. Otherwise, as `host_sync`. True when the
-    /// range was handled on its own.
-    pub fn host_export(&self, lo: isize, hi: isize) -> PkResult<bool> {
-        let d = self.dev.load(Ordering::Acquire);
-        let state = self.dev_state.load(Ordering::Acquire);
-        // A View as large as its allocation gains nothing from a range.
-        let part = lo >= 0 && lo < hi && ((hi - lo) as usize) < self.bytes();
-        let mirrored = !self.uvm && !d.is_null() && !self.is_device_only();
-        if !mirrored || state == STALE || !part {
-            self.host_sync()?;
-            return Ok(false);
-        }
-        self.host_writes.fetch_add(1, Ordering::Relaxed);
-        if state == NEWER {
-            let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-            let n = (hi - lo) as usize;
-            let rc = d2h(c, self.ptr()?.wrapping_offset(lo), d.wrapping_offset(lo), n);
-            if rc != 0 {
-                return Err(cuda_err("copying part of a view back from the GPU"));
-            }
-        }
-        self.ranges.lock().unwrap().push((lo, hi));
-        Ok(true)
-    }
-
-    /// The export of `[lo, hi)` that `host_export` made ended: what the host
-    /// holds there (a received message) goes to the device.
-    pub fn export_ended(&self, lo: isize, hi: isize) -> PkResult<()> {
-        let mut r = self.ranges.lock().unwrap();
-        let Some(k) = r.iter().position(|x| *x == (lo, hi)) else {
-            return Ok(());
-        };
-        r.swap_remove(k);
-        self.push_range(lo, hi)
-    }
-
-    /// Ranges still exported are the host's newest bytes: they go to the
-    /// device, once, before anything copies the whole allocation either way
-    /// or a kernel uses it (which may then write them on the device: the
-    /// export's host bytes are not pushed over that again).
-    fn push_exports(&self) -> PkResult<()> {
-        let r = std::mem::take(&mut *self.ranges.lock().unwrap());
-        r.into_iter()
-            .try_for_each(|(lo, hi)| self.push_range(lo, hi))
-    }
-
-    fn push_range(&self, lo: isize, hi: isize) -> PkResult<()> {
-        let d = self.dev.load(Ordering::Acquire);
-        let c = runtime::cuda_loaded().expect("a device mirror implies CUDA");
-        let rc = h2d(
-            c,
-            d.wrapping_offset(lo),
-            self.ptr()?.wrapping_offset(lo),
-            (hi - lo) as usize,
-        );
-        if rc != 0 {
-            return Err(cuda_err("copying part of a view to the GPU"));
-        }
-        Ok(())
     }
 
     fn host_access(&self, write: bool) -> PkResult<()> {
@@ -194,57 +129,6 @@ impl Alloc {
             SYNC if write => self.dev_state.store(STALE, Ordering::Release),
             _ => {}
         }
-        Ok(())
-    }
-
-    /// Borrowed memory a pykokkos.numba call holds (`trusted`): a device copy
-    /// that lasts the call, so the call's kernels copy each array over once
-    /// (not at every launch) and only a written one back (`drop_mirror`).
-    /// None where the memory's length is unknown (the per-launch path then).
-    pub fn call_mirror(&self, write: bool) -> PkResult<Option<*mut u8>> {
-        let n = self.span();
-        if !self.is_borrowed() || n == 0 || !self.trusted.load(Ordering::Acquire) {
-            return Ok(None);
-        }
-        let c = runtime::cuda()?;
-        let mut d = self.dev.load(Ordering::Acquire);
-        if d.is_null() {
-            d = unsafe { (c.malloc)(n) } as *mut u8;
-            if d.is_null() {
-                return Err(cuda_oom(n));
-            }
-            USED.store(true, Ordering::Relaxed);
-            self.dev_state.store(STALE, Ordering::Release);
-            self.dev.store(d, Ordering::Release);
-        }
-        if self.dev_state.load(Ordering::Acquire) == STALE {
-            if h2d(c, d, self.ptr()?, n) != 0 {
-                return Err(cuda_err("copying an array to the GPU"));
-            }
-            self.dev_state.store(SYNC, Ordering::Release);
-        }
-        if write {
-            self.dev_state.store(NEWER, Ordering::Release);
-        }
-        Ok(Some(d))
-    }
-
-    /// The call that held borrowed memory ended: what its kernels wrote comes
-    /// back to the caller's array and the device copy is freed.
-    pub fn drop_mirror(&self) -> PkResult<()> {
-        if !self.is_borrowed()
-            || self.is_device_only()
-            || self.dev.load(Ordering::Acquire).is_null()
-        {
-            return Ok(());
-        }
-        settle();
-        self.host_read()?;
-        let d = self.dev.swap(std::ptr::null_mut(), Ordering::AcqRel);
-        if let (false, Some(c)) = (d.is_null(), runtime::cuda_loaded()) {
-            unsafe { (c.free)(d as *mut c_void) };
-        }
-        self.dev_state.store(0, Ordering::Release);
         Ok(())
     }
 

@@ -3,7 +3,9 @@
 //! about kernels, launches or the lazy DAG: a flush that host access needs
 //! is asked for by the binding (python/view.rs).
 pub mod alloc;
+mod call_mirror;
 pub mod device;
 pub mod dlpack;
+mod exports;
 pub mod geometry;
 pub mod view;

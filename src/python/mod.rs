@@ -13,6 +13,7 @@ mod handoff;
 mod interop;
 mod kw;
 mod launch;
+mod launch_params;
 mod lazy;
 mod origin;
 mod policy;

@@ -1,0 +1,63 @@
+//! Borrowed memory (a NumPy array) that a pykokkos.numba call holds
+//! (`Alloc::trusted`): one device copy for the whole call, so its kernels copy
+//! each array over once, not at every launch, and only what they wrote comes
+//! back when the call ends.
+use super::alloc::{Alloc, NEWER, STALE, SYNC};
+use super::device::{cuda_err, cuda_oom, h2d, USED};
+use crate::errors::PkResult;
+use crate::kokkos::{self as runtime, settle};
+use std::os::raw::c_void;
+use std::sync::atomic::Ordering;
+
+impl Alloc {
+    /// Borrowed memory a pykokkos.numba call holds (`trusted`): a device copy
+    /// that lasts the call, so the call's kernels copy each array over once
+    /// (not at every launch) and only a written one back (`drop_mirror`).
+    /// None where the memory's length is unknown (the per-launch path then).
+    pub fn call_mirror(&self, write: bool) -> PkResult<Option<*mut u8>> {
+        let n = self.span();
+        if !self.is_borrowed() || n == 0 || !self.trusted.load(Ordering::Acquire) {
+            return Ok(None);
+        }
+        let c = runtime::cuda()?;
+        let mut d = self.dev.load(Ordering::Acquire);
+        if d.is_null() {
+            d = unsafe { (c.malloc)(n) } as *mut u8;
+            if d.is_null() {
+                return Err(cuda_oom(n));
+            }
+            USED.store(true, Ordering::Relaxed);
+            self.dev_state.store(STALE, Ordering::Release);
+            self.dev.store(d, Ordering::Release);
+        }
+        if self.dev_state.load(Ordering::Acquire) == STALE {
+            if h2d(c, d, self.ptr()?, n) != 0 {
+                return Err(cuda_err("copying an array to the GPU"));
+            }
+            self.dev_state.store(SYNC, Ordering::Release);
+        }
+        if write {
+            self.dev_state.store(NEWER, Ordering::Release);
+        }
+        Ok(Some(d))
+    }
+
+    /// The call that held borrowed memory ended: what its kernels wrote comes
+    /// back to the caller's array and the device copy is freed.
+    pub fn drop_mirror(&self) -> PkResult<()> {
+        if !self.is_borrowed()
+            || self.is_device_only()
+            || self.dev.load(Ordering::Acquire).is_null()
+        {
+            return Ok(());
+        }
+        settle();
+        self.host_read()?;
+        let d = self.dev.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if let (false, Some(c)) = (d.is_null(), runtime::cuda_loaded()) {
+            unsafe { (c.free)(d as *mut c_void) };
+        }
+        self.dev_state.store(0, Ordering::Release);
+        Ok(())
+    }
+}
