@@ -14,8 +14,8 @@ COUNTER = 0
 DATA = [1, 2, 3]
 
 
-def not_a_kernel_function(a):
-    return a + 1
+# A plain function of another module is no kernel helper (one of this module is).
+from json import dumps as not_a_kernel_function  # noqa: E402
 
 
 @pk.workunit
@@ -475,3 +475,13 @@ class UnknownMember:
     @pk.workunit
     def work(self, i):
         self.v[i] = self.w  # ERR
+
+
+def plain_helper_with_a_string(a):
+    s = "text"  # ERR
+    return a + len(s)
+
+
+@pk.workunit
+def plain_helper_not_kernel_code(i, v, m, x, n):
+    v[i] = plain_helper_with_a_string(x)

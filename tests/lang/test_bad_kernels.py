@@ -31,6 +31,8 @@ CASES = [
     ("nonlocal_stmt", TYP, "nonlocal 'total' names no variable of this kernel"),
     ("unknown_call", TYP, "'frobnicate' is not a function kernels can call"),
     ("plain_python_function", TYP, "'not_a_kernel_function' is not a function kernels can call"),
+    # A plain function of the kernel's module is compiled as a helper (newer PyKokkos), its errors at its lines.
+    ("plain_helper_not_kernel_code", SYN, "strings are only allowed", "plain_helper_with_a_string"),
     ("undefined_name", TYP, "name 'not_defined_anywhere' is not defined"),
     ("unsupported_global_value", TYP, "name 'DATA' is not defined"),
     ("too_many_indices", TYP, "1 dimension(s) but is indexed with 2 indices"),
