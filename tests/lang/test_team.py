@@ -322,7 +322,7 @@ def test_scratch_size_requests_are_checked():
         policy.set_scratch_size(0, 64)
     with pytest.raises(TypeError, match="applies to a pk.TeamPolicy"):
         pk.RangePolicy(0, 4).set_scratch_size(0, pk.PerTeam(64))
-    assert pk.ScratchView1D[pk.int32].shmem_size(10) == 44
+    assert pk.ScratchView1D[pk.int32].shmem_size(10) == 40  # newer PyKokkos: bytes rounded up to 8
 
 
 @pk.workunit
