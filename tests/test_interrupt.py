@@ -64,8 +64,11 @@ def signal_after(tmp_path, program, line: str, delay: float, env=None):
     """Runs `program`, sends SIGINT `delay` seconds after it prints `line`."""
     prog = tmp_path / "prog.py"
     prog.write_text(program)
+    # The child starts with SIGINT's default disposition: a shell that runs
+    # these tests in the background ignores SIGINT, and Python keeps it ignored.
     p = subprocess.Popen([sys.executable, str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=dict(os.environ, **(env or {})))
+                         text=True, env=dict(os.environ, **(env or {})),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for out in p.stdout:
         seen.append(out)
