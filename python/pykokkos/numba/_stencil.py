@@ -149,11 +149,6 @@ class Stencil:
         return f(*args, out) if out is not None else f(*args)
 
 
-def fill_value(st: Stencil):
-    """The border's value in a new output: cval, else 0."""
-    return st.options.get("cval", 0)
-
-
 def stencil(func_or_mode="constant", **options):
     """@stencil, @stencil() and @stencil(neighborhood=..., cval=..., standard_indexing=...)."""
     if callable(func_or_mode):
@@ -164,4 +159,4 @@ def stencil(func_or_mode="constant", **options):
     return wrap
 
 
-__all__ = ["Stencil", "stencil", "fill_value"]
+__all__ = ["Stencil", "stencil"]
