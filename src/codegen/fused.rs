@@ -42,6 +42,7 @@ pub fn generate(
     groups: &[(usize, usize, ViewTy)],
     locals: &[(usize, DType)],
     cached: &[(usize, DType)],
+    written: &[bool],
     space: Space,
     label: &str,
 ) -> KResult<(String, FusedAbi, Option<DeviceParts>)> {
@@ -190,7 +191,10 @@ pub fn generate(
         args.extend(cached.iter().map(|(g, _)| format!("pk_c{g}")));
         s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
     }
-    for (g, _) in cached {
+    for (g, _) in cached
+        .iter()
+        .filter(|(g, _)| written.get(*g).copied().unwrap_or(true))
+    {
         s.push_str(&format!("    pk_b{g}(pk_i) = pk_c{g};\n"));
     }
     for r in (0..reduces.len()).filter(|&r| in_register(r)) {

@@ -20,6 +20,10 @@ pub struct Layout {
     pub locals: Vec<(usize, DType)>,
     /// Members kept in a local `pk_c{g}` for each work item: (g, dtype).
     pub cached: Vec<(usize, DType)>,
+    /// Per member: whether some body may write it (true where an access is
+    /// unknown). A cached member no body writes is not stored back, and the
+    /// device bookkeeping leaves its device copy as it was.
+    pub written: Vec<bool>,
 }
 
 /// Whether member `g` may live in a local for each work item (loaded once,
@@ -57,6 +61,7 @@ pub fn layout(
     let mut group_keys: Vec<GroupKey> = Vec::new();
     let mut locals: Vec<(usize, DType)> = Vec::new();
     let mut plans = Vec::new();
+    let mut written: Vec<bool> = Vec::new();
     // (member, body, argument, access) of every view argument given a member.
     let mut uses: Vec<(usize, usize, usize, Access)> = Vec::new();
     for (b, l) in region.iter().enumerate() {
@@ -90,11 +95,12 @@ pub fn layout(
                             groups.len() - 1
                         }
                     };
-                    let access = accesses
-                        .get(b)
-                        .and_then(|m| m.get(&*l.names[k]))
-                        .copied()
-                        .unwrap_or_default();
+                    let known = accesses.get(b).and_then(|m| m.get(&*l.names[k])).copied();
+                    if written.len() < groups.len() {
+                        written.resize(groups.len(), false);
+                    }
+                    written[g] |= known.is_none_or(|a| a.write);
+                    let access = known.unwrap_or_default();
                     uses.push((g, b, k, access));
                 }
                 _ => p.push(Plan::Member(format!("pk_s{b}_{k}"))),
@@ -114,11 +120,13 @@ pub fn layout(
             plans[b][k] = Plan::Cached(format!("pk_b{g}"), format!("pk_c{g}"), vt.dtype, declares);
         }
     }
+    written.resize(groups.len(), false);
     Layout {
         plans,
         groups,
         locals,
         cached,
+        written,
     }
 }
 

@@ -125,12 +125,22 @@ fn build_fused(
         })
         .collect();
     let space = region[0].key.space;
-    let (source, abi, device) =
-        fused::generate(&bodies, &lay.groups, &lay.locals, &lay.cached, space, label)
-            // A body that does not translate alone fails here too: report it as its own.
-            .map_err(|e| located(e, region[0].workunit()))?;
+    let (source, abi, device) = fused::generate(
+        &bodies,
+        &lay.groups,
+        &lay.locals,
+        &lay.cached,
+        &lay.written,
+        space,
+        label,
+    )
+    // A body that does not translate alone fails here too: report it as its own.
+    .map_err(|e| located(e, region[0].workunit()))?;
     let mut kernel = load(&source, device.as_ref(), label, space)?;
     kernel.views = abi.groups;
+    if space == Space::Cuda {
+        kernel.view_writes = lay.written.clone(); // (mirror bookkeeping, as view_writes)
+    }
     kernel.scalars = abi.scalars;
     kernel.accs = abi.accs;
     Ok(Arc::new(kernel))
