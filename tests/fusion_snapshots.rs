@@ -82,9 +82,18 @@ fn fused_cached(
         })
         .collect();
     let groups: Vec<(usize, usize, ViewTy)> = (0..groups).map(|_| (0, 0, VIEW)).collect();
-    generate(&bodies, &groups, locals, cached, Space::OpenMP, label)
-        .expect("fused region generates")
-        .0
+    let written = vec![true; groups.len()]; // every member may be written: stored back
+    generate(
+        &bodies,
+        &groups,
+        locals,
+        cached,
+        &written,
+        Space::OpenMP,
+        label,
+    )
+    .expect("fused region generates")
+    .0
 }
 
 fn v() -> ArgTy {
