@@ -9,6 +9,7 @@ import numpy as np
 from . import _arrayexpr, _hostmake, _loops, _reduce, _serial
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
+from ._normalize import NUMPY
 from ._typer import ALLOC, REDUCE, Arr, Const, Tup
 from ._typer_np import axis_arg
 
@@ -320,7 +321,6 @@ class _Rewrite(ast.NodeTransformer):
         return self.generic_visit(e)
 
     def visit_Name(self, e):
-        from ._normalize import NUMPY
         return ast.copy_location(ast.Name("np", e.ctx), e) if e.id == NUMPY else e
 
     def visit_UnaryOp(self, e):
@@ -340,7 +340,6 @@ class _Rewrite(ast.NodeTransformer):
             if e.attr == "T" and ty.ndim <= 2:  # the same memory, axes reversed (as Numba's view)
                 return call("rt.transpose", [self.visit(e.value)])
             if e.attr in ("real", "imag"):  # computed by a kernel, as np.real(a) is
-                from ._normalize import NUMPY
                 fn = ast.Attribute(ast.Name(NUMPY, ast.Load()), e.attr, ast.Load())
                 return self._materialize(ast.copy_location(ast.Call(fn, [e.value], []), e), e, self.t.type_of(e))
             raise self.hb.err(e, f"the array attribute .{e.attr} is not supported")
