@@ -26,7 +26,7 @@ help:
 $(STAMPS)/venv: pyproject.toml Makefile
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" "mpi4py>=4" mpich
+	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" scipy "mpi4py>=4" mpich
 	@touch $@
 
 kokkos: $(STAMPS)/venv

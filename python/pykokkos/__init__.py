@@ -138,5 +138,9 @@ from ._compat import Optional  # noqa: E402,F401
 from ._arrays import FUNCTIONS as _ARRAY_FUNCTIONS  # noqa: E402
 
 globals().update(_ARRAY_FUNCTIONS)
+# Special functions (pk.cyl_bessel_y0, pk.erfcx, ...) on numbers and arrays: see _special.py.
+from ._special import FUNCTIONS as _SPECIAL_FUNCTIONS  # noqa: E402
+
+globals().update(_SPECIAL_FUNCTIONS)
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -6,7 +6,6 @@ says so when used."""
 from __future__ import annotations
 
 import enum
-import math
 
 import operator
 import threading
@@ -164,47 +163,6 @@ class _Unsupported:
         return f"pk.{self._name} (not supported: {self._why})"
 
 
-
-
-def _bessel_j(n: int, x: float) -> float:
-    """J0/J1 as the kernels compute them (prelude.hpp's pk::bessel_j)."""
-    ax = abs(x)
-    if ax < 15.0:
-        h = 0.5 * x
-        term = 1.0 if n == 0 else h
-        total = term
-        for k in range(1, 80):
-            term *= -h * h / (k * (k + n))
-            total += term
-            if abs(term) <= 1e-17 * abs(total):
-                break
-        return total
-    mu, term, p, q, last = 4.0 * n * n, 1.0, 1.0, 0.0, 1.0
-    for k in range(1, 60):
-        term *= (mu - (2 * k - 1) ** 2) / (k * 8.0 * ax)
-        if abs(term) > last:
-            break
-        last = abs(term)
-        sign = 1.0 if (k // 2) % 2 == 0 else -1.0
-        if k % 2:
-            q += sign * term
-        else:
-            p += sign * term
-        if abs(term) < 1e-17:
-            break
-    w = ax - (0.5 * n + 0.25) * math.pi
-    j = math.sqrt(2.0 / (math.pi * ax)) * (p * math.cos(w) - q * math.sin(w))
-    return -j if n == 1 and x < 0 else j
-
-
-def cyl_bessel_j0(x: float) -> float:
-    """The Bessel function of the first kind of order 0 (also in kernels)."""
-    return _bessel_j(0, float(x))
-
-
-def cyl_bessel_j1(x: float) -> float:
-    """The Bessel function of the first kind of order 1 (also in kernels)."""
-    return _bessel_j(1, float(x))
 
 
 class Decorator(enum.Enum):

@@ -26,7 +26,8 @@ pub const SHIM: &str = concat!(
     include_str!("device_complex.hpp"),
     include_str!("device_atomics.hpp"),
     include_str!("device_teams.hpp"),
-    include_str!("portable.hpp")
+    include_str!("portable.hpp"),
+    include_str!("special.hpp")
 );
 
 /// PK_BOUNDS_CHECK=1: `pk::at` and the record the runtime reads back.

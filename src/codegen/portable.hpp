@@ -127,39 +127,6 @@ KOKKOS_INLINE_FUNCTION T radians(T x) { return x * T(0.017453292519943295); }
 KOKKOS_INLINE_FUNCTION double rsqrt(double x) { return 1.0 / km::sqrt(x); }
 KOKKOS_INLINE_FUNCTION float rsqrt(float x) { return 1.0f / km::sqrt(x); }
 
-// pk.cyl_bessel_j0/j1 (Kokkos 3.4 has no special functions): the power
-// series below |x| = 15, Hankel's asymptotic expansion above, both summed
-// until their terms stop mattering; about 1e-11 absolute error throughout.
-KOKKOS_INLINE_FUNCTION double bessel_j(int n, double x) {
-  const double ax = x < 0 ? -x : x;
-  if (ax < 15.0) {
-    const double h = 0.5 * x, h2 = -h * h;
-    double term = n == 0 ? 1.0 : h, sum = term;
-    for (int k = 1; k < 80; ++k) {
-      term *= h2 / (k * (double)(k + n));
-      sum += term;
-      if (km::fabs(term) <= 1e-17 * km::fabs(sum)) break;
-    }
-    return sum;
-  }
-  const double mu = 4.0 * n * n;
-  double term = 1.0, p = 1.0, q = 0.0, last = 1.0;
-  for (int k = 1; k < 60; ++k) {
-    term *= (mu - (2.0 * k - 1) * (2.0 * k - 1)) / (k * 8.0 * ax);
-    const double t = km::fabs(term);
-    if (t > last) break;  // the asymptotic series starts to diverge
-    last = t;
-    if (k % 2 == 1) q += ((k / 2) % 2 == 0 ? term : -term);
-    else p += ((k / 2) % 2 == 0 ? term : -term);
-    if (t < 1e-17) break;
-  }
-  const double w = ax - (0.5 * n + 0.25) * 3.14159265358979323846;
-  const double j = km::sqrt(2.0 / (3.14159265358979323846 * ax)) * (p * km::cos(w) - q * km::sin(w));
-  return (n == 1 && x < 0) ? -j : j;
-}
-KOKKOS_INLINE_FUNCTION double cyl_bessel_j0(double x) { return bessel_j(0, x); }
-KOKKOS_INLINE_FUNCTION double cyl_bessel_j1(double x) { return bessel_j(1, x); }
-
 template <class T>
 KOKKOS_INLINE_FUNCTION T pmin(T a, T b) { return b < a ? b : a; }
 template <class T>

@@ -12,6 +12,7 @@ use std::sync::Arc;
 pub const PRELUDE: &str = concat!(
     include_str!("prelude.hpp"),
     include_str!("portable.hpp"),
+    include_str!("special.hpp"),
     include_str!("checked.hpp")
 );
 

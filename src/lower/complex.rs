@@ -105,7 +105,8 @@ impl FnCx<'_> {
     /// A math function with a complex argument: Kokkos' complex overload,
     /// or a located error for functions complex numbers do not have.
     pub(super) fn complex_math(&mut self, f: &str, vals: &[(Val, STy)], e: &Expr) -> KResult<Val> {
-        if !COMPLEX_MATH.contains(&f) {
+        let special = super::math::is_special(f) || matches!(f, "erf" | "erfc");
+        if !COMPLEX_MATH.contains(&f) && !special {
             return type_error(e.span, format!("{f}() is not defined for complex numbers"));
         }
         let r = vals
@@ -121,6 +122,8 @@ impl FnCx<'_> {
                 parts[0],
                 dt.real().cpp()
             )
+        } else if special {
+            format!("pk::{f}({})", parts[0])
         } else {
             format!("Kokkos::{f}({})", parts.join(", "))
         };

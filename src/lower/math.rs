@@ -39,9 +39,26 @@ const MATH1: &[&str] = &[
     "nearbyint",
     "degrees",
     "radians",
+    "erfcx",
+    "expint1",
     "cyl_bessel_j0",
     "cyl_bessel_j1",
+    "cyl_bessel_y0",
+    "cyl_bessel_y1",
+    "cyl_bessel_i0",
+    "cyl_bessel_i1",
+    "cyl_bessel_k0",
+    "cyl_bessel_k1",
+    "cyl_bessel_h10",
+    "cyl_bessel_h11",
+    "cyl_bessel_h20",
+    "cyl_bessel_h21",
 ];
+/// The special functions of special.hpp (Kokkos 3.4 has none): defined on
+/// real and complex numbers; the Hankel functions are complex on both.
+pub(super) fn is_special(n: &str) -> bool {
+    n == "erfcx" || n == "expint1" || n.starts_with("cyl_bessel_")
+}
 const MATH2: &[&str] = &[
     "pow",
     "atan2",
@@ -161,10 +178,7 @@ impl FnCx<'_> {
             DType::F64
         };
         let parts: Vec<String> = vals.iter().map(|(v, _)| self.coerce(v, fdt)).collect();
-        let ns = if matches!(
-            f,
-            "rsqrt" | "copysign" | "degrees" | "radians" | "cyl_bessel_j0" | "cyl_bessel_j1"
-        ) {
+        let ns = if matches!(f, "rsqrt" | "copysign" | "degrees" | "radians") || is_special(f) {
             "pk"
         } else {
             "pk::km"
@@ -172,6 +186,9 @@ impl FnCx<'_> {
         let code = format!("{ns}::{f}({})", parts.join(", "));
         Ok(if pred {
             scalar(code, STy::strong(DType::Bool))
+        } else if f.starts_with("cyl_bessel_h") {
+            let cdt = if fdt == DType::F32 { DType::C64 } else { DType::C128 };
+            scalar(code, STy::strong(cdt))
         } else {
             scalar(code, STy::strong(fdt))
         })
