@@ -9,6 +9,9 @@
 namespace pk {
 namespace sf {
 using C = Kokkos::complex<double>;
+// Used only as values (in double arithmetic or through a temporary): CUDA
+// device code may not bind a host variable to a reference, as Kokkos::complex's
+// constructor and operators take their real arguments.
 constexpr double PI = 3.14159265358979323846;
 constexpr double EULER = 0.57721566490153286061;
 constexpr double INV_SQRT_PI = 0.56418958354775628695;
@@ -166,7 +169,7 @@ KOKKOS_INLINE_FUNCTION C bessel_k_right(int n, const C& z) {
         isum = isum + term;
         if (mag(term) <= EPS * mag(isum)) break;
       }
-      return sum - (lg + C(EULER)) * isum;
+      return sum - (lg + C(+EULER)) * isum;
     }
     C sum = C(1.0 - 2.0 * EULER);  // k = 0: H_0 + H_1 - 2 gamma
     double hk = 0.0;
@@ -206,7 +209,7 @@ KOKKOS_INLINE_FUNCTION C bessel_k(int n, const C& z) {
   // K_n(-w) = (-1)^n K_n(w) -+ i pi I_n(w), the sign by the side of the cut.
   const C w = -z;
   const C k = (n == 0 ? 1.0 : -1.0) * bessel_k_right(n, w);
-  const C i = mul_i(PI * bessel_i_right(n, w));
+  const C i = mul_i((+PI) * bessel_i_right(n, w));
   return z.imag() >= 0 ? k - i : k + i;
 }
 
