@@ -186,3 +186,27 @@ def test_a_view_of_another_dtype_names_the_dtype_expected():
     assert kw["arr"].dtype is pk.int32
     pk.parallel_for(4, doubles_int32, **kw)
     np.testing.assert_array_equal(np.asarray(kw["arr"]), [2, 2, 2, 2])
+
+
+def test_the_space_groupings_of_newer_pykokkos():
+    # Newer examples branch on `pk.get_default_space() in pk.DeviceExecutionSpace`.
+    space = pk.get_default_space()
+    groups = (pk.DeviceExecutionSpace, pk.HostParallelExecutionSpace, pk.HostSerialExecutionSpace)
+    assert sum(space in g for g in groups) == 1
+    assert (space in pk.DeviceExecutionSpace) == (space is pk.Cuda)
+    assert pk.OpenMP in pk.HostParallelExecutionSpace and pk.Serial in pk.HostSerialExecutionSpace
+
+
+def test_masks_and_index_arrays_select_as_numpy_does():
+    # GaussianNB.py: `X[y == c, :]` on a View; upstream's Views are NumPy arrays.
+    ref = np.arange(12.0).reshape(6, 2)
+    X, y = pk.array(ref.copy()), np.array([0, 1, 0, 2, 1, 0])
+    for key in [(y == 0, slice(None)), y == 1, [5, 0, 0], (Ellipsis, 1), (2, Ellipsis), (slice(1, 4), [1])]:
+        got, want = X[key], ref[key]
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert isinstance(got, pk.View) and tuple(got.shape) == want.shape
+    sel = X[y == 0, :]
+    sel[0][0] = -1.0  # a copy, as NumPy's advanced indexing gives
+    assert np.asarray(X)[0, 0] == 0.0
+    X[y == 2] = 9.0
+    np.testing.assert_array_equal(np.asarray(X)[3], [9.0, 9.0])

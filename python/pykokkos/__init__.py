@@ -15,7 +15,8 @@ from ._workload import Iterate, Rank, callback, execute, main, printf, workload
 from ._launch import (AUTO, ExecutionPolicy, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
                       get_default_space, parallel_for, parallel_reduce, parallel_scan,
                       set_default_space)
-from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, ExecutionSpace, ExecutionSpaceInstance,
+from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, DeviceExecutionSpace, ExecutionSpace,
+                     ExecutionSpaceInstance, HostParallelExecutionSpace, HostSerialExecutionSpace,
                      HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
                      PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
                      ScratchView, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D,

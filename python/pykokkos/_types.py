@@ -78,6 +78,11 @@ class ExecutionSpace(enum.Enum):
 Serial = ExecutionSpace.Serial
 OpenMP = ExecutionSpace.OpenMP
 Cuda = ExecutionSpace.Cuda
+# Upstream's groupings (`pk.get_default_space() in pk.DeviceExecutionSpace`);
+# HIP and Threads, which they also hold upstream, are not built here.
+DeviceExecutionSpace = frozenset({ExecutionSpace.Cuda})
+HostParallelExecutionSpace = frozenset({ExecutionSpace.OpenMP})
+HostSerialExecutionSpace = frozenset({ExecutionSpace.Serial, ExecutionSpace.Debug})
 
 
 class ExecutionSpaceInstance:

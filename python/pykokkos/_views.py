@@ -150,6 +150,10 @@ class View(_native.View):
         if not isinstance(key, tuple):
             key = (key,)
         shape = self.shape_tuple
+        if any(k is Ellipsis for k in key):
+            at = next(d for d, k in enumerate(key) if k is Ellipsis)
+            fill = (slice(None),) * (len(shape) - len(key) + 1)
+            key = key[:at] + fill + key[at + 1:]
         if len(key) > len(shape):
             raise IndexError(f"too many indices for a View with {len(shape)} dimension(s)")
         start, length, step, keep = [], [], [], []
@@ -176,6 +180,11 @@ class View(_native.View):
     # `v[i]` / `v[i] = x` for one element are served by the native class;
     # every other key comes here.
     def _getitem(self, key):
+        if any(_advanced(k) for k in (key if isinstance(key, tuple) else (key,))):
+            # A mask or an index array (`X[y == c, :]`): NumPy's advanced
+            # indexing, a copy, as upstream's Views (NumPy arrays) give.
+            r = self._np_read()[key]
+            return array(np.ascontiguousarray(r)) if isinstance(r, np.ndarray) and r.ndim else r
         start, length, step, keep = self._normalize(key)
         if not any(keep):
             return self._np_read()[tuple(start)]
@@ -266,3 +275,8 @@ def full(shape, fill_value, dtype=DataType.float64, **kw) -> View:
     v = View(shape, dtype, **kw)
     v.fill(fill_value)
     return v
+
+
+def _advanced(k) -> bool:
+    """An index NumPy treats as advanced indexing (or a new axis)."""
+    return k is None or isinstance(k, (list, np.ndarray, View))
