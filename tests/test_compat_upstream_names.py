@@ -210,3 +210,19 @@ def test_masks_and_index_arrays_select_as_numpy_does():
     assert np.asarray(X)[0, 0] == 0.0
     X[y == 2] = 9.0
     np.testing.assert_array_equal(np.asarray(X)[3], [9.0, 9.0])
+
+
+def test_array_takes_a_space_and_workunits_may_live_in_functions():
+    def scaled(n, s):
+        @pk.workunit
+        def inner(i, a, s):  # upstream #299: a workunit defined inside a function
+            a[i] = a[i] * s + i
+
+        a = pk.array(np.ones(n), space=pk.HostSpace)
+        pk.parallel_for(n, inner, a=a, s=s)
+        return np.asarray(a)
+
+    np.testing.assert_array_equal(scaled(4, 2.0), np.ones(4) * 2.0 + np.arange(4))
+    np.testing.assert_array_equal(scaled(3, 3.0), np.ones(3) * 3.0 + np.arange(3))
+    v = pk.array(np.arange(3.0), space=pk.get_default_space())
+    assert isinstance(v, pk.View) and np.asarray(v).tolist() == [0.0, 1.0, 2.0]
