@@ -33,7 +33,7 @@ LAYERS: list[list[str]] = [
     ["frontend"],
     ["analysis", "lower"],
     ["codegen"],
-    ["build"],
+    ["compile"],
     ["kokkos.rs"],
     ["memory"],
     ["exec"],

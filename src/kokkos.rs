@@ -1,7 +1,7 @@
 //! Kokkos' lifetime in this process, through the support library (compiled
 //! once per machine): initialize, fence, finalize, and the CUDA memory
 //! functions device mirrors use.
-use crate::build::{cache, loader, toolchain};
+use crate::compile::{cache, loader, toolchain};
 use crate::errors::{PkError, PkResult};
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -7,8 +7,8 @@
 //! `pipeline/mod.rs` holds both pipelines (eager and flush) whole; `pipeline/kernels.rs`
 //! finds or builds the kernels they run.
 pub mod analysis;
-pub mod build;
 pub mod codegen;
+pub mod compile;
 pub mod config;
 pub mod errors;
 pub mod exec;

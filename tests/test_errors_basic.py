@@ -258,3 +258,19 @@ def test_bad_policy_and_argument_values():
 def test_decorating_a_non_function():
     with pytest.raises(TypeError):
         pk.workunit(42)
+
+
+def test_an_unknown_fusion_switch_is_an_error_at_import():
+    import os
+    import subprocess
+    import sys
+
+    def imports(disable: str):
+        env = dict(os.environ, PK_FUSION_DISABLE=disable)
+        return subprocess.run([sys.executable, "-c", "import pykokkos"], env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    r = imports("vertical, vertcal")  # a typo would otherwise switch nothing off
+    assert r.returncode != 0
+    assert "PK_FUSION_DISABLE names 'vertcal'" in r.stderr and "horizontal" in r.stderr and "tape" in r.stderr
+    assert imports("vertical,tape,dead_temporaries,adaptive_cost").returncode == 0

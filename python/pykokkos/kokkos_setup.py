@@ -66,7 +66,7 @@ def make_private(d: Path) -> None:
 
 
 def private_root(d: Path) -> Path:
-    """The same rule as the runtime's (src/build/trust.rs): a folder of the user's
+    """The same rule as the runtime's (src/compile/trust.rs): a folder of the user's
     own as is; a missing one created 0700; a sticky shared one (as /tmp) gets a
     private per-user folder inside; any other shared one is refused."""
     try:

@@ -5,12 +5,12 @@
 //! default instance's do, so they stay ordered with Kokkos' kernels and
 //! copies, and its fences cover them.
 use super::args::PkScalarArg;
-use crate::build::cudadrv::{self, CuPtr};
-use crate::build::nvrtc::DeviceFn;
 use crate::codegen::device::{args_bytes, DeviceKind, DeviceParts, Total, FOR_BLOCK, MAX_RANK};
 use crate::codegen::device::{
     scan_blocks, REDUCE_BLOCK, REDUCE_MAX_BLOCKS, SCAN_BLOCK, SCAN_MAX_BLOCKS,
 };
+use crate::compile::cudadrv::{self, CuPtr};
+use crate::compile::nvrtc::DeviceFn;
 use crate::memory::view::PkViewArg;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, OnceLock};

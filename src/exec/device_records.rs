@@ -2,7 +2,7 @@
 //! view (PK_BOUNDS_CHECK=1, device_bounds.hpp) or an integer division by
 //! zero (device_checked.hpp), read back and cleared for the next launch.
 use super::device_entry::DeviceEntry;
-use crate::build::cudadrv;
+use crate::compile::cudadrv;
 use std::ffi::c_void;
 
 /// Bytes of device_bounds.hpp's `pk_oob_record`: set, dim, index, extent,

@@ -2,7 +2,7 @@
 //! launch touches only these tables, no parsing, hashing of source text or
 //! file-system access.
 use super::device_entry::DeviceEntry;
-use crate::build::{loader, Loaded};
+use crate::compile::{loader, Loaded};
 use crate::types::{ArgTy, DType, Pattern, Reducer, Space};
 use dashmap::{DashMap, DashSet};
 use std::sync::{Arc, LazyLock};

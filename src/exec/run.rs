@@ -2,7 +2,7 @@
 //! flush and fused regions all come through `run`.
 use super::args::{ArgVal, PkScalarArg};
 use super::kernel::{read_total, Entry, Kernel, Total};
-use crate::build::loader;
+use crate::compile::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,5 +1,5 @@
 //! The default execution space (what a launch without an explicit space uses).
-use crate::build::toolchain;
+use crate::compile::toolchain;
 use crate::errors::{PkError, PkResult};
 use crate::types::Space;
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -132,6 +132,17 @@ fn load() -> PkResult<Vec<Rule>> {
     Ok(rules)
 }
 
+/// The names of every rule of the active source (`PK_FUSION_RULES` or the
+/// built-in files), those switched off included.
+pub fn all_names() -> PkResult<Vec<String>> {
+    let cfg = crate::config::get();
+    let rules = match &cfg.rules_dir {
+        Some(dir) => read_dir(dir)?,
+        None => defaults(),
+    };
+    Ok(rules.into_iter().map(|r| r.name).collect())
+}
+
 static RULES: OnceLock<Result<Vec<Rule>, String>> = OnceLock::new();
 
 /// The active rules (read once per process).

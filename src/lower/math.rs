@@ -187,7 +187,11 @@ impl FnCx<'_> {
         Ok(if pred {
             scalar(code, STy::strong(DType::Bool))
         } else if f.starts_with("cyl_bessel_h") {
-            let cdt = if fdt == DType::F32 { DType::C64 } else { DType::C128 };
+            let cdt = if fdt == DType::F32 {
+                DType::C64
+            } else {
+                DType::C128
+            };
             scalar(code, STy::strong(cdt))
         } else {
             scalar(code, STy::strong(fdt))

@@ -1,10 +1,10 @@
 //! The kernels the pipelines run: one launch's, a run of repeats', a fused
 //! region's; each found in its in-process table, else translated, built and
 //! loaded.
-use crate::build;
-use crate::build::nvrtc::Outcome;
 use crate::codegen::device::DeviceParts;
 use crate::codegen::{self, fused, KernelSpec};
+use crate::compile;
+use crate::compile::nvrtc::Outcome;
 use crate::errors::{LocatedError, PkError, PkResult};
 use crate::exec::device_entry::DeviceEntry;
 use crate::exec::kernel::{Entry, Kernel, BUILT, FUSED, FUSED_FAILED, KERNELS, REPEATS};
@@ -165,7 +165,7 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
             }
         }
     }
-    Ok(Kernel::new(build::load(source, label)?, space))
+    Ok(Kernel::new(compile::load(source, label)?, space))
 }
 
 /// NVRTC's build of `nv`, the source of `d`. A range reduction is held to
@@ -175,12 +175,12 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
 fn nvrtc_load(nv: &str, d: &DeviceParts, label: &str, device: i32) -> PkResult<Outcome> {
     use codegen::device::{occupancy_line, DeviceKind, REDUCE_MIN_BLOCKS};
     let (entry, bounds) = (d.kind.entry(), (d.bounds_check, d.zero_div));
-    let loaded = build::nvrtc::load(nv, entry, label, device, bounds)?;
+    let loaded = compile::nvrtc::load(nv, entry, label, device, bounds)?;
     let held_range_reduction = matches!(d.kind, DeviceKind::Reduce(_)) && d.rank > 0;
     match &loaded {
-        Outcome::Loaded(f, _) if held_range_reduction && build::nvrtc::local_bytes(f)? > 0 => {
+        Outcome::Loaded(f, _) if held_range_reduction && compile::nvrtc::local_bytes(f)? > 0 => {
             let free = nv.replacen(&occupancy_line(REDUCE_MIN_BLOCKS), &occupancy_line(1), 1);
-            build::nvrtc::load(&free, entry, label, device, bounds)
+            compile::nvrtc::load(&free, entry, label, device, bounds)
         }
         _ => Ok(loaded),
     }

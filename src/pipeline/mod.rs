@@ -8,7 +8,7 @@
 //!   launches stay in it) -> kernel (fused: layout -> generate -> build and
 //!   load) -> run -> note the kernels that ran alone (solo.rs).
 //!
-//! Both share `load` (build::load into an exec::Kernel) and `exec::run`.
+//! Both share `load` (compile::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
 pub mod adaptive;
 mod kernels;
@@ -17,6 +17,7 @@ mod planning;
 mod settle;
 mod solo;
 mod spin;
+mod switches;
 mod trace_flush;
 use trace_flush::trace_flush;
 pub mod tape;
@@ -37,6 +38,7 @@ use planning::{no_fuse, plan, Region};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+pub use switches::check_disabled;
 
 /// Where a launch the program submitted goes. Decided on a borrowed launch:
 /// the launch stays where the binding built it, and moves only to be recorded

@@ -47,6 +47,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     signals::install(m.py());
     init_logging();
     crate::lazy::graph::set_enabled(crate::config::get().lazy);
+    crate::pipeline::check_disabled().map_err(bridge::py_err)?;
     let py = m.py();
     m.add_class::<view::View>()?;
     m.add_class::<workunit::Workunit>()?;

@@ -2,7 +2,7 @@
 //! execution space, toolchain facts, device copy counters.
 use super::bridge::{detached, py_err};
 use super::lazy::flush;
-use crate::build::toolchain;
+use crate::compile::toolchain;
 use crate::exec::run::dispatch_turn;
 use crate::exec::space;
 use crate::lazy::graph::Demand;

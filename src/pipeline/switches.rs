@@ -1,0 +1,33 @@
+//! `PK_FUSION_DISABLE`'s names: fusion rules (of the active rule files) and
+//! the passes and learners that can be switched off by name.
+use crate::errors::{PkError, PkResult};
+
+/// Passes and learners `PK_FUSION_DISABLE` can switch off besides the rules.
+const SWITCHES: &[&str] = &[
+    "adaptive",
+    "adaptive_cost",
+    "tape",
+    super::plan_cache::PASS,
+    crate::fusion::dead::PASS,
+    crate::fusion::defer::PASS,
+    crate::fusion::overwritten::PASS,
+];
+
+/// `PK_FUSION_DISABLE` names only rules and switches that exist: a typo
+/// would otherwise switch nothing off without a word (checked at import).
+pub fn check_disabled() -> PkResult<()> {
+    let disabled = &crate::config::get().disabled;
+    if disabled.is_empty() {
+        return Ok(());
+    }
+    let mut known = crate::fusion::rules::all_names()?;
+    known.extend(SWITCHES.iter().map(|s| s.to_string()));
+    if let Some(bad) = disabled.iter().find(|d| !known.contains(d)) {
+        known.sort();
+        return Err(PkError::Environment(format!(
+            "PK_FUSION_DISABLE names '{bad}', which is no fusion rule or pass; the names are: {}",
+            known.join(", ")
+        )));
+    }
+    Ok(())
+}
