@@ -701,3 +701,24 @@ def test_a_temporary_written_under_a_condition_keeps_its_old_elements():
     assert_same(eager, lazy)
     want = 2.0 * np.append(np.arange(N)[1:] + 1.0, 7.0)
     assert lazy["out"].tolist() == want.tolist()
+
+
+def test_explain_states_alike_facts_once(fused):
+    # Eight launches of one call site: one line with their count, the rule
+    # counted, dead temporaries as a range; verbose lists every launch.
+    x = pk.View([N], pk.double)
+    pk.parallel_for(N, fill, v=x, x=1.0)
+    ys = [x]
+    for _ in range(8):
+        y = pk.View([N], pk.double)
+        pk.parallel_for(N, mul2, x=ys[-1], y=y)
+        ys.append(y)
+    assert float(pk.parallel_reduce(N, dot, x=ys[-1], y=ys[-1])) == N * 256.0 ** 2
+    brief, verbose = pk.explain(show=False), pk.explain(show=False, verbose=True)
+    site = [line for line in brief.splitlines() if "mul2 at" in line and "deferred" not in line]
+    assert len(site) == 1 and "(x7)" in site[0] and "[vertical] x7" in site[0], brief
+    deferred = [line for line in brief.splitlines() if "mul2 at" in line and "deferred" in line]
+    assert len(deferred) == 1 and "#1-#8" in deferred[0], brief
+    listed = [line for line in verbose.splitlines() if "mul2 at" in line and "deferred" not in line]
+    assert len(listed) == 7 and all(line.endswith("[vertical]") for line in listed), verbose
+    assert len(brief.splitlines()) < len(verbose.splitlines())

@@ -99,12 +99,13 @@ def explain_graph() -> str:
     return _native.graph_json()
 
 
-def explain(dot: str | None = None, show: bool = True) -> str:
+def explain(dot: str | None = None, show: bool = True, verbose: bool = False) -> str:
     """The last flush's fusion report: regions, the launches in each (workunit and
     call site) with the rule that fused them, refusals with rule, buffer and reason,
-    dead temporaries. `dot="dag.dot"` also writes the DAG with its regions as
+    dead temporaries. Launches of one call site, and alike deferrals, share a line
+    unless `verbose`. `dot="dag.dot"` also writes the DAG with its regions as
     Graphviz DOT (and an SVG beside it when `dot` is installed)."""
-    last = _native.explain_last()
+    last = _native.explain_last(verbose)
     text, graph = last if last else ("no flush has run yet (set PK_FUSE=1)\n", "digraph flush {}\n")
     if dot is not None:
         import shutil

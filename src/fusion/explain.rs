@@ -4,6 +4,8 @@
 //! JSON for snapshots. A flush keeps only what its report can show; the text
 //! is written when someone reads it (or at once under PK_FUSE_EXPLAIN=1):
 //! flushes happen far more often than reports are read.
+mod text;
+
 use super::cand::Cand;
 use super::defer::{Deferred, Why};
 use super::plan::{Plan, Refusal};
@@ -216,7 +218,7 @@ pub fn keep<'a>(
         })
     });
     if crate::config::get().explain {
-        eprint!("{}", flush.text());
+        eprint!("{}", flush.brief());
     }
     let mut h = HISTORY.lock().unwrap();
     if h.len() >= HISTORY_LEN {
@@ -235,84 +237,6 @@ impl Flush {
         self.sites
             .get(&k)
             .map_or_else(|| "<unknown>".into(), |s| s.1.site())
-    }
-
-    /// The text report.
-    pub fn text(&self) -> String {
-        let mut t = String::new();
-        let count = self.sizes.len();
-        let _ = writeln!(
-            t,
-            "flush: {} launch(es) -> {count} kernel(s)",
-            self.launches
-        );
-        if count > MAX_TEXT_REGIONS {
-            let _ = writeln!(
-                t,
-                "  ({count} regions; the first {MAX_TEXT_REGIONS} follow)"
-            );
-        }
-        for (r, region) in self.regions.iter().enumerate().take(MAX_TEXT_REGIONS) {
-            let len = self.sizes[r];
-            let names: Vec<&str> = region.iter().take(SHOWN).map(|&k| self.label(k)).collect();
-            let title = if len > SHOWN {
-                format!("fused({len} launches: {}+...)", names.join("+"))
-            } else if len > 1 {
-                format!("fused({})", names.join("+"))
-            } else {
-                names[0].to_string()
-            };
-            let _ = writeln!(t, "  region {r}: {title}");
-            if len > SHOWN {
-                let _ = writeln!(t, "    ({len} launches; the first {SHOWN} follow)");
-            }
-            for &k in region.iter().take(SHOWN) {
-                let how = self.joined[&k]
-                    .as_deref()
-                    .map(|x| format!("  [{x}]"))
-                    .unwrap_or_default();
-                let _ = writeln!(t, "    {} at {}{how}", self.label(k), self.site(k));
-            }
-            if let Some(d) = self.dead.get(r).filter(|d| !d.is_empty()) {
-                let list: Vec<String> = d.iter().map(|n| format!("#{n}")).collect();
-                let _ = writeln!(
-                    t,
-                    "    dead temporaries kept in registers (never allocated): {}",
-                    list.join(", ")
-                );
-            }
-            for (k, why) in self.deferred.get(r).into_iter().flatten() {
-                let why = why.text(&|n| n);
-                let _ = writeln!(t, "    {} at {}: {why}", self.label(*k), self.site(*k));
-            }
-        }
-        for (label, origin) in &self.overwritten {
-            let _ = writeln!(
-                t,
-                "  dropped unrun: {label} at {}: nothing can read what it wrote (a later launch writes it all again, or it fed only such launches)",
-                origin.site()
-            );
-        }
-        if self.refusal_count > SHOWN_REFUSALS {
-            let _ = writeln!(
-                t,
-                "  ({} refusals; the first {SHOWN_REFUSALS} follow)",
-                self.refusal_count
-            );
-        }
-        for f in &self.refusals {
-            let _ = writeln!(
-                t,
-                "  not fused: {} at {} after {} at {}: rule '{}': {}",
-                self.label(f.launch),
-                self.site(f.launch),
-                self.label(f.with),
-                self.site(f.with),
-                f.rule,
-                f.reason
-            );
-        }
-        t
     }
 
     /// The same flush as a Graphviz DOT graph.
@@ -379,13 +303,14 @@ impl Flush {
 }
 
 /// The last flush's report and DOT graph.
-pub fn last() -> Option<(String, String)> {
+pub fn last(verbose: bool) -> Option<(String, String)> {
     let f = LAST.lock().unwrap().clone()?;
-    Some((f.text(), f.dot()))
+    Some((if verbose { f.text() } else { f.brief() }, f.dot()))
 }
 
 /// All (report, plan as JSON) pairs recorded since the previous call (a
-/// report kept again, see `keep`, is written once).
+/// report kept again, see `keep`, is written once); the reports list every
+/// launch shown (tests read them).
 pub fn take_history() -> Vec<(String, String)> {
     let h = std::mem::take(&mut *HISTORY.lock().unwrap());
     let mut texts: HashMap<*const Flush, (String, String)> = HashMap::new();

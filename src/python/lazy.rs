@@ -213,10 +213,12 @@ pub fn plan_replays() -> u64 {
     crate::pipeline::plan_replays()
 }
 
-/// The last flush's fusion report and its DOT graph.
+/// The last flush's fusion report (every launch listed when `verbose`) and
+/// its DOT graph.
 #[pyfunction]
-pub fn explain_last() -> Option<(String, String)> {
-    explain::last()
+#[pyo3(signature = (verbose=false))]
+pub fn explain_last(verbose: bool) -> Option<(String, String)> {
+    explain::last(verbose)
 }
 
 /// Every fusion report since the previous call (oldest first); with
