@@ -111,6 +111,11 @@ fn init() -> PkResult<Support> {
         loader::symbol(lib, "pk_initialize")?;
     let error: loader::ErrorFn = loader::symbol(lib, "pk_error")?;
     let cfg = crate::config::get();
+    // SAFETY: `initialize` is SUPPORT_SOURCE's `extern "C" int
+    // pk_initialize(int threads, int local_rank)` (compile/cache.rs), typed
+    // to match; both arguments are i32 by value. It runs once per process:
+    // `kokkos` calls `init` under its ONE mutex only while SUPPORT is unset,
+    // and pk_initialize itself returns early if Kokkos is initialized.
     if unsafe { initialize(cfg.num_threads, cfg.local_rank) } != 0 {
         return Err(PkError::Runtime(format!(
             "Kokkos::initialize failed: {}",
@@ -146,6 +151,11 @@ pub fn settle() {
 pub fn fence() {
     IN_FLIGHT.store(false, Ordering::Release);
     if let Some(Ok(s)) = SUPPORT.get() {
+        // SAFETY: `extern "C" void pk_fence()` (SUPPORT_SOURCE), Kokkos::fence():
+        // SUPPORT is Ok only after pk_initialize succeeded. It may run
+        // without the dispatch turn (`settle`): in Kokkos 3.4 the Serial and
+        // OpenMP static fences are empty and Cuda's is cudaDeviceSynchronize,
+        // which is thread-safe. (Not guarded against a call after `finalize`.)
         unsafe { (s.fence)() }
     }
 }
@@ -161,6 +171,11 @@ pub fn thread_enter() {
         return;
     }
     if let Some(Ok(s)) = SUPPORT.get() {
+        // SAFETY: `extern "C" void pk_thread_enter()` (SUPPORT_SOURCE) sets only
+        // this thread's thread-local OpenMP instance pointer, from the master
+        // pointer pk_initialize stored before SUPPORT was published (the
+        // OnceLock orders it). Callers hold the dispatch turn, so the lent
+        // instance is used by one dispatching thread at a time.
         unsafe { (s.thread_enter)() }
         ENTERED.set(true);
     }
@@ -168,6 +183,13 @@ pub fn thread_enter() {
 
 pub fn finalize() {
     if let Some(Ok(s)) = SUPPORT.get() {
+        // SAFETY: `extern "C" void pk_finalize()` (SUPPORT_SOURCE) finalizes at
+        // most once, and only an initialized Kokkos. Its callers
+        // (python/runtime.rs, at exit or from pk.finalize) hold the GIL, so two
+        // finalizes never race on its `done` flag. Open question: nothing
+        // keeps a kernel running on a thread that released the GIL from
+        // overlapping it, nor later calls (launches, fence, device_id) from
+        // reaching a finalized Kokkos.
         unsafe { (s.finalize)() }
     }
 }
@@ -176,6 +198,9 @@ pub fn finalize() {
 pub fn device_id() -> PkResult<i32> {
     kokkos()?;
     match SUPPORT.get() {
+        // SAFETY: `extern "C" int pk_device_id()` (SUPPORT_SOURCE): reads the
+        // initialized Cuda instance's device (or returns -1); no arguments,
+        // and SUPPORT is Ok only after pk_initialize succeeded.
         Some(Ok(s)) => Ok(unsafe { (s.device)() }),
         _ => Err(PkError::Environment("Kokkos is not initialized".into())),
     }
@@ -184,6 +209,10 @@ pub fn device_id() -> PkResult<i32> {
 pub fn concurrency() -> PkResult<i32> {
     kokkos()?;
     match SUPPORT.get() {
+        // SAFETY: `extern "C" int pk_concurrency()` (SUPPORT_SOURCE): in Kokkos
+        // 3.4 it reads a global set at initialization (OpenMP) or returns 1
+        // (Serial), so any thread may call it; SUPPORT is Ok only after
+        // pk_initialize succeeded.
         Some(Ok(s)) => Ok(unsafe { (s.concurrency)() }),
         _ => Err(PkError::Environment("Kokkos is not initialized".into())),
     }

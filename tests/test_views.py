@@ -440,3 +440,29 @@ def test_rows_handed_out_again_stay_right_while_indices_change():
     r = v[2]
     del v                            # a row keeps the memory alive by itself
     assert r[1][1] == ref[2, 1, 1]
+
+
+def test_resize_refuses_while_an_array_of_the_memory_is_alive():
+    # The array names the View as its owner: new memory under it would leave
+    # the array on freed memory (NumPy refuses to resize a referenced array).
+    v = pk.View([4], pk.double)
+    v[1] = 2.0
+    arr = v.data
+    with pytest.raises(BufferError, match="cannot resize"):
+        v.resize(0, 8)
+    assert arr[1] == 2.0
+    del arr
+    v.resize(0, 8)
+    assert tuple(v.shape) == (8,)
+    assert np.asarray(v).tolist() == [0.0, 2.0] + [0.0] * 6
+
+
+def test_unaligned_numpy_memory_reads_and_writes_elementwise():
+    raw = bytearray(8 * 5 + 1)
+    a = np.frombuffer(raw, dtype=np.float64, offset=1, count=5)
+    assert not a.flags.aligned
+    a[:] = np.arange(5.0)
+    v = pk.array(a)
+    assert v[2] == 2.0
+    v[3] = 7.5
+    np.testing.assert_array_equal(a, [0.0, 1.0, 2.0, 7.5, 4.0])

@@ -68,9 +68,13 @@ fn run(cmd: &mut Command) -> PkResult<std::process::Output> {
                 return Ok(out);
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) if crate::interrupt::requested() => {
-                // SAFETY: a plain kill(2) of the compiler's process group (its
-                // id is the compiler's pid; the group lives while any of its
-                // processes does, and it had not ended when we looked).
+                // SAFETY: kill(2) takes plain integers and touches no memory of
+                // ours. It targets the compiler's process group (process_group(0)
+                // made its id the compiler's pid); the id stays reserved while any
+                // member lives. The waiter thread may have reaped the compiler
+                // since the timeout, so if the whole group also ended, the id
+                // could in principle be reused: a narrow window, a wrong signal
+                // at worst, not memory unsafety.
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
                 let _ = rx.recv();
                 return Err(interrupted());

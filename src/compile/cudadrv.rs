@@ -61,12 +61,22 @@ pub struct Nvrtc {
 }
 
 fn open(path: &Path) -> Result<&'static libloading::Library, String> {
+    // SAFETY: only called (below) for libcuda.so.1 and libnvrtc.so, NVIDIA's
+    // libraries, whose load-time initializers ask nothing of the caller. The
+    // handle is leaked, so the library is never unloaded: no termination
+    // routine runs while the 'static function pointers taken from it live.
     let lib = unsafe { libloading::Library::new(path) }
         .map_err(|e| format!("could not load {}: {e}", path.display()))?;
     Ok(Box::leak(Box::new(lib)))
 }
 
 fn sym<T: Copy>(lib: &'static libloading::Library, name: &str) -> Result<T, String> {
+    // SAFETY: every caller (`driver`, `nvrtc`) names a documented entry point
+    // and stores it in a field whose `unsafe extern "C" fn` type is that
+    // function's prototype in cuda.h / nvrtc.h (see the fields above);
+    // libloading checks T is pointer-sized, and a defined function never
+    // resolves to null. `lib` is leaked ('static), so copying the pointer
+    // out of the `Symbol` cannot outlive the mapping.
     unsafe { lib.get::<T>(name.as_bytes()) }
         .map(|s| *s)
         .map_err(|e| format!("{name}: {e}"))
@@ -95,6 +105,9 @@ pub fn driver() -> PkResult<&'static Driver> {
                 func_get_attribute: sym(lib, "cuFuncGetAttribute")?,
                 get_error_string: sym(lib, "cuGetErrorString")?,
             };
+            // SAFETY: `init` is cuInit, `CUresult cuInit(unsigned int Flags)`;
+            // Flags must be 0. It may be called any number of times, from any
+            // thread (the OnceLock runs it once anyway).
             d.check(unsafe { init(0) }, "cuInit")?;
             Ok(d)
         })
@@ -109,10 +122,15 @@ impl Driver {
             return Ok(());
         }
         let mut s: *const c_char = std::ptr::null();
+        // SAFETY: cuGetErrorString(CUresult, const char**) only writes `s`, a
+        // live local; for an unknown code it leaves NULL there (checked below).
         unsafe { (self.get_error_string)(rc, &mut s) };
         let text = if s.is_null() {
             format!("error {rc}")
         } else {
+            // SAFETY: a non-null `s` from cuGetErrorString points at one of the
+            // driver's static NUL-terminated strings; libcuda is never unloaded
+            // and the text is copied out at once.
             unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
         };
         Err(format!("{what} failed: {text}"))
@@ -123,6 +141,9 @@ impl Driver {
     pub fn ensure_context(&self, device: i32) -> Result<(), String> {
         let mut cur: Handle = std::ptr::null_mut();
         self.check(
+            // SAFETY: cuCtxGetCurrent(CUcontext*) writes the calling thread's
+            // current context (or NULL) into `cur`, a live local; `self` exists
+            // only after cuInit succeeded (`driver`).
             unsafe { (self.ctx_get_current)(&mut cur) },
             "cuCtxGetCurrent",
         )?;
@@ -131,14 +152,21 @@ impl Driver {
         }
         let mut dev: c_int = 0;
         self.check(
+            // SAFETY: cuDeviceGet(CUdevice*, int) writes `dev`, a live local; an
+            // ordinal past the device count is refused with an error code.
             unsafe { (self.device_get)(&mut dev, device.max(0)) },
             "cuDeviceGet",
         )?;
         let mut ctx: Handle = std::ptr::null_mut();
         self.check(
+            // SAFETY: cuDevicePrimaryCtxRetain(CUcontext*, CUdevice) writes `ctx`,
+            // a live local; `dev` came from cuDeviceGet just above. The retain
+            // is never released, so the context outlives every handle made in it.
             unsafe { (self.primary_ctx_retain)(&mut ctx, dev) },
             "cuDevicePrimaryCtxRetain",
         )?;
+        // SAFETY: cuCtxSetCurrent(CUcontext) binds `ctx`, the primary context
+        // just retained (so alive), to this thread only; it touches no Rust memory.
         self.check(unsafe { (self.ctx_set_current)(ctx) }, "cuCtxSetCurrent")
     }
 }

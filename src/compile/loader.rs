@@ -16,6 +16,15 @@ pub type ErrorFn = unsafe extern "C" fn() -> *const c_char;
 /// Opens a shared library for the rest of the process's life.
 pub fn open(path: &Path) -> PkResult<&'static libloading::Library> {
     let _span = tracing::info_span!("load", path = %path.display()).entered();
+    // SAFETY: dlopen runs the library's initializers. Every caller passes a
+    // library this crate generated and built into the private cache
+    // (compile::load, open_fresh, kokkos::init: kernels or the support
+    // library, `trust::verify`-checked or just built, `looks_complete` where
+    // a damaged file may be met): its initializers are Kokkos' and the C++
+    // runtime's static constructors, which ask nothing of the caller. The
+    // handle is leaked, so no termination routine runs while pointers into
+    // the library are in use. (Nothing here enforces the caller's side: this
+    // safe fn would load any path it is given.)
     let lib = unsafe { libloading::Library::new(path) }
         .map_err(|e| PkError::Environment(format!("could not load {}: {e}", path.display())))?;
     Ok(Box::leak(Box::new(lib)))
@@ -69,6 +78,14 @@ pub fn open_fresh(path: &Path) -> PkResult<&'static libloading::Library> {
 }
 
 pub fn symbol<T: Copy>(lib: &'static libloading::Library, name: &str) -> PkResult<T> {
+    // SAFETY: relies on each caller choosing T as the C declaration of `name`:
+    // `pk_run` -> EntryFn and `pk_error` -> ErrorFn (the prototypes
+    // codegen/single.rs and fused.rs emit), the `pk_*` functions of
+    // cache.rs's SUPPORT_SOURCE -> the fields of kokkos.rs's `Support` and
+    // `CudaFns` (int <-> c_int, size_t <-> usize). libloading checks T is
+    // pointer-sized; these are defined functions, never null. `lib` is leaked
+    // ('static), so the copied-out pointer cannot dangle. (A safe generic fn:
+    // the type check is the callers', not enforced here.)
     unsafe { lib.get::<T>(name.as_bytes()) }
         .map(|s| *s)
         .map_err(|e| {
@@ -77,6 +94,12 @@ pub fn symbol<T: Copy>(lib: &'static libloading::Library, name: &str) -> PkResul
 }
 
 pub fn error_text(f: ErrorFn) -> String {
+    // SAFETY: every ErrorFn is a `pk_error` symbol (kernel or support
+    // library), `const char* pk_error()`, returning prelude.hpp's
+    // `pk::last_error()`: a thread_local static char[1024], zero-initialized
+    // and only written by snprintf with its size, so non-null and
+    // NUL-terminated; it lives as long as the thread and the (never unloaded)
+    // library. Only the calling thread writes it, and it is copied at once.
     unsafe { std::ffi::CStr::from_ptr(f()) }
         .to_string_lossy()
         .into_owned()

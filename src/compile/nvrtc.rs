@@ -18,7 +18,16 @@ pub struct DeviceFn(
     /// The module's `pk_zdiv` record (device_checked.hpp), where it has one.
     pub Option<cudadrv::CuPtr>,
 );
+// SAFETY: the fields are a CUfunction (an opaque driver handle Rust never
+// dereferences) and two device addresses (plain integers). The driver API is
+// thread-safe and a CUfunction may be used from any thread of the process
+// once its context is current there (DeviceEntry::call makes it so); its
+// module is never unloaded (no cuModuleUnload anywhere), so the handle stays
+// valid wherever the value is sent.
 unsafe impl Send for DeviceFn {}
+// SAFETY: as for Send: the value is immutable (Copy) and shared uses only
+// pass the handle to thread-safe driver calls; the module records it names
+// are read and cleared under the dispatch turn (exec/run.rs), one launch at a time.
 unsafe impl Sync for DeviceFn {}
 
 /// What became of one NVRTC source.
@@ -81,6 +90,12 @@ pub fn load(
     drv.ensure_context(device).map_err(env)?;
     let mut module: Handle = std::ptr::null_mut();
     drv.check(
+        // SAFETY: cuModuleLoadData(CUmodule*, const void* image): `module` is a
+        // live local; `bytes` is a whole cubin (ELF) for this GPU's sm_ arch,
+        // fresh from NVRTC or a trust::verify-checked copy whose blake3 matches
+        // what NVRTC gave, so the sizes in its own headers stay inside the Vec,
+        // which outlives the call (the driver copies the image). The primary
+        // context was made current just above.
         unsafe { (drv.module_load_data)(&mut module, bytes.as_ptr().cast()) },
         "cuModuleLoadData",
     )
@@ -88,6 +103,9 @@ pub fn load(
     let name = CString::new(entry).expect("entry names have no NUL");
     let mut f: Handle = std::ptr::null_mut();
     drv.check(
+        // SAFETY: cuModuleGetFunction(CUfunction*, CUmodule, const char*): `f` is
+        // a live local, `module` was loaded just above (and is never unloaded),
+        // `name` a NUL-terminated CString alive until the end of this function.
         unsafe { (drv.module_get_function)(&mut f, module, name.as_ptr()) },
         "cuModuleGetFunction",
     )
@@ -98,6 +116,9 @@ pub fn load(
         wanted
             .then(|| {
                 let (mut at, mut bytes) = (0, 0);
+                // SAFETY: cuModuleGetGlobal_v2(CUdeviceptr*, size_t*, CUmodule,
+                // const char*): both out-pointers are live locals, `module` is
+                // the loaded module, `name` a static C string literal.
                 let rc =
                     unsafe { (drv.module_get_global)(&mut at, &mut bytes, module, name.as_ptr()) };
                 drv.check(rc, "cuModuleGetGlobal").map(|()| at)
@@ -116,6 +137,10 @@ pub fn local_bytes(f: &DeviceFn) -> PkResult<i32> {
     let mut n = 0;
     // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
     drv.check(
+        // SAFETY: cuFuncGetAttribute(int*, CUfunction_attribute, CUfunction) with
+        // attribute 3 writes one int into `n`, a live local; `f.0` is a function
+        // of a never-unloaded module. Its caller (pipeline/kernels.rs) runs it
+        // on the thread that just ran `load`, whose context is current.
         unsafe { (drv.func_get_attribute)(&mut n, 3, f.0) },
         "cuFuncGetAttribute",
     )
@@ -167,6 +192,12 @@ fn compile(
     let nv = cudadrv::nvrtc(libdir)?;
     let src = CString::new(source).map_err(|_| PkError::Runtime("NUL in kernel source".into()))?;
     let mut prog: Handle = std::ptr::null_mut();
+    // SAFETY: nvrtcCreateProgram(nvrtcProgram*, const char* src, const char*
+    // name, int numHeaders, const char* const* headers, const char* const*
+    // includeNames): `prog` is a live local, `src` and the name are
+    // NUL-terminated and outlive the call; with 0 headers both arrays may be
+    // NULL. NVRTC calls may run on several threads at once as long as each
+    // program handle is used by one thread: `prog` is this thread's alone.
     let rc = unsafe {
         (nv.create)(
             &mut prog,
@@ -193,17 +224,40 @@ fn compile(
     .map(|o| CString::new(o).unwrap())
     .collect();
     let ptrs: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+    // SAFETY: nvrtcCompileProgram(nvrtcProgram, int, const char* const*):
+    // `prog` was created above; `ptrs` holds `ptrs.len()` (3) pointers into
+    // `opts`' CStrings, all alive until the end of this function.
     let rc = unsafe { (nv.compile)(prog, ptrs.len() as i32, ptrs.as_ptr()) };
     let out = if rc == 0 {
         let mut n = 0usize;
-        unsafe { (nv.cubin_size)(prog, &mut n) };
+        // SAFETY: nvrtcGetCUBINSize(nvrtcProgram, size_t*) writes `n`, a live
+        // local, for the program compiled above.
+        let size_rc = unsafe { (nv.cubin_size)(prog, &mut n) };
         let mut buf = vec![0u8; n];
-        unsafe { (nv.cubin)(prog, buf.as_mut_ptr().cast()) };
-        Ok(buf)
+        let cubin_rc = if size_rc == 0 && n > 0 {
+            // SAFETY: nvrtcGetCUBIN(nvrtcProgram, char*) writes the cubin, whose
+            // size NVRTC just reported as `n`, into `buf` of exactly `n` bytes
+            // (called only when that report succeeded with a non-empty size).
+            unsafe { (nv.cubin)(prog, buf.as_mut_ptr().cast()) }
+        } else {
+            size_rc
+        };
+        // A cubin NVRTC could not hand over is never cached or loaded
+        // (cuModuleLoadData takes no length): nvcc builds the kernel instead.
+        match (size_rc, cubin_rc, n) {
+            (0, 0, 1..) => Ok(buf),
+            _ => Err(format!(
+                "NVRTC compiled the kernel but gave no cubin (codes {size_rc}, {cubin_rc}, {n} bytes)"
+            )),
+        }
     } else {
         let mut n = 0usize;
+        // SAFETY: nvrtcGetProgramLogSize(nvrtcProgram, size_t*) writes `n`, a
+        // live local, for the program created above.
         unsafe { (nv.log_size)(prog, &mut n) };
         let mut buf = vec![0u8; n.max(1)];
+        // SAFETY: nvrtcGetProgramLog(nvrtcProgram, char*) writes the log and its
+        // NUL, `n` bytes as just reported, into `buf` of at least `n` bytes.
         unsafe { (nv.log)(prog, buf.as_mut_ptr().cast()) };
         let log = String::from_utf8_lossy(&buf)
             .trim_end_matches('\0')
@@ -211,6 +265,8 @@ fn compile(
         tracing::debug!(kernel = label, log = %log, "NVRTC rejected a kernel; nvcc builds it");
         Err(log)
     };
+    // SAFETY: nvrtcDestroyProgram(nvrtcProgram*): `prog` was created above, is
+    // destroyed exactly once here, and is not used afterwards.
     unsafe { (nv.destroy)(&mut prog) };
     Ok(out)
 }

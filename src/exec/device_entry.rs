@@ -98,10 +98,16 @@ impl DeviceEntry {
                 let (mut most, mut fixed) = (0, 0);
                 let f = self.func.0;
                 drv.check(
+                    // SAFETY: cuFuncGetAttribute(int*, CUfunction_attribute,
+                    // CUfunction), attribute 0 (MAX_THREADS_PER_BLOCK): writes one
+                    // int into `most`, a live local; `f` is the entry's function,
+                    // its module never unloaded; `call` made the context current
+                    // on this thread before calling team_geometry.
                     unsafe { (drv.func_get_attribute)(&mut most, 0, f) },
                     "cuFuncGetAttribute",
                 )?;
                 drv.check(
+                    // SAFETY: as above, attribute 1 (SHARED_SIZE_BYTES) into `fixed`.
                     unsafe { (drv.func_get_attribute)(&mut fixed, 1, f) },
                     "cuFuncGetAttribute",
                 )?;
@@ -155,6 +161,10 @@ impl DeviceEntry {
             Some(&(p, n)) if n >= bytes => Ok(p),
             _ => {
                 let mut p: CuPtr = 0;
+                // SAFETY: cuMemAlloc_v2(CUdeviceptr*, size_t) writes `p`, a live
+                // local; `bytes` > 0 (checked above); the context is current
+                // (`call` made it so). The allocation is never freed (kept in
+                // `level1`), so kernels still queued with a smaller one are safe.
                 drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
                 held.push((p, bytes));
                 Ok(p)
@@ -175,7 +185,12 @@ impl DeviceEntry {
             return Ok((scratch, p));
         }
         let mut p: CuPtr = 0;
+        // SAFETY: cuMemAlloc_v2(CUdeviceptr*, size_t) writes `p`, a live local;
+        // `bytes` > 0 (its callers add fixed 16- and 32-byte parts); the context
+        // is current (`call`). The scratch is never freed.
         drv.check(unsafe { (drv.mem_alloc)(&mut p, bytes) }, "cuMemAlloc")?;
+        // SAFETY: cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t) over exactly
+        // the `bytes` just allocated at `p`; device memory only.
         drv.check(unsafe { (drv.memset_d8)(p, 0, bytes) }, "cuMemsetD8")?;
         *scratch = Some(p);
         Ok((scratch, p))
@@ -214,15 +229,17 @@ impl DeviceEntry {
         let Some(n) = n else {
             return Err("the range has more than 2^63 work items".into());
         };
-        if n == 0 && self.kind == DeviceKind::For {
-            return Ok(());
-        }
         let drv = cudadrv::driver().map_err(|e| e.to_string())?;
         // The driver API needs the context current on the launching thread;
         // Kokkos' runtime calls make it current only in threads that made one.
+        // Made current even for an empty range: the caller then reads the
+        // kernel's check records (device_records.rs) through the driver.
         if !CONTEXT_SET.get() {
             drv.ensure_context(self.device)?;
             CONTEXT_SET.set(true);
+        }
+        if n == 0 && self.kind == DeviceKind::For {
+            return Ok(());
         }
         // Ranges: blocks of FOR_BLOCK or REDUCE_BLOCK threads; teams: blocks of
         // (vector length, team size) threads and their level-0 scratch.
@@ -238,11 +255,11 @@ impl DeviceEntry {
         // pk_args: views, scalars, lo[8], hi[8] (codegen/device.rs).
         let mut args = vec![0u8; args_bytes(self.views, self.scalars)];
         for (k, v) in views.iter().enumerate() {
-            args[136 * k..136 * (k + 1)].copy_from_slice(as_bytes(v));
+            args[136 * k..136 * (k + 1)].copy_from_slice(view_bytes(v));
         }
         let at = self.views.max(1) * 136;
         for (j, s) in scalars.iter().enumerate() {
-            args[at + 16 * j..at + 16 * (j + 1)].copy_from_slice(as_bytes(s));
+            args[at + 16 * j..at + 16 * (j + 1)].copy_from_slice(&s.bytes());
         }
         let at = at + self.scalars.max(1) * 16;
         for (k, v) in (0..MAX_RANK)
@@ -266,6 +283,26 @@ impl DeviceEntry {
             if grid == 0 {
                 return Ok(());
             }
+            // SAFETY: cuLaunchKernel's 11 arguments as cuda.h declares them. The
+            // function is live (module never unloaded) in the context `call`
+            // made current. Grid: 1..=i32::MAX blocks (the callers clamp; 0
+            // returned above); block and shared bytes: a range's fixed sizes,
+            // or a team's as team_geometry checked them against the kernel's
+            // limits. `params` holds one pointer per parameter of the generated
+            // kernel, in order: pk_for(pk_args), pk_reduce(pk_args, pk_vt*,
+            // unsigned*, char*), pk_scan(pk_args, pk_vt*, unsigned*, unsigned*,
+            // char*) (device_kernels.rs, device_scan.rs). `a` points at `args`,
+            // args_bytes(views, scalars) bytes laid out as codegen/device.rs's
+            // `struct pk_args` (136-byte views, 16-byte scalars, lo[8], hi[8];
+            // all 8-aligned, no padding); the others at local u64 device
+            // addresses, the size of a device pointer. The driver copies the
+            // values during the call, and all of them outlive it. Stream NULL:
+            // the legacy default stream; `extra` NULL. What the kernel then
+            // reads on the device: the scratch (held under its lock until the
+            // totals are back), the level-1 scratch (never freed; lo[7]) and
+            // the views' memory, kept by the memory layer (memory/device.rs
+            // `Launch`, memory/alloc.rs), whose frees go through cudaFree
+            // (pk_cuda_free), which waits for the device's queued work.
             let rc = unsafe {
                 (drv.launch_kernel)(
                     self.func.0,
@@ -341,6 +378,11 @@ fn total_back(
 ) -> Result<(), String> {
     let bytes = bytes.min(8 * result.len());
     // Synchronous: waits for the kernel on the legacy stream.
+    // SAFETY: cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t): `bytes` was capped
+    // to `result`'s 8 * len bytes, all writable through the &mut slice; `out`
+    // is the totals part of the entry's scratch (total_bytes, or 16 for a
+    // scan), at least `bytes` long; the caller holds the scratch lock, and the
+    // context is current (`call`).
     let rc = unsafe { (drv.memcpy_dtoh)(result.as_mut_ptr() as *mut c_void, out, bytes) };
     drv.check(rc, "the copy of a total (cuMemcpyDtoH)")
 }
@@ -349,7 +391,15 @@ thread_local! {
     static CONTEXT_SET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-fn as_bytes<T>(v: &T) -> &[u8] {
-    // SAFETY: plain-old-data ABI structs, read as their bytes.
-    unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }
+fn view_bytes(v: &PkViewArg) -> &[u8] {
+    // SAFETY: `v` is a valid reference, so its size_of::<PkViewArg>() bytes
+    // are readable and stay borrowed for the slice's lifetime; PkViewArg is
+    // #[repr(C)], a pointer followed by 16 i64, so it has no padding and
+    // every byte is initialized.
+    unsafe {
+        std::slice::from_raw_parts(
+            v as *const PkViewArg as *const u8,
+            std::mem::size_of::<PkViewArg>(),
+        )
+    }
 }

@@ -63,11 +63,23 @@ fn take<const N: usize>(at: Option<cudadrv::CuPtr>, what: &str) -> Result<Option
     let drv = cudadrv::driver().map_err(|e| e.to_string())?;
     let mut rec = [0u8; N];
     // Synchronous: waits for the kernel on the legacy stream.
+    // SAFETY: cuMemcpyDtoH_v2(void*, CUdeviceptr, size_t): `rec` is a live
+    // local of exactly N bytes; `at` is the address cuModuleGetGlobal gave for
+    // the module's `pk_oob` / `pk_zdiv` global, whose C size (device_bounds.hpp
+    // 4+4+8+8+64+256, device_checked.hpp 4+252) is the N each caller passes
+    // (the size the driver reported is not checked against it). The module is
+    // never unloaded. Callers (run.rs) hold the dispatch turn, so no other
+    // launch of this kernel races with the read-and-clear. The context is
+    // current if `call` launched; after its early return for an empty range
+    // it may not be, and the driver then fails the call without copying.
     let rc = unsafe { (drv.memcpy_dtoh)(rec.as_mut_ptr() as *mut c_void, at, N) };
     drv.check(rc, &format!("the copy of the {what} record (cuMemcpyDtoH)"))?;
     if i32::from_ne_bytes(rec[..4].try_into().unwrap()) == 0 {
         return Ok(None);
     }
+    // SAFETY: cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t) over the same
+    // N-byte device global just read; device memory only, ordered on the
+    // legacy stream before the next launch.
     drv.check(unsafe { (drv.memset_d8)(at, 0, N) }, "cuMemsetD8")?;
     Ok(Some(rec))
 }

@@ -151,38 +151,46 @@ impl Total {
                 .fields()
                 .iter()
                 .zip(words)
-                .map(|((name, loc), w)| (*name, read_total(w, if *loc { DType::I64 } else { *dt })))
+                .map(|((name, loc), w)| {
+                    (
+                        *name,
+                        read_total(std::slice::from_ref(w), if *loc { DType::I64 } else { *dt }),
+                    )
+                })
                 .collect(),
             _ => vec![],
         }
     }
 }
 
-/// The total at `r` (a 16-byte result slot), typed as the accumulator.
-pub fn read_total(r: &u64, d: DType) -> Total {
-    let p = r as *const u64 as *const u8;
-    unsafe {
-        match d {
-            DType::F64 => Total::F(*(p as *const f64)),
-            DType::F32 => Total::F(*(p as *const f32) as f64),
-            DType::Bool => Total::B(*p != 0),
-            DType::I8 => Total::I(*(p as *const i8) as i64),
-            DType::I16 => Total::I(*(p as *const i16) as i64),
-            DType::I32 => Total::I(*(p as *const i32) as i64),
-            DType::I64 => Total::I(*(p as *const i64)),
-            DType::U8 => Total::I(*p as i64),
-            DType::U16 => Total::I(*(p as *const u16) as i64),
-            DType::U32 => Total::I(*(p as *const u32) as i64),
-            DType::U64 => Total::U(*(p as *const u64)),
-            DType::C64 => {
-                let c = p as *const f32;
-                Total::C(*c as f64, *c.add(1) as f64)
-            }
-            DType::C128 => {
-                let c = p as *const f64;
-                Total::C(*c, *c.add(1))
-            }
-        }
+/// The total in the result words `r` (one 16-byte slot: two words, or one
+/// word of a record), typed as the accumulator. Read from the words' bytes:
+/// any bit pattern is a value of these types.
+pub fn read_total(r: &[u64], d: DType) -> Total {
+    let w = r[0];
+    let b = w.to_ne_bytes();
+    let half = |k: usize| [b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]];
+    match d {
+        DType::F64 => Total::F(f64::from_bits(w)),
+        DType::F32 => Total::F(f32::from_ne_bytes(half(0)) as f64),
+        DType::Bool => Total::B(b[0] != 0),
+        DType::I8 => Total::I(i8::from_ne_bytes([b[0]]) as i64),
+        DType::I16 => Total::I(i16::from_ne_bytes([b[0], b[1]]) as i64),
+        DType::I32 => Total::I(i32::from_ne_bytes(half(0)) as i64),
+        DType::I64 => Total::I(w as i64),
+        DType::U8 => Total::I(b[0] as i64),
+        DType::U16 => Total::I(u16::from_ne_bytes([b[0], b[1]]) as i64),
+        DType::U32 => Total::I(u32::from_ne_bytes(half(0)) as i64),
+        DType::U64 => Total::U(w),
+        DType::C64 => Total::C(
+            f32::from_ne_bytes(half(0)) as f64,
+            f32::from_ne_bytes(half(1)) as f64,
+        ),
+        // The imaginary part is the slot's second word.
+        DType::C128 => Total::C(
+            f64::from_bits(w),
+            f64::from_bits(r.get(1).map_or(0, |&x| x)),
+        ),
     }
 }
 

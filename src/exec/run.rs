@@ -77,7 +77,7 @@ pub fn run(
                     dt,
                     reducer,
                 },
-                None => read_total(&0, dt),
+                None => read_total(&[0; 2], dt),
             });
         }
         return Ok(());
@@ -92,12 +92,12 @@ pub fn run(
     let (device_launch, views) = device::kernel_views(k.space, vals, &k.view_writes)?;
     // Small launches are the common case: scalars, bounds and results on the
     // stack, spilling to the heap only past these sizes.
-    let mut scalar_buf = [PkScalarArg { i: 0 }; 16];
+    let mut scalar_buf = [PkScalarArg::int(0); 16];
     let mut scalar_spill = Vec::new();
     let scalars: &mut [PkScalarArg] = if k.scalars.len() <= scalar_buf.len() {
         &mut scalar_buf[..k.scalars.len()]
     } else {
-        scalar_spill.resize(k.scalars.len(), PkScalarArg { i: 0 });
+        scalar_spill.resize(k.scalars.len(), PkScalarArg::int(0));
         &mut scalar_spill
     };
     for (slot, &(b, a, dt)) in scalars.iter_mut().zip(&k.scalars) {
@@ -130,9 +130,23 @@ pub fn run(
         let _span = tracing::debug_span!("launch").entered();
         match &k.entry {
             Entry::Library { run, error } => {
-                // SAFETY: every pointer stays valid for the call (owned by
-                // this frame or by the allocations `vals` keeps alive); the
-                // entry point reads the slot counts its code generator wrote.
+                // SAFETY: `run` is the library's `pk_run`, declared by the code
+                // generator (codegen/single.rs, fused.rs) as `int pk_run(const
+                // pk_view_arg*, const pk_scalar_arg*, const int64_t*, const
+                // int64_t*, void*)`, the EntryFn type (#[repr(C)] PkViewArg and
+                // PkScalarArg mirror portable.hpp's structs). Every pointer stays
+                // valid for the call: `views`, `scalars`, `hi` and `result` are
+                // owned by this frame, `lo` is borrowed from the caller, and the
+                // views' data lives in allocations the `bodies` hold (or in
+                // `device_launch`'s temporary device buffers). The entry
+                // point reads the slot counts its code generator wrote (the
+                // lengths of k.views / k.scalars, which size `views` and
+                // `scalars`; `lo` and `hi` as long as the launch's rank, which
+                // the callers' policy bounds are assumed to match, unchecked
+                // here) and writes its 16-byte total slots (a record reducer's
+                // up to 4 words): `result` has 2 * k.accs.len() and at least 16.
+                // The dispatch turn serializes Kokkos dispatch, and
+                // thread_enter lent this thread the OpenMP instance.
                 let rc = unsafe {
                     run(
                         views.as_ptr() as *const _,
@@ -195,7 +209,7 @@ pub fn run(
     }
     finished?;
     for (slot, &(b, dt)) in k.accs.iter().enumerate() {
-        totals[b] = Some(read_total(&result[2 * slot], dt));
+        totals[b] = Some(read_total(&result[2 * slot..2 * slot + 2], dt));
     }
     if let (Some(reducer), Some(&(b, dt))) = (k.record, k.accs.first()) {
         let mut words = [0u64; 4];

@@ -81,7 +81,24 @@ pub struct TraceRoot {
 /// A buffer exported by a Python object (a NumPy array), released on drop.
 pub struct ForeignBuf(pub Box<ffi::Py_buffer>);
 
+// SAFETY: every field but `foreign` is Send already (atomics, a Mutex, a OnceLock, `Py`
+// handles, integers). `foreign` is a `Py_buffer` of raw pointers that `PyObject_GetBuffer`
+// filled before the `Alloc` was built; the memory it describes stays valid until it is
+// released, whatever thread holds the `Alloc`. After construction it is only read (`len`,
+// `obj`) and it is released in `Drop` (`&mut self`), which takes the GIL itself
+// (`Python::attach`) on whichever thread drops the last `Arc`. `ptr` and `dev` are only
+// handed out as raw pointers: their users order accesses to the memory (GIL, dispatch turn,
+// `flush_host`).
 unsafe impl Send for Alloc {}
+// SAFETY: a shared `&Alloc` mutates only atomics, the `ranges` Mutex and the `trace_root`
+// OnceLock; `foreign` is read-only until `Drop`, and `keep`/`device_owner` are `Py` handles
+// (Sync). The `&self` methods that copy between `ptr` and `dev` (`host_access`,
+// `device_ptr`, `call_mirror`, the export ranges) rely on their callers' ordering: the GIL
+// for host access, the dispatch turn for kernels, `flush_host` between the two. Open
+// question: `device_ptr` and `call_mirror` set `dev` by load-then-store, not a CAS, so a
+// kernel (dispatch turn) and `__dlpack__`/`__cuda_array_interface__` (GIL) on one
+// allocation could both allocate a mirror: one leaks and the state may be wrong, but no
+// block is freed twice.
 unsafe impl Sync for Alloc {}
 
 // View memory comes from the system allocator (not the global one, see
@@ -161,6 +178,8 @@ impl Alloc {
         }
         let layout = alloc::Layout::from_size_align(self.bytes + self.color, ALIGN)
             .expect("view size checked at creation");
+        // SAFETY: `layout` has a non-zero size (`self.bytes > 0`, checked above) and the
+        // power-of-two alignment ALIGN; a null result (no memory) is handled below.
         let base = unsafe { alloc::System.alloc_zeroed(layout) };
         if base.is_null() {
             return Err(PkError::Memory(format!(
@@ -169,6 +188,8 @@ impl Alloc {
             )));
         }
         advise_huge_pages(base, self.bytes + self.color);
+        // SAFETY: `base` is a live block of `bytes + color` bytes with `bytes > 0`, so
+        // `base + color` lies inside it; `color` is a multiple of 256, so it stays aligned.
         let fresh = unsafe { base.add(self.color) };
         match self.ptr.compare_exchange(
             std::ptr::null_mut(),
@@ -178,6 +199,9 @@ impl Alloc {
         ) {
             Ok(_) => Ok(fresh),
             Err(winner) => {
+                // SAFETY: `base` came from `System.alloc_zeroed(layout)` above with this very
+                // `layout`; the exchange failed, so it was never published and nothing else
+                // refers to it.
                 unsafe { alloc::System.dealloc(base, layout) };
                 Ok(winner)
             }
@@ -187,6 +211,9 @@ impl Alloc {
     /// CUDA managed memory (CudaUVMSpace views), zeroed on first use.
     fn ptr_managed(&self) -> PkResult<*mut u8> {
         let c = crate::kokkos::cuda()?;
+        // SAFETY: `c` holds functions of the support library, which is never unloaded
+        // (`loader::open` leaks it), typed as its C definition `void*
+        // pk_cuda_malloc_managed(size_t)`; it takes no pointer, and null is handled below.
         let fresh = unsafe { (c.malloc_managed)(self.bytes) } as *mut u8;
         if fresh.is_null() {
             return Err(PkError::Memory(format!(
@@ -195,6 +222,11 @@ impl Alloc {
                 crate::kokkos::support_error()
             )));
         }
+        // SAFETY: `fresh` is a non-null block of `self.bytes` bytes of managed memory
+        // (`cudaMallocManaged`, `cudaMemAttachGlobal`: host-accessible, 256-byte aligned),
+        // not yet published, so no other thread or kernel refers to it. (Open question: on
+        // GPUs without concurrentManagedAccess the host may not touch any managed memory
+        // while a kernel runs, and nothing here waits for kernels in flight.)
         unsafe { std::ptr::write_bytes(fresh, 0, self.bytes) };
         match self.ptr.compare_exchange(
             std::ptr::null_mut(),
@@ -204,6 +236,8 @@ impl Alloc {
         ) {
             Ok(_) => Ok(fresh),
             Err(winner) => {
+                // SAFETY: `fresh` came from `malloc_managed` above and lost the race, so it
+                // was never published; it is freed once, by the matching `pk_cuda_free`.
                 unsafe { (c.free)(fresh as *mut c_void) };
                 Ok(winner)
             }
@@ -336,22 +370,37 @@ impl Drop for Alloc {
         let d = self.dev.load(Ordering::Acquire);
         if !d.is_null() && self.device_owner.is_none() {
             if let Some(c) = crate::kokkos::cuda_loaded() {
+                // SAFETY: without a `device_owner`, `dev` is a mirror this allocation made
+                // with `c.malloc` (`device_ptr`, `call_mirror`); the only other free is
+                // `drop_mirror`, which swaps it to null first. `&mut self`: no launch holds
+                // the allocation any more, and `cudaFree` waits for kernels still running.
                 unsafe { (c.free)(d as *mut c_void) };
             }
         }
         if self.uvm {
             let p = self.ptr.load(Ordering::Acquire);
             if let (false, Some(c)) = (p.is_null(), crate::kokkos::cuda_loaded()) {
+                // SAFETY: a `uvm` allocation only ever publishes a block from
+                // `malloc_managed` (`ptr_managed`); `&mut self` is the last reference, and
+                // `cudaFree` waits for kernels that may still use it.
                 unsafe { (c.free)(p as *mut c_void) };
             }
             return;
         }
         if let Some(ForeignBuf(buf)) = self.foreign.take() {
             let mut buf = buf;
+            // SAFETY: a `ForeignBuf` is only made from a buffer that `get_buffer` obtained
+            // with `PyObject_GetBuffer` (`View::wrap`), boxed so it never moved; `take()`
+            // makes this its one release, and `attach` holds the GIL during the call.
             Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
         } else if self.bytes > 0 {
             let p = self.ptr.load(Ordering::Acquire);
             if !p.is_null() {
+                // SAFETY: with `bytes > 0` and no `foreign` this is runtime-owned host memory
+                // (borrowed allocations have `bytes == 0`, uvm returned above): `ptr` only
+                // publishes `base + color` for a `base` from `System.alloc_zeroed` with the
+                // layout (`bytes + color`, ALIGN) that `from_size_align` accepted in `ptr`.
+                // `&mut self` is the last reference.
                 unsafe {
                     alloc::System.dealloc(
                         p.sub(self.color),
@@ -386,6 +435,9 @@ fn advise_huge_pages(base: *mut u8, bytes: usize) {
         let end = (base as usize + bytes) / HUGE * HUGE;
         if end > start {
             // Failure (an old kernel, THP compiled out) leaves small pages.
+            // SAFETY: `[start, end)` is page-aligned and lies inside the block just allocated
+            // (`base .. base + bytes`), which this allocation owns; MADV_HUGEPAGE is advice
+            // only: it neither drops nor changes contents.
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }

@@ -22,6 +22,8 @@ impl Alloc {
         let c = runtime::cuda()?;
         let mut d = self.dev.load(Ordering::Acquire);
         if d.is_null() {
+            // SAFETY: `pk_cuda_malloc` takes no pointer; `n > 0` (checked above) and a null
+            // result is handled below.
             d = unsafe { (c.malloc)(n) } as *mut u8;
             if d.is_null() {
                 return Err(cuda_oom(n));
@@ -55,6 +57,9 @@ impl Alloc {
         self.host_read()?;
         let d = self.dev.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if let (false, Some(c)) = (d.is_null(), runtime::cuda_loaded()) {
+            // SAFETY: the swap took `d` out of `dev`, so this thread alone frees it (and
+            // `Alloc::drop` will not); for borrowed memory `dev` is only ever set by
+            // `call_mirror`'s `c.malloc`. `settle` and `cudaFree` wait for kernels using it.
             unsafe { (c.free)(d as *mut c_void) };
         }
         self.dev_state.store(0, Ordering::Release);

@@ -34,11 +34,24 @@ pub fn copied_bytes() -> (u64, u64) {
 
 pub(super) fn h2d(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     H2D_BYTES.fetch_add(n as u64, Ordering::Relaxed);
+    // SAFETY: `pk_cuda_h2d` is `cudaMemcpy(dst, src, n, HostToDevice)` in the support
+    // library, never unloaded, with this signature; from pageable memory it returns once
+    // `src` was read. The ranges are the callers' to vouch for (this fn is safe, so the
+    // module keeps the contract): `src` readable host memory of `n` bytes, `dst` device
+    // memory of `n` bytes that the caller owns (a mirror or a launch's temporary).
+    // For borrowed NumPy memory `call_mirror` (and `host_access`'s `d2h` back) copy
+    // `span()` bytes from `buf`, `Py_buffer.len`: the memory's extent because only an
+    // array whose elements fill exactly [0, len) is ever trusted with a call mirror
+    // (python/view.rs `_set_trusted`); strided arrays copy their byte range per launch.
     unsafe { (c.h2d)(dst as *mut c_void, src as *const c_void, n) }
 }
 
 pub(super) fn d2h(c: &CudaFns, dst: *mut u8, src: *const u8, n: usize) -> i32 {
     D2H_BYTES.fetch_add(n as u64, Ordering::Relaxed);
+    // SAFETY: `pk_cuda_d2h` is `cudaMemcpy(dst, src, n, DeviceToHost)`, which returns only
+    // when the copy is done. As for `h2d`, the callers vouch for the ranges: `dst` writable
+    // host memory of `n` bytes that no one else touches meanwhile, `src` device memory of
+    // `n` bytes.
     unsafe { (c.d2h)(dst as *mut c_void, src as *const c_void, n) }
 }
 
@@ -69,6 +82,8 @@ pub(super) fn cuda_oom(bytes: usize) -> PkError {
 pub fn check_managed(bytes: usize) -> PkResult<()> {
     let c = runtime::cuda()?;
     let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: `pk_cuda_mem_info(size_t*, size_t*)` (`cudaMemGetInfo`) writes one `usize`
+    // through each pointer, and both point at live locals of that type.
     if unsafe { (c.mem_info)(&mut free, &mut total) } != 0 {
         return Err(cuda_err("cudaMemGetInfo"));
     }
@@ -144,6 +159,8 @@ impl Alloc {
         let c = runtime::cuda()?;
         let mut d = self.dev.load(Ordering::Acquire);
         if d.is_null() {
+            // SAFETY: `pk_cuda_malloc(size_t)` (`cudaMalloc`) takes no pointer; the size is
+            // this allocation's, non-zero here, and a null result is handled below.
             let fresh = unsafe { (c.malloc)(self.bytes()) } as *mut u8;
             if fresh.is_null() {
                 return Err(cuda_oom(self.bytes()));
@@ -153,7 +170,10 @@ impl Alloc {
                 self.dev_state.store(STALE, Ordering::Release);
             } else {
                 // Never touched on the host: zero on the device, no host memory.
+                // SAFETY: `fresh` is the device block of `self.bytes()` bytes just allocated
+                // and not yet published; `pk_cuda_zero` is `cudaMemset` over that size.
                 if unsafe { (c.zero)(fresh as *mut c_void, self.bytes()) } != 0 {
+                    // SAFETY: `fresh` was never published (`dev` is still null): freed once.
                     unsafe { (c.free)(fresh as *mut c_void) };
                     return Err(cuda_err("zeroing GPU memory"));
                 }
@@ -272,6 +292,8 @@ impl Launch {
             USED.store(true, Ordering::Relaxed);
             for t in l.temps.iter_mut() {
                 let n = (t.hi - t.lo) as usize;
+                // SAFETY: `pk_cuda_malloc` takes no pointer; `n = hi - lo > 0` (empty
+                // ranges got no temporary), and a null result is handled below.
                 let d = unsafe { (c.malloc)(n) } as *mut u8;
                 if d.is_null() {
                     return Err(cuda_oom(n));
@@ -335,6 +357,9 @@ impl Drop for Launch {
         if let Some(c) = self.c {
             for t in &self.temps {
                 if !t.dev.is_null() {
+                    // SAFETY: `t.dev` is the temporary `prepare` got from `c.malloc` for this
+                    // launch only, and `Drop` runs once; `cudaFree` waits for the kernel
+                    // that may still use it (CUDA launches are asynchronous).
                     unsafe { (c.free)(t.dev as *mut c_void) };
                 }
             }

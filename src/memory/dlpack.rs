@@ -122,6 +122,14 @@ struct Ctx {
     strides: Vec<i64>,
 }
 
+/// The deleter of a legacy tensor `export` made.
+///
+/// # Safety
+/// `m` is null or a `DLManagedTensor` that `export` leaked from a `Box` (its `manager_ctx`
+/// a leaked `Ctx`), not deleted before: DLPack lets the consumer call it once, and our
+/// capsule destructor calls it only while no consumer took the tensor. The tensor and its
+/// shape arrays must not be used afterwards. Any thread may call it: it frees Rust boxes
+/// and drops an `Arc<Alloc>`, whose own drop takes the GIL where it needs it.
 unsafe extern "C" fn delete_managed(m: *mut DLManagedTensor) {
     if !m.is_null() {
         let m = Box::from_raw(m);
@@ -129,6 +137,10 @@ unsafe extern "C" fn delete_managed(m: *mut DLManagedTensor) {
     }
 }
 
+/// The deleter of a versioned tensor `export` made.
+///
+/// # Safety
+/// As `delete_managed`, for a `DLManagedTensorVersioned` that `export` leaked.
 unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
     if !m.is_null() {
         let m = Box::from_raw(m);
@@ -136,6 +148,11 @@ unsafe extern "C" fn delete_versioned(m: *mut DLManagedTensorVersioned) {
     }
 }
 
+/// Frees an export's `Ctx` and ends the export's count on its allocation.
+///
+/// # Safety
+/// `ctx` is the `manager_ctx` that `export` leaked from a `Box<Ctx>`, released only this
+/// once (by the tensor's deleter), after which the tensor's shape and strides dangle.
 unsafe fn release_ctx(ctx: *mut c_void) {
     let ctx = Box::from_raw(ctx as *mut Ctx);
     ctx.alloc
@@ -144,6 +161,12 @@ unsafe fn release_ctx(ctx: *mut c_void) {
 }
 
 /// Capsule destructors: free the tensor unless a consumer took it (and renamed it).
+///
+/// # Safety
+/// Only CPython calls it, with the GIL held, once, as the destructor of a live capsule
+/// that `export` made named "dltensor" over a `DLManagedTensor`. A consumer that took the
+/// tensor renamed the capsule "used_dltensor" and owns the deleter call: `IsValid` then
+/// fails and nothing is freed here.
 unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     let name = NAME.as_ptr() as *const c_char;
     if ffi::PyCapsule_IsValid(capsule, name) == 1 {
@@ -151,6 +174,9 @@ unsafe extern "C" fn capsule_destructor(capsule: *mut ffi::PyObject) {
     }
 }
 
+/// # Safety
+/// As `capsule_destructor`, for a "dltensor_versioned" capsule over a
+/// `DLManagedTensorVersioned`.
 unsafe extern "C" fn versioned_destructor(capsule: *mut ffi::PyObject) {
     let name = VERSIONED.as_ptr() as *const c_char;
     if ffi::PyCapsule_IsValid(capsule, name) == 1 {
@@ -232,6 +258,12 @@ pub fn export(
         byte_offset: 0,
     };
     let ctx = Box::into_raw(ctx) as *mut c_void;
+    // SAFETY: the GIL is held (`py`). Each capsule gets a pointer just leaked from a `Box`
+    // of the type its destructor frees, and a static NUL-terminated name that outlives it.
+    // `shape`/`strides` point into `ctx`'s Vec buffers, which stay put until the deleter
+    // frees `ctx`; `data` stays valid while `ctx` holds the `Arc<Alloc>` (memory is freed
+    // only in `Alloc::drop`). If PyCapsule_New fails no one else has `raw`, so its deleter
+    // runs here, once, and also gives back `ctx` and the export count.
     let cap = unsafe {
         if versioned {
             let raw = Box::into_raw(Box::new(DLManagedTensorVersioned {
@@ -270,6 +302,8 @@ pub fn export(
     if cap.is_null() {
         return Err(PyErr::fetch(py));
     }
+    // SAFETY: `cap` is a non-null new reference from PyCapsule_New, which we now own; the
+    // GIL is held.
     Ok(unsafe { Py::from_owned_ptr(py, cap) })
 }
 

@@ -28,15 +28,21 @@ pub struct ViewVal {
     pub range: (isize, isize),
 }
 
-// SAFETY: a recorded value holds no pointer (`raw.data` is null until
-// `materialize`); the allocation itself is Send + Sync.
+// SAFETY: the only field that is not Send is `raw.data`, a raw pointer that both places
+// making a `ViewVal` (`view_arg`, `device_view`) leave null; the pointer is produced by
+// `materialize` into a copy, never stored back. The rest is an `Arc<Alloc>` (Alloc is
+// Send + Sync) and integers.
 unsafe impl Send for ViewVal {}
+// SAFETY: `&ViewVal` gives only reads of plain data and of the `Arc<Alloc>`; as for Send,
+// `raw.data` is null in every stored value.
 unsafe impl Sync for ViewVal {}
 
 impl ViewVal {
     pub fn materialize(&self) -> crate::errors::PkResult<PkViewArg> {
         let mut a = self.raw;
-        a.data = unsafe { self.alloc.ptr()?.offset(self.offset) } as *mut std::os::raw::c_void;
+        // The first element's address (kernels index from it); for an empty view
+        // (any offset, maybe a dangling 0-byte base) one nobody reads: wrapping.
+        a.data = self.alloc.ptr()?.wrapping_offset(self.offset) as *mut std::os::raw::c_void;
         Ok(a)
     }
     pub fn foreign(&self) -> bool {

@@ -13,14 +13,24 @@ pub struct HeldBuffer(pub Box<ffi::Py_buffer>);
 
 impl Drop for HeldBuffer {
     fn drop(&mut self) {
+        // SAFETY: a `HeldBuffer` is only made from a buffer that `get_buffer` obtained
+        // (`classify`), boxed so it never moved, and released once, here (a second release
+        // would see `obj` NULL and do nothing). The GIL: it is dropped in `launch_with`
+        // outside `detached`, and being !Send (raw pointers) it cannot enter a detached
+        // closure. Open question: the type itself proves neither (public field, no token).
         unsafe { ffi::PyBuffer_Release(&mut *self.0) };
     }
 }
 
 /// Requests a writable, strided, typed buffer (what NumPy arrays provide).
 pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DType)> {
+    // SAFETY: `Py_buffer` is a C struct of pointers and integers, for which all-zero bytes
+    // are a valid value (null pointers, zero sizes).
     let mut buf: Box<ffi::Py_buffer> = Box::new(unsafe { std::mem::zeroed() });
     let flags = ffi::PyBUF_WRITABLE | ffi::PyBUF_FORMAT | ffi::PyBUF_STRIDES;
+    // SAFETY: the GIL is held (`obj` is a `Bound`) and `obj` is live; `buf` is a writable
+    // `Py_buffer` on the heap, so it keeps its address until released. On failure an
+    // exception is set and there is nothing to release.
     if unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), &mut *buf, flags) } != 0 {
         let err = PyErr::take(obj.py());
         let why = err.map(|e| e.to_string()).unwrap_or_default();
@@ -35,6 +45,9 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
     let fmt = if buf.format.is_null() {
         "B".to_string()
     } else {
+        // SAFETY: PyBUF_FORMAT was asked for and the request succeeded, so a non-null
+        // `format` is a NUL-terminated string the exporter keeps until the buffer is
+        // released (not before this copy).
         unsafe { std::ffi::CStr::from_ptr(buf.format) }
             .to_string_lossy()
             .into_owned()
@@ -42,6 +55,8 @@ pub fn get_buffer(obj: &Bound<'_, PyAny>) -> PyResult<(Box<ffi::Py_buffer>, DTyp
     match DType::from_format(&fmt) {
         Some(d) if d.size() as isize == buf.itemsize => Ok((buf, d)),
         _ => {
+            // SAFETY: `buf` was filled by the successful request above and is released once,
+            // here (it is dropped, not returned); the GIL is held (`obj`).
             unsafe { ffi::PyBuffer_Release(&mut *buf) };
             Err(PyBufferError::new_err(format!("unsupported array element format '{fmt}': use bool, int8..uint64, float32 or float64")))
         }
@@ -60,7 +75,11 @@ pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], 
     let mut strides = [0i64; 8];
     let item = dtype.size() as isize;
     for d in 0..rank {
-        // SAFETY: a strided buffer request fills `ndim` shape and stride entries.
+        // SAFETY: `d < ndim`, and `b` comes from `get_buffer` (its callers: `View::wrap`,
+        // and `classify` through `View::wrap_raw`), whose PyBUF_STRIDES request makes the
+        // exporter fill non-null `shape` and `strides` arrays of `ndim` Py_ssize_t, valid
+        // until the buffer is released. Open question: `geometry` is a safe fn and cannot
+        // tell such a buffer from any other `Py_buffer`.
         let (e, s) = unsafe { (*b.shape.add(d), *b.strides.add(d)) };
         if s % item != 0 {
             return Err(PyValueError::new_err(
@@ -78,7 +97,10 @@ pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], 
 ///
 /// # Safety
 /// `v` is the Py_buffer the interpreter passed to `__getbuffer__`; `release`
-/// must see it again.
+/// must see it again. `owner` is a strong reference that `v` takes over (PyBuffer_Release
+/// drops it), and it keeps `data` valid for every element of `shape`/`strides` until then;
+/// `shape.len() <= 8` and `strides` has an entry per extent. On success `v.shape` and
+/// `v.strides` point into a block that only `release` frees.
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn export(
     v: &mut ffi::Py_buffer,
@@ -133,7 +155,9 @@ pub unsafe fn export(
 /// Frees what `export` allocated.
 ///
 /// # Safety
-/// `v` was filled by `export`.
+/// `v` was filled by `export` (its `internal` is the `[isize; 16]` block leaked there, or
+/// null), and the consumer is done with it (CPython calls `__releasebuffer__` once, from
+/// PyBuffer_Release); `internal` is nulled, so a repeated call frees nothing.
 pub unsafe fn release(v: &mut ffi::Py_buffer) {
     if !v.internal.is_null() {
         drop(Box::from_raw(v.internal as *mut [isize; 16]));

@@ -81,9 +81,17 @@ pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
     take_swallowed(py, w.alloc.id())?;
     flush_host(py, w.alloc)?;
     w.alloc.host_read().map_err(py_err)?;
+    // SAFETY: `offset_of` bounds-checked every index against the extents (so none is 0),
+    // making `w.offset + off` the byte offset of one element of this view, inside the
+    // allocation; `w` borrows the View, whose `Arc<Alloc>` keeps the memory alive.
+    // `host_read` refused device-only memory, so `ptr()` is real host memory.
     let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
     if let Some(api) = numpy_api(py) {
-        // SAFETY: `p` points at one element of `w.dtype` inside the allocation.
+        // SAFETY: `p` points at one element of `w.dtype` in live host memory (above), and
+        // `flush_host` waited for pending launches and a running dispatch. PyArray_Scalar
+        // (entry 60, checked in `load_api`) copies `elsize` bytes from `p` (memcpy: no
+        // alignment needed) into a new scalar; the descriptor is `w.dtype`'s, kept alive by
+        // the table; a NULL base is allowed for these non-object types; the GIL is held.
         let s = unsafe {
             (api.scalar)(
                 p as *mut c_void,
@@ -92,10 +100,13 @@ pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
             )
         };
         if !s.is_null() {
+            // SAFETY: `s` is a non-null new reference from PyArray_Scalar; GIL held.
             return Ok(unsafe { Py::from_owned_ptr(py, s) });
         }
         return Err(PyErr::fetch(py));
     }
+    // SAFETY: `p` is one initialized element of `w.dtype` in live host memory (above);
+    // `plain` reads it unaligned (a wrapped NumPy array need not be aligned).
     unsafe { plain(py, p, w.dtype) }
 }
 
@@ -139,14 +150,20 @@ pub fn write(
     take_swallowed(py, w.alloc.id())?;
     flush_host(py, w.alloc)?;
     w.alloc.host_sync().map_err(py_err)?;
+    // SAFETY: as in `read`: the indices were bounds-checked, so this is one element of the
+    // view inside its live allocation, host memory (`host_sync` refused device-only memory).
     let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
-    // SAFETY: `p` is one element of `d`, written with its own size.
+    // SAFETY: `p` is one element of `d` in live host memory, written with `d`'s own size.
+    // The GIL is held throughout, so no other element access runs, and `flush_host` waited
+    // for pending launches and a running dispatch; a kernel another thread starts after that
+    // (or NumPy code on an export without the GIL) would race, as in NumPy. The stores are
+    // unaligned ones: a wrapped NumPy array need not be aligned.
     unsafe {
         match d.size() {
             1 => *p = bits as u8,
-            2 => *(p as *mut u16) = bits as u16,
-            4 => *(p as *mut u32) = bits as u32,
-            _ => *(p as *mut u64) = bits,
+            2 => (p as *mut u16).write_unaligned(bits as u16),
+            4 => (p as *mut u32).write_unaligned(bits as u32),
+            _ => (p as *mut u64).write_unaligned(bits),
         }
     }
     Ok(true)
@@ -162,31 +179,71 @@ fn int_range(d: DType) -> (i128, i128) {
 }
 
 /// Python numbers, when NumPy's scalar constructor cannot be reached.
+///
+/// # Safety
+/// `p` points at one initialized element of `d` (`d.size()` bytes, any alignment), in
+/// memory that stays alive and unwritten during the call.
 unsafe fn plain(py: Python<'_>, p: *const u8, d: DType) -> PyResult<Py<PyAny>> {
     Ok(match d {
-        DType::F64 => (*(p as *const f64)).into_pyobject(py)?.into_any().unbind(),
-        DType::F32 => (*(p as *const f32) as f64)
+        DType::F64 => (p as *const f64)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::F32 => ((p as *const f32).read_unaligned() as f64)
             .into_pyobject(py)?
             .into_any()
             .unbind(),
         DType::Bool => (*p != 0).into_pyobject(py)?.to_owned().into_any().unbind(),
-        DType::I8 => (*(p as *const i8)).into_pyobject(py)?.into_any().unbind(),
-        DType::I16 => (*(p as *const i16)).into_pyobject(py)?.into_any().unbind(),
-        DType::I32 => (*(p as *const i32)).into_pyobject(py)?.into_any().unbind(),
-        DType::I64 => (*(p as *const i64)).into_pyobject(py)?.into_any().unbind(),
+        DType::I8 => (p as *const i8)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::I16 => (p as *const i16)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::I32 => (p as *const i32)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::I64 => (p as *const i64)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
         DType::U8 => (*p).into_pyobject(py)?.into_any().unbind(),
-        DType::U16 => (*(p as *const u16)).into_pyobject(py)?.into_any().unbind(),
-        DType::U32 => (*(p as *const u32)).into_pyobject(py)?.into_any().unbind(),
-        DType::U64 => (*(p as *const u64)).into_pyobject(py)?.into_any().unbind(),
+        DType::U16 => (p as *const u16)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::U32 => (p as *const u32)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        DType::U64 => (p as *const u64)
+            .read_unaligned()
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
         DType::C64 => {
             let c = p as *const f32;
-            pyo3::types::PyComplex::from_doubles(py, *c as f64, *c.add(1) as f64)
-                .into_any()
-                .unbind()
+            pyo3::types::PyComplex::from_doubles(
+                py,
+                c.read_unaligned() as f64,
+                c.add(1).read_unaligned() as f64,
+            )
+            .into_any()
+            .unbind()
         }
         DType::C128 => {
             let c = p as *const f64;
-            pyo3::types::PyComplex::from_doubles(py, *c, *c.add(1))
+            pyo3::types::PyComplex::from_doubles(py, c.read_unaligned(), c.add(1).read_unaligned())
                 .into_any()
                 .unbind()
         }
@@ -203,7 +260,13 @@ struct NumpyApi {
     descr: Vec<*mut ffi::PyObject>,
 }
 
+// SAFETY: `scalar` is a plain fn pointer; the only non-Send part is `descr`, NumPy
+// descriptors of built-in types, each a strong reference taken once in `load_api` and never
+// released, so they live for the process. They are only handed to NumPy by code holding the
+// GIL (`read` has a `Python` token), never dereferenced here.
 unsafe impl Send for NumpyApi {}
+// SAFETY: the `NumpyApi` is built once (OnceLock) and never mutated; a shared reference
+// only reads `scalar` and the `descr` pointers, which are used with the GIL held.
 unsafe impl Sync for NumpyApi {}
 
 /// NumPy's C API table: PyArray_DescrFromType is entry 45 and PyArray_Scalar
@@ -220,20 +283,34 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
         .import("numpy._core._multiarray_umath")
         .or_else(|_| py.import("numpy.core._multiarray_umath"))?
         .getattr("_ARRAY_API")?;
+    // SAFETY: the GIL is held (`py`) and `cap` is live. NumPy makes `_ARRAY_API` with a NULL
+    // name, which a NULL name matches; another object or name gives NULL with an exception,
+    // handled below.
     let table = unsafe { ffi::PyCapsule_GetPointer(cap.as_ptr(), std::ptr::null()) }
         as *const *const c_void;
     if table.is_null() {
         ffi_clear();
         return Ok(None);
     }
+    // SAFETY: `table` is NumPy's static `PyArray_API` array (in the extension module, never
+    // unloaded), far longer than 61 entries, read as pointers.
+    let (from_ptr, scalar_ptr) = unsafe { (*table.add(45), *table.add(60)) };
+    if from_ptr.is_null() || scalar_ptr.is_null() {
+        return Ok(None); // slots a NumPy ABI removed: the general path serves every access
+    }
+    // SAFETY: both are non-null; entries 45 and 60 are PyArray_DescrFromType(int) and
+    // PyArray_Scalar(void*, PyArray_Descr*, PyObject*) in every NumPy ABI, the types of
+    // DescrFn and ScalarFn.
     let (descr_from, scalar): (DescrFn, ScalarFn) = unsafe {
         (
-            std::mem::transmute::<*const c_void, DescrFn>(*table.add(45)),
-            std::mem::transmute::<*const c_void, ScalarFn>(*table.add(60)),
+            std::mem::transmute::<*const c_void, DescrFn>(from_ptr),
+            std::mem::transmute::<*const c_void, ScalarFn>(scalar_ptr),
         )
     };
     let mut descr = Vec::new();
     for d in ALL_DTYPES {
+        // SAFETY: GIL held; `npy_type` gives a built-in type number, for which
+        // PyArray_DescrFromType returns a new reference, or NULL with an error (handled).
         let p = unsafe { descr_from(npy_type(d)) };
         if p.is_null() {
             ffi_clear();
@@ -244,8 +321,12 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
     let api = NumpyApi { scalar, descr };
     // One check against NumPy itself: the same value, the same scalar type.
     for d in ALL_DTYPES {
-        let mut one = [0u8; 8];
+        // 16 bytes: PyArray_Scalar copies a whole element (complex128's 16).
+        let mut one = [0u8; 16];
         one[0] = 1;
+        // SAFETY: GIL held; the descriptor is a live one from above, and a NULL base is
+        // allowed for these non-object types; PyArray_Scalar copies `elsize` bytes (at
+        // most 16, complex128) from `one`, which has 16.
         let s = unsafe {
             (api.scalar)(
                 one.as_mut_ptr() as *mut c_void,
@@ -257,6 +338,7 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
             ffi_clear();
             return Ok(None);
         }
+        // SAFETY: `s` is a non-null new reference from PyArray_Scalar; GIL held.
         let s = unsafe { Bound::from_owned_ptr(py, s) };
         let want = np.getattr(match d {
             DType::Bool => "bool_",
@@ -272,6 +354,8 @@ fn load_api(py: Python<'_>) -> PyResult<Option<NumpyApi>> {
 }
 
 fn ffi_clear() {
+    // SAFETY: PyErr_Clear needs the GIL; the only caller, `load_api`, holds it (`py`).
+    // Open question: this safe fn takes no `Python` token to prove it.
     unsafe { ffi::PyErr_Clear() };
 }
 

@@ -110,6 +110,9 @@ fn enter<'py>(
 /// # Safety
 /// `args` holds `nargs` positional then `len(kwnames)` keyword values, as
 /// CPython passes them to a METH_FASTCALL | METH_KEYWORDS function.
+/// The calling thread holds the GIL; `kwnames` is null or a tuple of str; the array and
+/// the objects in it stay alive (borrowed) for the call; `nargs` has no
+/// PY_VECTORCALL_ARGUMENTS_OFFSET bit (CPython strips it before calling a FASTCALL method).
 unsafe fn enter_c(
     pattern: u8,
     args: *const *mut ffi::PyObject,
@@ -144,6 +147,9 @@ unsafe fn enter_c(
     }
 }
 
+/// # Safety
+/// Only CPython calls it, through `DEFS` (METH_FASTCALL | METH_KEYWORDS): with the GIL
+/// held and the arguments that convention defines, which is `enter_c`'s contract.
 unsafe extern "C" fn parallel_for_c(
     _module: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -153,6 +159,8 @@ unsafe extern "C" fn parallel_for_c(
     enter_c(0, args, nargs, kwnames)
 }
 
+/// # Safety
+/// As `parallel_for_c`.
 unsafe extern "C" fn parallel_reduce_c(
     _module: *mut ffi::PyObject,
     args: *const *mut ffi::PyObject,
@@ -165,6 +173,9 @@ unsafe extern "C" fn parallel_reduce_c(
 /// Method tables live as long as the functions made from them: for ever.
 struct Def(ffi::PyMethodDef);
 // SAFETY: read-only after construction; the pointers are to static strings and functions.
+// `DEFS` is an immutable static with no interior mutability: Rust never writes it, and
+// CPython only reads a PyMethodDef; `&'static CStr` literals and fn items are valid from any
+// thread.
 unsafe impl Sync for Def {}
 
 static DEFS: [Def; 2] = [
@@ -189,7 +200,11 @@ static DEFS: [Def; 2] = [
 /// Adds `parallel_for` and `parallel_reduce` to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for def in &DEFS {
-        // SAFETY: the method table is static; a null self and module are allowed.
+        // SAFETY: the GIL is held (`m` is a `Bound`). The PyMethodDef is in a static, so it
+        // outlives the function, as PyCFunction_NewEx requires; CPython only reads it (the
+        // `cast_mut` is for the C signature). `self` is the module (the C functions ignore
+        // it), and a NULL `module` leaves `__module__` unset. The result is a new reference
+        // or NULL with an exception, which `from_owned_ptr_or_err` turns into an error.
         let f = unsafe {
             let p = ffi::PyCFunction_NewEx(
                 std::ptr::from_ref(&def.0).cast_mut(),

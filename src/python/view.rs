@@ -47,7 +47,9 @@ pub struct View {
 impl View {
     pub fn data_ptr(&self) -> PyResult<*mut c_void> {
         let base = self.alloc.ptr().map_err(py_err)?;
-        Ok(unsafe { base.offset(self.offset) as *mut c_void })
+        // The first element's address; for an empty view (any offset, maybe a
+        // dangling 0-byte base) an address nobody reads, hence wrapping arithmetic.
+        Ok(base.wrapping_offset(self.offset) as *mut c_void)
     }
     pub fn shape(&self) -> &[i64] {
         &self.extents[..self.rank]
@@ -254,6 +256,14 @@ impl View {
         layout_code: u8,
         space_code: u8,
     ) -> PyResult<()> {
+        // A NumPy array (or other buffer) of the old memory names this View as
+        // its owner: new memory under it would leave the array on freed memory.
+        if slf.alloc.exports.load(Ordering::Acquire) > 0 {
+            return Err(pyo3::exceptions::PyBufferError::new_err(
+                "cannot resize a View while NumPy arrays or other buffers of its memory are alive \
+                 (as NumPy refuses to resize an array that is referenced): delete them first",
+            ));
+        }
         let fresh = View::allocate(shape, dtype_code, layout_code, space_code)?;
         slf.last_row.clear();
         drop(std::mem::replace(&mut *slf, fresh));
@@ -342,7 +352,11 @@ impl View {
             // The call ends: its device copy (if a Cuda kernel made one) goes back.
             self.alloc.drop_mirror().map_err(py_err)?;
         }
-        self.alloc.trusted.store(on, Ordering::Release);
+        // The call's device copy mirrors the buffer's [0, len) bytes: right
+        // only when the array's elements fill exactly those (a strided or
+        // reversed array keeps the per-launch copies of its byte range).
+        let whole = self.byte_range() == (0, self.alloc.span() as isize);
+        self.alloc.trusted.store(on && whole, Ordering::Release);
         Ok(())
     }
     #[getter]
@@ -374,6 +388,13 @@ impl View {
         self.extents[0] as usize
     }
 
+    /// The buffer protocol's export (see `export_buffer`).
+    ///
+    /// # Safety
+    /// Only CPython calls it (pyo3's `bf_getbuffer` slot), with the GIL held: `view` is the
+    /// consumer's `Py_buffer`, writable for the call, and `flags` its request. The export's
+    /// `obj` is this View, which must keep the exported memory valid until
+    /// `__releasebuffer__`; `_reset` replacing `alloc` meanwhile would break that.
     unsafe fn __getbuffer__(
         slf: Bound<'_, Self>,
         view: *mut ffi::Py_buffer,
@@ -382,6 +403,11 @@ impl View {
         Self::export_buffer(slf, view, flags)
     }
 
+    /// The end of an export (see `end_export`).
+    ///
+    /// # Safety
+    /// Only CPython calls it, with the GIL held, once per successful `__getbuffer__` on this
+    /// object, from PyBuffer_Release, with the `Py_buffer` that call filled.
     unsafe fn __releasebuffer__(&self, view: *mut ffi::Py_buffer) {
         self.end_export(view)
     }

@@ -21,7 +21,10 @@ enum Taken {
 
 impl Taken {
     fn tensor(&self) -> &DLTensor {
-        // SAFETY: the producer keeps the tensor valid until its deleter runs.
+        // SAFETY: a `Taken` lives only in the `Box` its owner capsule holds (`take`), and
+        // its deleter runs only when that `Box` is freed with it (`owner_destructor`, or
+        // `take`'s failure path); so while `&self` lives the deleter has not run, and the
+        // producer keeps the managed tensor valid and unmoved until it does (DLPack).
         unsafe {
             match self {
                 Taken::Legacy(m) => &(**m).dl_tensor,
@@ -31,6 +34,10 @@ impl Taken {
     }
 }
 
+/// # Safety
+/// Only CPython calls it, with the GIL held, once, as the destructor of a live owner
+/// capsule that `take` made: named OWNER (never renamed) over a `Box<Taken>` leaked there,
+/// which nothing else frees.
 unsafe extern "C" fn owner_destructor(capsule: *mut ffi::PyObject) {
     let p = ffi::PyCapsule_GetPointer(capsule, OWNER.as_ptr() as *const c_char) as *mut Taken;
     if !p.is_null() {
@@ -39,6 +46,11 @@ unsafe extern "C" fn owner_destructor(capsule: *mut ffi::PyObject) {
 }
 
 /// Hands a taken tensor back to its producer: its deleter, once.
+///
+/// # Safety
+/// `t` points at a live managed tensor taken from a producer's capsule (renamed
+/// "used_..."), whose deleter has not run; called once per tensor (the `Taken` is moved
+/// in, and its `Box` freed by the caller), and nothing may use the tensor afterwards.
 unsafe fn release(t: Taken) {
     match t {
         Taken::Legacy(m) => {
@@ -70,6 +82,11 @@ fn request<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// the protocol says) into an owner capsule of ours.
 fn take(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, *const Taken)> {
     let p = cap.as_ptr();
+    // SAFETY: the GIL is held (`py`) and `p` is live (`cap` borrows it). `IsValid` checks
+    // that `p` is a capsule with that name and a non-null pointer before `GetPointer` reads
+    // it; the names are static NUL-terminated strings (SetName keeps the pointer, so they
+    // must outlive the capsule). The rename is DLPack's handover: the producer's destructor
+    // now leaves the tensor alone, and its deleter is ours to call (through `Taken`).
     let taken = unsafe {
         if ffi::PyCapsule_IsValid(p, VERSIONED.as_ptr() as *const c_char) == 1 {
             let m = ffi::PyCapsule_GetPointer(p, VERSIONED.as_ptr() as *const c_char)
@@ -89,6 +106,8 @@ fn take(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, *const T
         }
     };
     let raw = Box::into_raw(Box::new(taken));
+    // SAFETY: the GIL is held; `raw` is a just-leaked `Box<Taken>` that only the
+    // destructor registered with it frees, and OWNER is a static NUL-terminated name.
     let owner = unsafe {
         ffi::PyCapsule_New(
             raw as *mut c_void,
@@ -98,9 +117,12 @@ fn take(py: Python<'_>, cap: &Bound<'_, PyAny>) -> PyResult<(Py<PyAny>, *const T
     };
     if owner.is_null() {
         // Still ours to release: run the deleter now.
+        // SAFETY: PyCapsule_New failed, so no capsule owns `raw`: it is the `Box` leaked
+        // above, taken back once here, and the tensor's deleter has not run yet.
         unsafe { release(*Box::from_raw(raw)) };
         return Err(PyErr::fetch(py));
     }
+    // SAFETY: `owner` is a non-null new reference from PyCapsule_New, now ours; GIL held.
     Ok((unsafe { Py::from_owned_ptr(py, owner) }, raw))
 }
 
@@ -128,15 +150,22 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
     let cap = request(obj)?;
     // From here on the tensor is ours: dropping `owner` runs its deleter once.
     let (owner, taken) = take(py, &cap)?;
+    // SAFETY: `taken` points into the `Box` that `owner` holds; `owner` lives to the end of
+    // this function (every early return drops it only after the last use), the `Box` is
+    // freed only by its destructor, and nothing writes to it.
     let taken = unsafe { &*taken };
     if let Taken::Versioned(m) = taken {
-        let (version, flags) = unsafe { ((**m).version, (**m).flags) };
+        // SAFETY: `m` is the producer's live versioned tensor (see `Taken::tensor`); its
+        // version is read first, as DLPack asks, and the rest only for a 1.x tensor.
+        let version = unsafe { (**m).version };
         if version.major != 1 {
             return Err(PyTypeError::new_err(format!(
                 "DLPack {}.{} tensors are not supported (1.x is)",
                 version.major, version.minor
             )));
         }
+        // SAFETY: as above; a 1.x tensor has `flags` where this struct reads it.
+        let flags = unsafe { (**m).flags };
         if flags & FLAG_READ_ONLY != 0 {
             return Err(PyTypeError::new_err(
                 "a read-only DLPack tensor cannot be a kernel argument (kernels may write their \
@@ -155,15 +184,21 @@ pub fn import(obj: &Bound<'_, PyAny>) -> PyResult<(ViewTy, ViewVal)> {
     }
     let mut extent = [0i64; 8];
     let mut stride = [0i64; 8];
-    // SAFETY: a DLPack producer gives `ndim` shape (and stride) entries.
+    // SAFETY: `t` is live (`owner`); DLPack makes `shape` an array of `ndim` int64 that
+    // lives as long as the tensor, and `rank == ndim` (1..=8, checked above); the values
+    // are copied out. Not checked: a faulty producer's null `shape` would be UB here.
     extent[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.shape, rank) });
     if t.strides.is_null() {
         stride = contiguous_strides(&extent[..rank], false);
         stride[rank..].fill(0);
     } else {
+        // SAFETY: as for `shape`: a non-null `strides` holds `ndim` int64 for the tensor's
+        // lifetime, and `rank == ndim`.
         stride[..rank].copy_from_slice(unsafe { std::slice::from_raw_parts(t.strides, rank) });
     }
-    let data = unsafe { (t.data as *mut u8).add(t.byte_offset as usize) };
+    // The first element sits at `data + byte_offset` (a device address for a CUDA tensor,
+    // never dereferenced on the host): wrapping arithmetic, which needs no bounds proof.
+    let data = (t.data as *mut u8).wrapping_add(t.byte_offset as usize);
     Ok(borrowed_view(
         owner.bind(py),
         data,
