@@ -78,8 +78,8 @@ pub fn kokkos() -> PkResult<()> {
     if SUPPORT.get().is_none() {
         // One initialization at a time; an interrupted one (Ctrl-C during the
         // build) is not kept, so the next call builds again.
-        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        let _one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        static ONE: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+        let _one = ONE.lock();
         if SUPPORT.get().is_none() {
             match init() {
                 Err(e @ PkError::Interrupted(_)) => return Err(e),

@@ -6,11 +6,11 @@
 //! formed), `kernel` (one kernel run and its time), `compile` (a kernel built
 //! or found in the cache). Recording is off unless started: each hook costs
 //! one atomic load then.
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 pub const FORMAT: &str = "pykokkos-fuse-trace";
@@ -37,7 +37,7 @@ pub fn start(path: &str, header: Value) -> std::io::Result<()> {
         m.extend(extra);
     }
     writeln!(out, "{h}")?;
-    let mut rec = REC.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rec = REC.lock();
     if let Some(mut old) = rec.take() {
         let _ = old.out.flush();
     }
@@ -52,7 +52,7 @@ pub fn start(path: &str, header: Value) -> std::io::Result<()> {
 /// Stops recording; everything is on disk when it returns.
 pub fn stop() -> std::io::Result<()> {
     ON.store(false, Ordering::Release);
-    let mut rec = REC.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rec = REC.lock();
     match rec.take() {
         Some(mut r) => r.out.flush(),
         None => Ok(()),
@@ -64,16 +64,16 @@ pub fn stop() -> std::io::Result<()> {
 static SITE: Mutex<String> = Mutex::new(String::new());
 
 pub fn set_site(site: String) {
-    *SITE.lock().unwrap_or_else(|e| e.into_inner()) = site;
+    *SITE.lock() = site;
 }
 
 pub fn take_site() -> String {
-    std::mem::take(&mut *SITE.lock().unwrap_or_else(|e| e.into_inner()))
+    std::mem::take(&mut *SITE.lock())
 }
 
 /// Microseconds since recording began (0 when off).
 pub fn now_us() -> f64 {
-    let rec = REC.lock().unwrap_or_else(|e| e.into_inner());
+    let rec = REC.lock();
     rec.as_ref()
         .map_or(0.0, |r| r.t0.elapsed().as_secs_f64() * 1e6)
 }
@@ -84,7 +84,7 @@ pub fn event_text(ev: &str, fields: &str) {
     if !on() {
         return;
     }
-    let mut rec = REC.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rec = REC.lock();
     if let Some(r) = rec.as_mut() {
         let t = (r.t0.elapsed().as_secs_f64() * 1e7).round() / 10.0;
         if writeln!(r.out, r#"{{"ev":"{ev}","t_us":{t},{fields}}}"#).is_err() {
@@ -98,7 +98,7 @@ pub fn event(ev: &str, mut body: Value) {
     if !on() {
         return;
     }
-    let mut rec = REC.lock().unwrap_or_else(|e| e.into_inner());
+    let mut rec = REC.lock();
     if let Some(r) = rec.as_mut() {
         let t = r.t0.elapsed().as_secs_f64() * 1e6;
         if let Some(m) = body.as_object_mut() {

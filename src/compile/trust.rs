@@ -5,11 +5,11 @@
 //! the toolchain identity, the package version and the blake3 of its bytes.
 //! Anything else is rebuilt (after one warning naming it and the reason).
 use crate::errors::{PkError, PkResult};
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 const PACKAGE: &str = concat!("pykokkos-fuse ", env!("CARGO_PKG_VERSION"));
 
@@ -180,7 +180,7 @@ pub fn write_record(tmp_so: &Path, so: &Path, key: &str, identity: &str) -> PkRe
 /// One warning per path and process: a cache entry that was not loaded.
 pub fn warn_untrusted(so: &Path, why: &str) {
     static WARNED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
-    if WARNED.lock().unwrap().insert(so.to_path_buf()) {
+    if WARNED.lock().insert(so.to_path_buf()) {
         tracing::warn!(path = %so.display(), reason = why, "cached kernel not loaded");
         eprintln!(
             "pykokkos: warning: not loading cached kernel {}: {why}; rebuilding it",

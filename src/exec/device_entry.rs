@@ -12,8 +12,9 @@ use crate::codegen::device::{
 use crate::compile::cudadrv::{self, CuPtr};
 use crate::compile::nvrtc::DeviceFn;
 use crate::memory::view::PkViewArg;
+use parking_lot::{Mutex, MutexGuard};
 use std::ffi::c_void;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 
 pub struct DeviceEntry {
     pub(super) func: DeviceFn,
@@ -156,7 +157,7 @@ impl DeviceEntry {
         if bytes == 0 {
             return Ok(0);
         }
-        let mut held = self.level1.lock().unwrap_or_else(|e| e.into_inner());
+        let mut held = self.level1.lock();
         match held.last() {
             Some(&(p, n)) if n >= bytes => Ok(p),
             _ => {
@@ -180,7 +181,7 @@ impl DeviceEntry {
         drv: &cudadrv::Driver,
         bytes: usize,
     ) -> Result<(MutexGuard<'_, Option<CuPtr>>, CuPtr), String> {
-        let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut scratch = self.scratch.lock();
         if let Some(p) = *scratch {
             return Ok((scratch, p));
         }

@@ -5,8 +5,8 @@ use super::kernel::{read_total, Entry, Kernel, Total};
 use crate::compile::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 /// Kokkos' host backends run one parallel dispatch at a time per process
 /// (OpenMP refuses a second one: "in parallel or not initialized"), so
@@ -33,7 +33,7 @@ impl Drop for Turn {
 pub fn dispatch_turn() -> Turn {
     HOLDERS.fetch_add(1, Ordering::AcqRel);
     Turn {
-        _guard: DISPATCH.lock().unwrap_or_else(|e| e.into_inner()),
+        _guard: DISPATCH.lock(),
     }
 }
 

@@ -11,9 +11,10 @@ use super::defer::{Deferred, Why};
 use super::plan::{Plan, Refusal};
 use super::renumber::renumber;
 use crate::exec::launch::Origin;
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Launches listed per region, refusals listed, regions drawn: reports of
 /// flushes with thousands of launches stay readable (and cheap to keep).
@@ -199,7 +200,7 @@ pub fn keep<'a>(
         Arc::ptr_eq(a.0, &b.0) && std::ptr::addr_eq(Arc::as_ptr(a.1), Arc::as_ptr(&b.1))
     };
     let overwritten: Vec<Site<'a>> = overwritten.take(SHOWN).collect();
-    let last = LAST.lock().unwrap().clone();
+    let last = LAST.lock().clone();
     let again = last.filter(|f| {
         Arc::ptr_eq(&f.summary, &summary)
             && f.sites.iter().all(|(&k, s)| same_site(info(k), s))
@@ -220,12 +221,12 @@ pub fn keep<'a>(
     if crate::config::get().explain {
         eprint!("{}", flush.brief());
     }
-    let mut h = HISTORY.lock().unwrap();
+    let mut h = HISTORY.lock();
     if h.len() >= HISTORY_LEN {
         h.pop_front();
     }
     h.push_back(flush.clone());
-    *LAST.lock().unwrap() = Some(flush);
+    *LAST.lock() = Some(flush);
 }
 
 impl Flush {
@@ -304,7 +305,7 @@ impl Flush {
 
 /// The last flush's report and DOT graph.
 pub fn last(verbose: bool) -> Option<(String, String)> {
-    let f = LAST.lock().unwrap().clone()?;
+    let f = LAST.lock().clone()?;
     Some((if verbose { f.text() } else { f.brief() }, f.dot()))
 }
 
@@ -312,7 +313,7 @@ pub fn last(verbose: bool) -> Option<(String, String)> {
 /// report kept again, see `keep`, is written once); the reports list every
 /// launch shown (tests read them).
 pub fn take_history() -> Vec<(String, String)> {
-    let h = std::mem::take(&mut *HISTORY.lock().unwrap());
+    let h = std::mem::take(&mut *HISTORY.lock());
     let mut texts: HashMap<*const Flush, (String, String)> = HashMap::new();
     h.iter()
         .map(|f| {

@@ -8,12 +8,13 @@ use super::slot::Slot;
 use crate::errors::PkResult;
 use crate::exec::launch::{Launch, Origin};
 use crate::types::Pattern;
+use parking_lot::Mutex;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
 use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
@@ -115,7 +116,7 @@ pub fn folds_into_newest(l: &Launch) -> bool {
     if pending_count() == 0 {
         return false;
     }
-    let g = GRAPH.lock().unwrap();
+    let g = GRAPH.lock();
     g.by_seq
         .last_key_value()
         .is_some_and(|(_, &n)| l.repeats(&g.dag[n].launch))
@@ -144,7 +145,7 @@ pub fn record(
         globals
     })?;
     let slot = (launch.key.pattern != Pattern::For).then(|| Arc::new(Slot::default()));
-    let mut g = GRAPH.lock().unwrap();
+    let mut g = GRAPH.lock();
     if fold && slot.is_none() {
         if let Some((&seq, &n)) = g.by_seq.last_key_value() {
             let last = &g.dag[n];
@@ -230,7 +231,7 @@ pub enum Demand<'a> {
 
 /// Dependency edges among `nodes` (given in program order), as positions.
 pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
-    let g = GRAPH.lock().unwrap();
+    let g = GRAPH.lock();
     // Program order is sequence order: a position is a binary search away.
     let pos = |seq: u64| nodes.binary_search_by_key(&seq, |n| n.seq).ok();
     let mut out = Vec::new();
@@ -309,7 +310,7 @@ pub(super) fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
 
 /// Takes launches out of the DAG to run them (those still pending).
 pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
-    let mut g = GRAPH.lock().unwrap();
+    let mut g = GRAPH.lock();
     seqs.iter()
         .filter_map(|s| g.by_seq.get(s).copied())
         .collect::<Vec<_>>()
@@ -321,7 +322,7 @@ pub fn take(seqs: &[u64]) -> Vec<Arc<Node>> {
 /// Launches a flush runs without taking them out of the DAG (deferred ones:
 /// their outputs are computed in registers, and they stay pending).
 pub fn peek(seqs: &[u64]) -> Vec<Arc<Node>> {
-    let g = GRAPH.lock().unwrap();
+    let g = GRAPH.lock();
     seqs.iter()
         .filter_map(|s| g.by_seq.get(s).map(|&n| g.dag[n].clone()))
         .collect()
@@ -331,7 +332,7 @@ pub fn peek(seqs: &[u64]) -> Vec<Arc<Node>> {
 /// taken out of the DAG that did not run): those whose accesses conflict with
 /// theirs, and everything after those. Returned in program order.
 pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
-    let mut g = GRAPH.lock().unwrap();
+    let mut g = GRAPH.lock();
     // A full scan (failures are rare): `by_alloc` keeps only the frontier.
     let mut stack: Vec<NodeIndex> = g
         .dag
@@ -391,7 +392,7 @@ pub fn pending_count() -> usize {
 /// Every pending launch in program order, and the pending allocations whose
 /// Python views are all gone.
 pub fn snapshot() -> (Vec<Arc<Node>>, BTreeSet<usize>) {
-    let g = GRAPH.lock().unwrap();
+    let g = GRAPH.lock();
     let nodes = g.by_seq.values().map(|n| g.dag[*n].clone()).collect();
     (nodes, g.dead.clone())
 }

@@ -1,6 +1,6 @@
 //! Where a lazy reduction's total lands once its launch ran (or why it never will).
 use crate::exec::kernel::Total;
-use std::sync::Mutex;
+use parking_lot::Mutex;
 
 #[derive(Default)]
 pub struct Slot {
@@ -9,15 +9,15 @@ pub struct Slot {
 
 impl Slot {
     pub fn get(&self) -> Option<Result<Total, String>> {
-        self.value.lock().unwrap().clone()
+        self.value.lock().clone()
     }
     pub fn is_set(&self) -> bool {
-        self.value.lock().unwrap().is_some()
+        self.value.lock().is_some()
     }
     pub fn set(&self, t: Total) {
-        *self.value.lock().unwrap() = Some(Ok(t));
+        *self.value.lock() = Some(Ok(t));
     }
     pub fn fail(&self, why: &str) {
-        *self.value.lock().unwrap() = Some(Err(why.to_string()));
+        *self.value.lock() = Some(Err(why.to_string()));
     }
 }

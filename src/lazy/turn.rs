@@ -1,8 +1,8 @@
 //! One flush at a time: a region taken out of the DAG is invisible to another
 //! thread's closure, so that thread must wait until it has run (its host read,
 //! or the launch that depends on it, comes after).
+use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
 
 static FLUSH: Mutex<()> = Mutex::new(());
 static FLUSHING: AtomicUsize = AtomicUsize::new(0);
@@ -21,7 +21,7 @@ pub struct Turn {
 pub fn flush_turn() -> Turn {
     FLUSHING.fetch_add(1, Ordering::AcqRel);
     Turn {
-        _guard: FLUSH.lock().unwrap_or_else(|e| e.into_inner()),
+        _guard: FLUSH.lock(),
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 /// Takes launches a flush found overwritten out of the DAG unrun, and with
 /// them, in turn, the launches that only fed them (see `alloc_died`).
 pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
-    let mut g = GRAPH.lock().unwrap();
+    let mut g = GRAPH.lock();
     let mut out = Vec::new();
     let mut work: Vec<NodeIndex> = Vec::new();
     for s in seqs {
@@ -45,7 +45,7 @@ pub fn alloc_died(alloc: usize) {
         return;
     }
     let mut dropped = Vec::new();
-    if let Ok(mut g) = GRAPH.try_lock() {
+    if let Some(mut g) = GRAPH.try_lock() {
         if !g.by_alloc.contains_key(&alloc) {
             return;
         }

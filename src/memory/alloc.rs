@@ -57,7 +57,7 @@ pub struct Alloc {
     /// Byte ranges of buffer exports taken while the device copy was newer:
     /// only those bytes came to the host, and they go back to the device
     /// when the export ends (see `device.rs`, `host_export`).
-    pub(crate) ranges: std::sync::Mutex<Vec<(isize, isize)>>,
+    pub(crate) ranges: parking_lot::Mutex<Vec<(isize, isize)>>,
     /// Device memory we only borrow (a CuPy array, through
     /// `__cuda_array_interface__`): no host copy exists, `dev` is its address,
     /// and the owner object is kept alive while a launch uses it.

@@ -33,14 +33,14 @@ impl Alloc {
                 return Err(cuda_err("copying part of a view back from the GPU"));
             }
         }
-        self.ranges.lock().unwrap().push((lo, hi));
+        self.ranges.lock().push((lo, hi));
         Ok(true)
     }
 
     /// The export of `[lo, hi)` that `host_export` made ended: what the host
     /// holds there (a received message) goes to the device.
     pub fn export_ended(&self, lo: isize, hi: isize) -> PkResult<()> {
-        let mut r = self.ranges.lock().unwrap();
+        let mut r = self.ranges.lock();
         let Some(k) = r.iter().position(|x| *x == (lo, hi)) else {
             return Ok(());
         };
@@ -53,7 +53,7 @@ impl Alloc {
     /// or a kernel uses it (which may then write them on the device: the
     /// export's host bytes are not pushed over that again).
     pub(super) fn push_exports(&self) -> PkResult<()> {
-        let r = std::mem::take(&mut *self.ranges.lock().unwrap());
+        let r = std::mem::take(&mut *self.ranges.lock());
         r.into_iter()
             .try_for_each(|(lo, hi)| self.push_range(lo, hi))
     }

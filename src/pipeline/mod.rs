@@ -16,7 +16,6 @@ mod plan_cache;
 mod planning;
 mod settle;
 mod solo;
-mod spin;
 mod switches;
 mod trace_flush;
 use trace_flush::trace_flush;

@@ -29,9 +29,10 @@ use crate::lazy::deferral::Verdict;
 use crate::lazy::graph::{Demand, Node};
 use crate::memory::alloc::Alloc;
 use crate::types::ArgTy;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 /// Flushes longer than this are planned each time (their planning is
 /// dwarfed by their kernels, and their keys would be long).
@@ -257,7 +258,7 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
 
 /// The cached plan of this shape, if the launches are the kernels it was made for.
 pub fn get(shape: &Shape<'_>, nodes: &[Arc<Node>]) -> Option<Arc<Cached>> {
-    let table = TABLE.lock().unwrap();
+    let table = TABLE.lock();
     let e = table.get(&shape.words)?;
     let same = nodes
         .iter()
@@ -282,7 +283,7 @@ pub fn put(shape: Shape<'_>, nodes: &[Arc<Node>], plan: Cached) {
             .collect(),
         plan: Arc::new(plan),
     };
-    let mut table = TABLE.lock().unwrap();
+    let mut table = TABLE.lock();
     if table.len() >= CAPACITY {
         table.clear();
     }

@@ -56,11 +56,11 @@ pub fn new_of_type<T: pyo3::PyClass + pyo3::type_object::PyTypeInfo + 'static>(
 /// One cached row object per view. The row holds only the allocation, never
 /// the view it came from, so the cache makes no reference cycle.
 #[derive(Default)]
-pub struct RowCache(std::sync::Mutex<Option<(Vec<i64>, Py<PyAny>)>>);
+pub struct RowCache(parking_lot::Mutex<Option<(Vec<i64>, Py<PyAny>)>>);
 
 impl RowCache {
     pub fn get(&self, py: Python<'_>, ix: &[i64]) -> Option<Py<PyAny>> {
-        let c = self.0.lock().unwrap();
+        let c = self.0.lock();
         c.as_ref()
             .filter(|(k, _)| k.as_slice() == ix)
             .map(|(_, o)| o.clone_ref(py))
@@ -68,12 +68,12 @@ impl RowCache {
 
     pub fn put(&self, ix: &[i64], row: Py<PyAny>) {
         // The old row (if any) is released after the lock: its drop may run Python.
-        let old = self.0.lock().unwrap().replace((ix.to_vec(), row));
+        let old = self.0.lock().replace((ix.to_vec(), row));
         drop(old);
     }
 
     pub fn clear(&self) {
-        let old = self.0.lock().unwrap().take();
+        let old = self.0.lock().take();
         drop(old);
     }
 }

@@ -10,11 +10,12 @@ use crate::lazy::slot::Slot;
 use crate::lazy::turn;
 use crate::memory::alloc::Alloc;
 use crate::pipeline;
+use parking_lot::Mutex;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
 
 /// A pending reduction/scan total; `value()` forces exactly what it needs.
 #[pyclass(frozen, module = "pykokkos._native", name = "Pending")]
@@ -126,7 +127,7 @@ static SWALLOWED: LazyLock<Mutex<HashMap<usize, Py<pyo3::exceptions::PyBaseExcep
 /// The flush of `__getbuffer__`: remembers its error for `take_swallowed`.
 pub fn flush_for_buffer(py: Python<'_>, alloc: &Arc<Alloc>) -> PyResult<()> {
     flush_host(py, alloc).inspect_err(|err| {
-        let mut kept = SWALLOWED.lock().unwrap();
+        let mut kept = SWALLOWED.lock();
         kept.insert(alloc.id(), err.value(py).clone().unbind());
         ANY_SWALLOWED.store(true, std::sync::atomic::Ordering::Release);
     })
@@ -140,7 +141,7 @@ pub fn take_swallowed(py: Python<'_>, alloc: usize) -> PyResult<()> {
     if !ANY_SWALLOWED.load(std::sync::atomic::Ordering::Acquire) {
         return Ok(());
     }
-    let mut kept = SWALLOWED.lock().unwrap();
+    let mut kept = SWALLOWED.lock();
     let found = kept.remove(&alloc);
     ANY_SWALLOWED.store(!kept.is_empty(), std::sync::atomic::Ordering::Release);
     drop(kept);

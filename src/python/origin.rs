@@ -8,11 +8,12 @@ use super::workunit::Workunit;
 use crate::errors::{PkError, PkResult};
 use crate::exec::launch::Origin;
 use crate::lower::Globals;
+use parking_lot::Mutex;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::LazyLock;
 
 pub struct PyOrigin {
     pub wu: Py<Workunit>,
@@ -63,15 +64,12 @@ impl Origin for PyOrigin {
             return "<unknown>".into();
         };
         let key = (code.as_ptr() as usize, *lasti);
-        if let Some((_, s)) = SITES.lock().unwrap().get(&key) {
+        if let Some((_, s)) = SITES.lock().get(&key) {
             return s.clone();
         }
         Python::attach(|py| {
             let s = locate(code.bind(py), *lasti);
-            SITES
-                .lock()
-                .unwrap()
-                .insert(key, (code.clone_ref(py), s.clone()));
+            SITES.lock().insert(key, (code.clone_ref(py), s.clone()));
             s
         })
     }

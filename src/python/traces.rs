@@ -4,12 +4,13 @@ use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use crate::memory::alloc::{Alloc, TraceRoot};
 use crate::memory::view::ViewVal;
+use parking_lot::Mutex;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use super::buffer::HeldBuffer;
 
@@ -84,7 +85,7 @@ fn root_of(py: Python<'_>, x: &ViewVal, held: &[HeldBuffer]) -> TraceRoot {
         Some((s, n, d)) if d == device && s as isize <= lo && hi <= (s + n) as isize => (s, n),
         _ => (lo as usize, (hi - lo).max(0) as usize),
     };
-    let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    let mut roots = ROOTS.lock();
     let fresh = 1usize << 48; // above any user address on the machines we run on
     let id = match roots.get(&start) {
         Some((n, id)) if *n == len => *id,
@@ -137,7 +138,7 @@ fn write(dir: &std::path::Path, name: &str, bytes: &[u8]) {
 /// by its host-write count, memory Python reaches unseen by its contents.
 fn store_inputs(l: &Launch) -> Vec<(usize, String)> {
     let mut reload = Vec::new();
-    let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
+    let mut data = DATA.lock();
     let Some((dir, seen)) = data.as_mut() else {
         return reload;
     };
@@ -201,7 +202,7 @@ fn store_inputs(l: &Launch) -> Vec<(usize, String)> {
 /// result so far, and its digest, against which the next use tells whether
 /// the host wrote it in between.
 pub fn store_results(l: &Launch) {
-    let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
+    let mut data = DATA.lock();
     let Some((dir, seen)) = data.as_mut() else {
         return;
     };
@@ -226,7 +227,7 @@ pub fn store_results(l: &Launch) {
 /// Stores the final contents of every buffer the trace saw, then forgets them.
 #[pyfunction]
 pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
-    let mut data = DATA.lock().unwrap_or_else(|e| e.into_inner());
+    let mut data = DATA.lock();
     if let Some((old, seen)) = data.take() {
         for (id, s) in &seen {
             // Memory whose results were stored after its launches keeps
@@ -266,7 +267,7 @@ pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
 pub fn trace_start(path: &str, header: &str) -> PyResult<()> {
     let h: serde_json::Value = serde_json::from_str(header)
         .map_err(|e| PyValueError::new_err(format!("trace header: {e}")))?;
-    ROOTS.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    ROOTS.lock().clear();
     crate::trace::start(path, h).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))
 }
 

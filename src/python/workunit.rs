@@ -6,10 +6,11 @@ use crate::exec::launch::Origin;
 use crate::frontend::source::SourceInfo;
 use crate::frontend::workunit;
 use crate::types::Pattern;
+use parking_lot::Mutex;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use pyo3::types::PyString;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 #[pyclass(frozen, module = "pykokkos._native", name = "Workunit")]
 pub struct Workunit {
@@ -116,7 +117,7 @@ impl Workunit {
         key: OriginKey,
         make: impl FnOnce() -> Arc<dyn Origin>,
     ) -> Arc<dyn Origin> {
-        let mut last = self.last_origin.lock().unwrap();
+        let mut last = self.last_origin.lock();
         if let Some((k, o)) = last.as_ref() {
             if *k == key {
                 return o.clone();
@@ -142,7 +143,7 @@ impl Workunit {
         pattern: Pattern,
         rank: usize,
     ) -> PyResult<Arc<LaunchParams>> {
-        let mut cache = self.launch_params.lock().unwrap();
+        let mut cache = self.launch_params.lock();
         if let Some((_, p)) = cache.iter().find(|(k, _)| *k == (pattern, rank)) {
             return Ok(p.clone());
         }

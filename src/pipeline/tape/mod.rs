@@ -32,7 +32,12 @@
 //! each launch as it came) and `PK_FUSE_NOFUSE`.
 use super::kernels::run_fused_kernel;
 use super::planning::no_fuse;
-use super::spin::{SpinGuard, SpinLock};
+/// The tape is locked twice per iteration of a read-every-iteration loop,
+/// always by the thread that holds the GIL, so never contended in practice: a
+/// spin lock, whose unlock is a plain store (a std Mutex's is a locked swap
+/// that looks for waiters), yielding the core if it ever has to wait.
+type SpinLock<T> = spin::mutex::SpinMutex<T, spin::relax::Yield>;
+type SpinGuard<'a, T> = spin::mutex::SpinMutexGuard<'a, T>;
 use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::Total;
