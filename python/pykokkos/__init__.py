@@ -10,6 +10,7 @@ import os as _os
 
 from . import _openblas  # noqa: F401  first: it acts before NumPy is imported
 from . import _native
+from ._install import install_kokkos as _install_kokkos
 from ._kernels import classtype, function, functor, workunit
 from ._workload import Iterate, Rank, callback, execute, main, printf, workload
 from ._launch import (AUTO, ExecutionPolicy, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
@@ -91,6 +92,8 @@ from . import trace  # noqa: E402  (pk.trace.record)
 atexit.register(trace.stop)
 # Registered after finalize, so it runs before it: nothing pending is dropped at exit.
 atexit.register(_exit_flush)
+# A fresh install builds Kokkos at its first kernel (no `make setup` needed).
+_native.set_kokkos_installer(_install_kokkos)
 trace.start_from_environment()
 
 

@@ -70,19 +70,30 @@ fn resolve_root() -> PkResult<PathBuf> {
     Ok(dir)
 }
 
+/// Builds the project's own Kokkos (`want_cuda`: the CUDA build) where none
+/// is installed yet: set by the Python package (`pykokkos.kokkos_setup`), so
+/// a `pip install` needs no other command.
+pub type Installer = Box<dyn Fn(bool) -> Result<(), String> + Send + Sync>;
+static INSTALLER: OnceLock<Installer> = OnceLock::new();
+
+pub fn set_installer(f: Installer) {
+    let _ = INSTALLER.set(f);
+}
+
 fn find_kokkos() -> PkResult<Kokkos> {
     let explicit = crate::config::get().kokkos_root.clone();
-    let prefix = match explicit {
-        Some(p) => p,
-        None => {
-            let want_cuda = crate::config::get().kokkos_cuda.as_deref() == Some("1");
-            cache_root()?.join(format!(
-                "kokkos-{KOKKOS_VERSION}-{}",
-                if want_cuda { "cuda" } else { "host" }
-            ))
-        }
+    let want_cuda = crate::config::get().kokkos_cuda.as_deref() == Some("1");
+    let prefix = match &explicit {
+        Some(p) => p.clone(),
+        None => cache_root()?.join(format!(
+            "kokkos-{KOKKOS_VERSION}-{}",
+            if want_cuda { "cuda" } else { "host" }
+        )),
     };
     let cfg = prefix.join("include").join("KokkosCore_config.h");
+    if let (false, None, Some(install)) = (cfg.exists(), &explicit, INSTALLER.get()) {
+        install(want_cuda).map_err(PkError::Environment)?;
+    }
     let text = std::fs::read_to_string(&cfg).map_err(|_| {
         PkError::Environment(format!(
             "Kokkos is not installed at {}: run `make setup` in the pykokkos-fuse checkout \

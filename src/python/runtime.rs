@@ -66,3 +66,13 @@ pub fn toolchain_info() -> PyResult<Vec<(String, String)>> {
         ("identity".into(), tc.identity.clone()),
     ])
 }
+
+/// The function that builds the project's own Kokkos the first time a kernel
+/// needs it and none is installed (pykokkos/__init__.py), with the GIL taken
+/// for the call.
+#[pyfunction]
+pub fn set_kokkos_installer(f: Py<PyAny>) {
+    toolchain::set_installer(Box::new(move |cuda| {
+        Python::attach(|py| f.call1(py, (cuda,)).map(|_| ()).map_err(|e| e.to_string()))
+    }));
+}
