@@ -466,3 +466,22 @@ def test_unaligned_numpy_memory_reads_and_writes_elementwise():
     assert v[2] == 2.0
     v[3] = 7.5
     np.testing.assert_array_equal(a, [0.0, 1.0, 2.0, 7.5, 4.0])
+
+
+def test_a_refused_buffer_request_holds_nothing():
+    # A column-major View refuses a C-order-only (PyBUF_SIMPLE) request; the
+    # refusal must keep no reference and no export behind.
+    import ctypes
+    import sys
+
+    v = pk.View([3, 4], pk.double, layout=pk.LayoutLeft)
+    before = sys.getrefcount(v)
+    buf = (ctypes.c_byte * 256)()
+    get = ctypes.pythonapi.PyObject_GetBuffer
+    get.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        get(v, ctypes.addressof(buf), 0)
+    assert sys.getrefcount(v) == before
+    assert v._exports == 0
+    v.resize(0, 5)  # no export is left alive
+    assert tuple(v.shape) == (5, 4)

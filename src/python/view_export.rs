@@ -29,25 +29,39 @@ impl View {
         }
         let me = slf.borrow();
         flush_for_buffer(slf.py(), &me.alloc)?;
-        if !me.read_once.swap(false, Ordering::AcqRel) {
-            let (lo, hi) = me.byte_range();
+        let data = me.data_ptr()?;
+        let (lo, hi) = me.byte_range();
+        let ranged = if !me.read_once.swap(false, Ordering::AcqRel) {
             let ranged = me.alloc.host_export(lo, hi).map_err(py_err)?;
             me.ranged_exports
                 .fetch_add(ranged as usize, Ordering::AcqRel);
-        }
+            ranged
+        } else {
+            false
+        };
         let contiguous_c = me.kernel_layout == Layout::Right;
         let owner = slf.clone().into_any().into_ptr();
         let (shape, strides) = (me.shape(), &me.strides[..me.rank]);
-        buffer::export(
+        let exported = buffer::export(
             &mut *view,
             owner,
-            me.data_ptr()?,
+            data,
             me.dtype,
             shape,
             strides,
             contiguous_c,
             flags,
-        )?;
+        );
+        if let Err(e) = exported {
+            // A refused export holds nothing: the reference taken for it and the
+            // ranged export go back (the consumer never calls release).
+            ffi::Py_DECREF(owner);
+            if ranged {
+                me.ranged_exports.fetch_sub(1, Ordering::AcqRel);
+                me.alloc.export_ended(lo, hi).map_err(py_err)?;
+            }
+            return Err(e);
+        }
         me.alloc.exports.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
