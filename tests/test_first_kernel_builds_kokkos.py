@@ -54,3 +54,20 @@ def test_the_first_kernel_of_a_fresh_cache_builds_kokkos(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[False] [0.0, 2.0, 4.0, 6.0, 8.0]", r.stdout
     assert "is not built yet" in r.stderr and "Kokkos ready after" in r.stderr, r.stderr
+
+
+def test_doctor_reports_what_is_missing_and_the_fix(tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = dict(os.environ, PK_CACHE_DIR=str(cache))
+    env.pop("PK_KOKKOS_ROOT", None)
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = {line[9:].split("  ")[0].strip(): line for line in r.stdout.splitlines()}
+    assert rows["Kokkos (host)"].startswith("missing") and "the first kernel builds it" in rows["Kokkos (host)"]
+    assert rows["C++ compiler"].startswith("ok") and rows["cache folder"].startswith("ok")
+    assert not any((cache / d).exists() for d in ("kernels", "build")), "doctor builds nothing"
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=dict(env, CXX="no-such-compiler"),
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "install g++" in r.stdout, r.stdout

@@ -291,6 +291,9 @@ def main(argv=None) -> int:
     m.add_argument("-o", "--output", help="where to write the PyKokkos program (default: stdout)")
     m.add_argument("--args", default="", help="the program's command line for that run, as one string")
     m.set_defaults(func=lambda a: __import__("pykokkos.numba._migrate", fromlist=["main"]).main(a))
+    d = sub.add_parser("doctor", help="what this machine offers (compiler, Kokkos, CUDA, cache, MPI, Numba), "
+                                      "and the fix for anything missing")
+    d.set_defaults(func=lambda a: __import__("pykokkos._doctor", fromlist=["doctor"]).doctor())
     c = sub.add_parser("cache", help="the compile cache: where, size, clear")
     c.add_argument("action", choices=["where", "size", "clear"])
     c.add_argument("--yes", action="store_true", help="really clear")
