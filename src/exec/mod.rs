@@ -3,6 +3,7 @@
 pub mod args;
 mod callees;
 pub mod describe;
+mod device_bytes;
 pub mod device_entry;
 mod device_records;
 pub mod kernel;

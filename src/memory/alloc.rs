@@ -20,11 +20,11 @@ pub const NEWER: u8 = 2;
 
 pub struct Alloc {
     /// Bytes between the allocation's start and the data (see `owned`).
-    color: usize,
-    ptr: AtomicPtr<u8>,
-    bytes: usize,
+    pub(super) color: usize,
+    pub(super) ptr: AtomicPtr<u8>,
+    pub(super) bytes: usize,
     /// Some for memory we only borrow (a NumPy array): released on drop.
-    foreign: Option<ForeignBuf>,
+    pub(super) foreign: Option<ForeignBuf>,
     /// Memory the runtime did not allocate (NumPy's).
     borrowed: bool,
     /// Borrowed memory that no Python code touches behind the runtime's back
@@ -104,7 +104,7 @@ unsafe impl Sync for Alloc {}
 // View memory comes from the system allocator (not the global one, see
 // lib.rs). 16 bytes lets it use calloc: big views then come from fresh
 // zero pages that the first (parallel) kernel touches, instead of a serial memset.
-const ALIGN: usize = 16;
+pub(super) const ALIGN: usize = 16;
 
 impl Alloc {
     pub fn owned(bytes: usize, uvm: bool) -> Arc<Alloc> {
@@ -362,53 +362,6 @@ impl Alloc {
 
     pub fn id(self: &Arc<Self>) -> usize {
         Arc::as_ptr(self) as usize
-    }
-}
-
-impl Drop for Alloc {
-    fn drop(&mut self) {
-        let d = self.dev.load(Ordering::Acquire);
-        if !d.is_null() && self.device_owner.is_none() {
-            if let Some(c) = crate::kokkos::cuda_loaded() {
-                // SAFETY: without a `device_owner`, `dev` is a mirror this allocation made
-                // with `c.malloc` (`device_ptr`, `call_mirror`); the only other free is
-                // `drop_mirror`, which swaps it to null first. `&mut self`: no launch holds
-                // the allocation any more, and `cudaFree` waits for kernels still running.
-                unsafe { (c.free)(d as *mut c_void) };
-            }
-        }
-        if self.uvm {
-            let p = self.ptr.load(Ordering::Acquire);
-            if let (false, Some(c)) = (p.is_null(), crate::kokkos::cuda_loaded()) {
-                // SAFETY: a `uvm` allocation only ever publishes a block from
-                // `malloc_managed` (`ptr_managed`); `&mut self` is the last reference, and
-                // `cudaFree` waits for kernels that may still use it.
-                unsafe { (c.free)(p as *mut c_void) };
-            }
-            return;
-        }
-        if let Some(ForeignBuf(buf)) = self.foreign.take() {
-            let mut buf = buf;
-            // SAFETY: a `ForeignBuf` is only made from a buffer that `get_buffer` obtained
-            // with `PyObject_GetBuffer` (`View::wrap`), boxed so it never moved; `take()`
-            // makes this its one release, and `attach` holds the GIL during the call.
-            Python::attach(|_| unsafe { ffi::PyBuffer_Release(&mut *buf) });
-        } else if self.bytes > 0 {
-            let p = self.ptr.load(Ordering::Acquire);
-            if !p.is_null() {
-                // SAFETY: with `bytes > 0` and no `foreign` this is runtime-owned host memory
-                // (borrowed allocations have `bytes == 0`, uvm returned above): `ptr` only
-                // publishes `base + color` for a `base` from `System.alloc_zeroed` with the
-                // layout (`bytes + color`, ALIGN) that `from_size_align` accepted in `ptr`.
-                // `&mut self` is the last reference.
-                unsafe {
-                    alloc::System.dealloc(
-                        p.sub(self.color),
-                        alloc::Layout::from_size_align_unchecked(self.bytes + self.color, ALIGN),
-                    )
-                };
-            }
-        }
     }
 }
 

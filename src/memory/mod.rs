@@ -7,5 +7,6 @@ mod call_mirror;
 pub mod device;
 pub mod dlpack;
 mod exports;
+mod free;
 pub mod geometry;
 pub mod view;

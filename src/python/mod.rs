@@ -24,6 +24,7 @@ mod traces;
 mod view;
 mod view_export;
 mod view_ops;
+mod view_raw;
 mod workunit;
 
 use pyo3::prelude::*;
