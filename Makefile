@@ -26,7 +26,7 @@ help:
 $(STAMPS)/venv: pyproject.toml Makefile
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" scipy mkdocs "mpi4py>=4" mpich
+	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" scipy mkdocs ruff "mpi4py>=4" mpich
 	@touch $@
 
 kokkos: $(STAMPS)/venv
@@ -54,6 +54,7 @@ lint: setup
 	cargo clippy --release -q --all-targets -- -D warnings
 	$(PY) -m mypy.stubtest pykokkos._native
 	$(PY) scripts/check_layers.py
+	$(VENV)/bin/ruff check -q python scripts
 	@# The user's guide (docs/, mkdocs.yml) builds with no broken link.
 	@$(PY) -m mkdocs build --strict -d $(STAMPS)/site > $(STAMPS)/docs.log 2>&1 || { cat $(STAMPS)/docs.log; exit 1; }
 

@@ -118,8 +118,6 @@ class Replayer:
     # --- buffers -----------------------------------------------------------
     def _base(self, buf: int, dtype: str, length: int):
         """One 1-D View for a buffer that 1-D views share (subviews of it)."""
-        import pykokkos as pk
-
         if buf not in self.buffers:
             a = {"buffer": buf, "dtype": dtype, "shape": [length], "strides": [1], "offset": 0, "layout": "right"}
             self.buffers[buf] = (None, self._fresh(a))

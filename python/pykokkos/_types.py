@@ -53,7 +53,8 @@ def dtype_code(d) -> int:
     try:
         return _BY_NUMPY[np.dtype(d)]
     except (TypeError, KeyError):
-        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double, pk.bool, pk.complex64 or pk.complex128") from None
+        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double, "
+                        "pk.bool, pk.complex64 or pk.complex128") from None
 
 
 class Layout(enum.Enum):
