@@ -485,3 +485,28 @@ def test_a_refused_buffer_request_holds_nothing():
     assert v._exports == 0
     v.resize(0, 5)  # no export is left alive
     assert tuple(v.shape) == (5, 4)
+
+
+def test_slices_of_ints_and_slices_match_numpy():
+    # The native slicing path (`v[a:b]`, `v[i, :]`, steps, negatives) against NumPy,
+    # each result a View sharing the memory.
+    ref = np.arange(5 * 6 * 4, dtype=np.float64).reshape(5, 6, 4)
+    v = pk.array(ref.copy())
+    keys = [slice(1, 4), (2, slice(None)), (slice(None), 3), (-1, slice(None, None, -2)),
+            (slice(4, 0, -1), 1, slice(1, 3)), (slice(None), slice(None), 0), slice(7, 9),
+            (0, slice(-3, None)), (slice(None, None, 2), slice(1, None, 3), slice(None, 2))]
+    for key in keys:
+        got, want = v[key], ref[key]
+        assert isinstance(got, pk.View) and tuple(got.shape) == want.shape, key
+        np.testing.assert_array_equal(np.asarray(got), want)
+    row = v[1, :]
+    row[2][0] = -5.0  # shares the memory
+    assert np.asarray(v)[1, 2, 0] == -5.0
+    with pytest.raises(IndexError):
+        v[9, :]
+
+    class Mine(pk.View):  # a user's subclass keeps the Python path (a pk.View back)
+        pass
+
+    m = Mine([4, 3], pk.double)
+    assert type(m[1, :]) is pk.View and tuple(m[1:3].shape) == (2, 3)

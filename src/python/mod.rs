@@ -25,6 +25,7 @@ mod view;
 mod view_export;
 mod view_ops;
 mod view_raw;
+mod view_slice;
 mod workunit;
 
 use pyo3::prelude::*;

@@ -141,6 +141,15 @@ impl View {
             v.last_row.put(&ix, obj.clone_ref(slf.py()));
             return Ok(obj);
         }
+        let ty = slf.get_type();
+        // `v[a:b]`, `v[i, :]`: the subview `_getitem` would make (a pk.View),
+        // made here; a user's subclass keeps the Python path.
+        if super::view_slice::is_package_view(&ty)? {
+            if let Some(s) = super::view_slice::slicing(key, v.shape())? {
+                let sub = born(v.subview(s.start, s.length, s.step, s.keep)?);
+                return super::handoff::new_of_type(&ty, sub);
+            }
+        }
         drop(v);
         Ok(slf
             .call_method1(pyo3::intern!(slf.py(), "_getitem"), (key,))?
