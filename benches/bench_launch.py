@@ -21,6 +21,12 @@ def one(i, x, y, z):
     z[i] = x[i] + y[i]
 
 
+@pk.workunit
+def thirteen(i, x, v, f, pack, type_, id_, mass, n_local, n_ghost, dt, lo, hi, phase):
+    # ExaMiniMD's shape: 13 keyword arguments, Views, a subview and scalars.
+    f[i] = x[i] + v[i] * dt + mass[type_[i]] * (n_local + n_ghost + lo + hi + phase) + pack[i] + id_[i]
+
+
 def main(calls: int = 10000) -> dict:
     x = pk.View([1], pk.double)
     y = pk.View([1], pk.double)
@@ -53,7 +59,29 @@ def main(calls: int = 10000) -> dict:
     view = per_call_us(lambda: pk.View([64], pk.double), calls)
     zeros = per_call_us(lambda: np.zeros(64), calls)
 
+    # Thirteen keyword arguments (ExaMiniMD's launches), one a subview sliced
+    # in the loop as its halo exchange does, beside the three-argument launch.
+    n = 8
+    x13, v13, f13 = pk.View([n], pk.double), pk.View([n], pk.double), pk.View([n], pk.double)
+    packs, type13, id13 = pk.View([6, n], pk.double), pk.View([n], pk.int32), pk.View([n], pk.int32)
+    mass = pk.View([2], pk.double)
+
+    def launch13():
+        pk.parallel_for(1, thirteen, x=x13, v=v13, f=f13, pack=packs[2, :], type_=type13, id_=id13, mass=mass,
+                        n_local=n, n_ghost=0, dt=0.005, lo=0, hi=n, phase=2)
+
+    launch13()
+    pk.fence()
+    many = per_call_us(launch13, calls)
+    slice_ = per_call_us(lambda: packs[2, :], calls)
+    np_packs = np.zeros((6, n))
+    np_slice = per_call_us(lambda: np_packs[2, :], calls)
+
     return {
+        "pk_launch_13_args_us": many["median"],
+        "pk_launch_13_over_3_args_us": many["median"] - launch["median"],
+        "view_slice_us": slice_["median"],
+        "numpy_slice_us": np_slice["median"],
         "pk_launch_us": launch["median"],
         "pk_launch_mean_us": launch["mean"],
         "pk_launch_p99_us": launch["p99"],
