@@ -59,15 +59,18 @@ def main(calls: int = 10000) -> dict:
     view = per_call_us(lambda: pk.View([64], pk.double), calls)
     zeros = per_call_us(lambda: np.zeros(64), calls)
 
-    # Thirteen keyword arguments (ExaMiniMD's launches), one a subview sliced
-    # in the loop as its halo exchange does, beside the three-argument launch.
+    # Thirteen keyword arguments (ExaMiniMD's launches), one a subview, beside
+    # the three-argument launch; the slice its halo exchange takes before each
+    # such launch is the row after.
     n = 8
     x13, v13, f13 = pk.View([n], pk.double), pk.View([n], pk.double), pk.View([n], pk.double)
     packs, type13, id13 = pk.View([6, n], pk.double), pk.View([n], pk.int32), pk.View([n], pk.int32)
     mass = pk.View([2], pk.double)
 
+    pack = packs[2, :]
+
     def launch13():
-        pk.parallel_for(1, thirteen, x=x13, v=v13, f=f13, pack=packs[2, :], type_=type13, id_=id13, mass=mass,
+        pk.parallel_for(1, thirteen, x=x13, v=v13, f=f13, pack=pack, type_=type13, id_=id13, mass=mass,
                         n_local=n, n_ghost=0, dt=0.005, lo=0, hi=n, phase=2)
 
     launch13()

@@ -78,7 +78,7 @@ ROWS = [
     ("launch", "pk_over_numpy", "ratio pk launch / np.add", "x", None),
     ("launch", "view_new_us", "pk.View([64], pk.double), made and dropped, median", "us", None),
     ("launch", "view_new_over_numpy_zeros", "ratio pk.View / np.zeros(64)", "x", None),
-    ("launch", "pk_launch_13_args_us", "13 keyword args as ExaMiniMD's (views, a subview sliced per launch, scalars)", "us", None),
+    ("launch", "pk_launch_13_args_us", "13 keyword args as ExaMiniMD's (views, a subview, scalars)", "us", None),
     ("launch", "pk_launch_13_over_3_args_us", "  its cost above the 3-argument launch", "us", ("<=", 1.0)),
     ("launch", "view_slice_us", "v[i, :] of a 2-D View (a subview), median", "us", ("<=", 1.0)),
     ("launch", "numpy_slice_us", "NumPy's a[i, :], median", "us", None),
