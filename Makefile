@@ -16,6 +16,7 @@ help:
 	@echo "make lint    rustfmt, clippy -D warnings, stubtest of _native.pyi, layer/cycle/size check"
 	@echo "make fuzz    the differential fusion test with many random programs (PK_FUZZ_EXAMPLES)"
 	@echo "make bench-numba  pykokkos.numba against Numba on the differential corpus"
+	@echo "make bench-md CXXMD=dir PYMD=dir  C++ Kokkos ExaMiniMD against the Python one, eager and fused"
 	@echo "make test-numba-corpus CORPUS=dir  other people's Numba programs against real Numba"
 	@echo "make bench-instructions  the never-slower rows in instructions (valgrind's callgrind)"
 	@echo "make trace-png    trace the demo and draw its timeline (docs/perfetto-demo*.png)"
@@ -79,11 +80,16 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-numba bench-instructions test-numba-corpus
+.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-md bench-numba bench-instructions test-numba-corpus
 # Other people's Numba programs (corpus/numba.toml) against the real Numba: eager, fused, strict.
 test-numba-corpus: setup
 	@test -n "$(CORPUS)" || { echo "usage: make test-numba-corpus CORPUS=<folder of fetched repositories, <owner>+<name>/repo>"; exit 2; }
 	$(PY) scripts/numba_corpus.py --mirrors $(CORPUS)
+
+# The paper's program: C++ Kokkos ExaMiniMD against PyKokkos' Python one, eager and fused (issue 46).
+bench-md: setup
+	@test -n "$(CXXMD)" -a -n "$(PYMD)" || { echo "usage: make bench-md CXXMD=<ExaMiniMD checkout> PYMD=<pykokkos checkout>"; exit 2; }
+	$(PY) benches/bench_examinimd.py --cxx $(CXXMD) --py $(PYMD)
 
 bench-numba: setup
 	$(PY) benches/bench_numba.py

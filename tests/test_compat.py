@@ -194,6 +194,37 @@ def test_binsort_orders_keys_by_bin_as_kokkos_bins_them():
         pk.BinSort(k, pk.BinOp1D(k, 4, 0.0, 5.0)).create_permute_vector()
 
 
+def test_binsort_in_chunks_is_the_stable_order_by_bin():
+    # Enough entries for several chunks of the parallel counting sort: the same
+    # permutation as NumPy's stable sort by bin, and sort() applies it to 1-D
+    # and 2-D Views of any dtype (ExaMiniMD sorts x, v, f, type, id, q).
+    rng = np.random.default_rng(11)
+    n = 70_000
+    x = rng.uniform(-1.0, 9.0, (n, 3))
+    xv = pk.array(x.copy())
+    op = pk.BinOp3D(xv, [5, 4, 3], [-1.0, -1.0, -1.0], [9.0, 9.0, 9.0])
+    s = pk.BinSort(xv, op)
+    s.create_permute_vector()
+    b = (np.floor((x + 1.0) * (np.array([5, 4, 3]) / 10.0))).astype(int)
+    bins = (b[:, 0] * 4 + b[:, 1]) * 3 + b[:, 2]
+    ref = np.argsort(bins, kind="stable")
+    np.testing.assert_array_equal(np.asarray(s.get_permute_vector()), ref)
+    np.testing.assert_array_equal(np.asarray(s.get_bin_count()), np.bincount(bins, minlength=60))
+    ids, q = pk.array(np.arange(n, dtype=np.int32)), pk.array(rng.random(n).astype(np.float32))
+    q_ref = np.asarray(q).copy()
+    for v in (xv, ids, q):
+        s.sort(v)
+    np.testing.assert_array_equal(np.asarray(xv), x[ref])
+    np.testing.assert_array_equal(np.asarray(ids), ref)
+    np.testing.assert_array_equal(np.asarray(q), q_ref[ref])
+    # A key range inside the keys: permutation entries name the keys' indices.
+    k1 = pk.array(rng.uniform(0.0, 4.0, 40_000))
+    part = pk.BinSort(k1, 100, 39_000, pk.BinOp1D(k1, 8, 0.0, 4.0))
+    part.create_permute_vector()
+    kb = (8 / 4.0 * np.asarray(k1)[100:39_000]).astype(int)
+    np.testing.assert_array_equal(np.asarray(part.get_permute_vector()), np.argsort(kb, kind="stable") + 100)
+
+
 def test_resize_data_setter_deepcopy_and_integer_like_policies(pk_mode):
     import copy
 

@@ -1,13 +1,15 @@
 """Kokkos' BinSort (`pk.BinSort`, `pk.BinOp1D`, `pk.BinOp3D`): keys put in bins
 of equal width, a permutation that orders them by bin, and that permutation
-applied to any View. Computed on the host with NumPy (after the keys' pending
-work ran), with Kokkos 3.4's bin arithmetic; within a bin, entries keep their
-index order (one of the orders Kokkos' atomic fill may give), or are sorted
-by key when `sort_within_bins` is set."""
+applied to any View. Bins (Kokkos 3.4's bin arithmetic), the permutation and
+its application run as kernels in parallel (_binsort_kernels.py); within a bin,
+entries keep their index order (one of the orders Kokkos' atomic fill may
+give, and the same in every run), or are sorted by key when
+`sort_within_bins` is set (NumPy on the host)."""
 from __future__ import annotations
 
 import numpy as np
 
+from . import _binsort_kernels as kernels
 from ._views import View, array
 
 
@@ -64,18 +66,31 @@ class BinSort:
         self._permute = self._count = self._offsets = None
 
     def create_permute_vector(self) -> None:
-        keys = np.asarray(self.keys)[self.range_begin:self.range_end]
-        bins = self.bin_op.bins(keys)
+        keys = self.keys if isinstance(self.keys, View) else array(np.asarray(self.keys))
+        if self.range_begin or self.range_end != keys.shape[0]:
+            keys = keys[self.range_begin:self.range_end]
         n = self.bin_op.bin_count()
+        if self.sort_within_bins and len(keys.shape) == 1:
+            self._numpy_order(np.asarray(keys), n)
+            return
+        # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
+        bins = kernels.bins_of(self.bin_op, keys)
+        host = np.asarray(bins)
+        self._check(host, np.asarray(keys), n)
+        self._permute, self._count, self._offsets = kernels.stable_order(bins, n, self.range_begin)
+
+    def _check(self, bins: np.ndarray, keys: np.ndarray, n: int) -> None:
         bad = (bins < 0) | (bins >= n)
         if bad.any():
             i = int(np.argmax(bad))
             raise ValueError(f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
                              f"[{self.bin_op.min_value}, {self.bin_op.max_value}]")
-        if self.sort_within_bins and keys.ndim == 1:
-            order = np.lexsort((np.arange(len(bins)), keys, bins))
-        else:
-            order = np.argsort(bins, kind="stable")
+
+    def _numpy_order(self, keys: np.ndarray, n: int) -> None:
+        """`sort_within_bins`: ordered by bin, then by key, then by index."""
+        bins = self.bin_op.bins(keys)
+        self._check(bins, keys, n)
+        order = np.lexsort((np.arange(len(bins)), keys, bins))
         count = np.bincount(bins, minlength=n)
         # Entries are named by their index in the keys (Kokkos' sort_order).
         self._permute = array((order + self.range_begin).astype(np.int32))
@@ -96,9 +111,12 @@ class BinSort:
             values_range_end = values_range_begin + n
         if values_range_end - values_range_begin != n:
             raise ValueError("pk.BinSort.sort: the values' range is not as long as the keys' range")
+        shift = values_range_begin - self.range_begin
+        if isinstance(values, View) and len(values.shape) in (1, 2):
+            kernels.permute(values, self._permute, shift, self.range_begin)
+            return
         a = np.asarray(values)
-        src = np.asarray(self._permute) + (values_range_begin - self.range_begin)
-        a[self.range_begin:self.range_begin + n] = a[src].copy()
+        a[self.range_begin:self.range_begin + n] = a[np.asarray(self._permute) + shift].copy()
 
     def get_permute_vector(self) -> View:
         self._need()

@@ -1,0 +1,137 @@
+"""`make bench-md`: the paper's program at every size. The C++ Kokkos
+ExaMiniMD (github ECP-copa/ExaMiniMD) built against this project's Kokkos
+with -O3, against PyKokkos' Python ExaMiniMD (examples/ExaMiniMD/standalone of
+kokkos/pykokkos) on this runtime, eager and PK_FUSE=1, on the same generated
+inputs, OMP_NUM_THREADS threads: the medians of alternated runs of each
+program's own loop time (its PERFORMANCE line), and whether the thermo output
+of every run equals the C++ one. Both programs are fetched outside this tree
+and named by path; nothing of them is kept here.
+
+    python benches/bench_examinimd.py --cxx <ExaMiniMD checkout> --py <pykokkos checkout>
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+# (fcc cells per side: 4 n^3 atoms, steps)
+SIZES = [(40, 100), (16, 100), (8, 100), (8, 1000)]
+
+INPUT = """units lj
+atom_style atomic
+newton off
+lattice fcc 0.8442
+region box block 0 {n} 0 {n} 0 {n}
+create_box 1 box
+create_atoms 1 box
+mass 1 2.0
+velocity all create 1.4 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify delay 0 every 20 check no
+fix 1 all nve
+thermo 10
+run {steps}
+"""
+
+
+def kokkos_prefix() -> str:
+    import pykokkos as pk
+
+    return pk.config()["kokkos"]
+
+
+def build_cxx(src: Path, work: Path) -> Path:
+    """ExaMiniMD's own CMake build against this project's Kokkos, -O3, no MPI."""
+    build = work / "build-cxx"
+    exe = build / "src" / "ExaMiniMD"
+    if exe.exists():
+        return exe
+    cmake = [tool("cmake")]
+    subprocess.run(cmake + ["-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DUSE_MPI=OFF",
+                            "-DCMAKE_CXX_FLAGS=-O3", f"-DKokkos_ROOT={kokkos_prefix()}"],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return exe
+
+
+def tool(name: str) -> str:
+    """A build tool from PATH, else the one pip put beside this Python."""
+    import shutil
+
+    beside = Path(sys.executable).parent / name
+    return shutil.which(name) or (str(beside) if beside.exists() else name)
+
+
+def parse(out: str) -> tuple[float, list[str]]:
+    """(loop seconds, thermo lines without their time columns)."""
+    time = None
+    thermo = []
+    for line in out.splitlines():
+        if line.endswith("PERFORMANCE"):
+            time = float(line.split("|")[1].split()[0])
+        parts = line.split()
+        if len(parts) >= 5 and parts[0].isdigit() and "|" not in line:
+            thermo.append(" ".join(parts[:4]))  # step, T, PE, ETot (the time columns differ)
+    if time is None:
+        raise RuntimeError("no PERFORMANCE line in:\n" + out[-2000:])
+    return time, thermo
+
+
+def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, list[str]]:
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
+    return parse(r.stdout)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cxx", required=True, help="a checkout of github.com/ECP-copa/ExaMiniMD")
+    ap.add_argument("--py", required=True, help="a checkout of github.com/kokkos/pykokkos (its examples/ExaMiniMD)")
+    ap.add_argument("--runs", type=int, default=3, help="alternated runs per program and size (median)")
+    ap.add_argument("--sizes", default="", help="comma-separated n:steps (4 n^3 atoms), default all four")
+    a = ap.parse_args()
+    work = Path(tempfile.gettempdir()) / "pk-bench-md"
+    work.mkdir(exist_ok=True)
+    exe = build_cxx(Path(a.cxx).resolve(), work)
+    py_dir = Path(a.py).resolve() / "examples" / "ExaMiniMD" / "standalone"
+    sizes = [tuple(int(x) for x in s.split(":")) for s in a.sizes.split(",") if s] or SIZES
+    threads = os.environ.get("OMP_NUM_THREADS", "2")
+    base = dict(os.environ, OMP_NUM_THREADS=threads)
+    print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; OMP_NUM_THREADS={threads}, "
+          f"medians of {a.runs} alternated runs of each program's loop time")
+    print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo")
+    for n, steps in sizes:
+        inp = work / f"in.lj.{n}.{steps}"
+        inp.write_text(INPUT.format(n=n, steps=steps))
+        progs = {"cxx": ([str(exe), "-il", str(inp)], work, base),
+                 "eager": ([sys.executable, "src/main.py", "-il", str(inp)], py_dir, dict(base, PK_FUSE="0")),
+                 "fused": ([sys.executable, "src/main.py", "-il", str(inp)], py_dir, dict(base, PK_FUSE="1"))}
+        times = {k: [] for k in progs}
+        thermo = {k: [] for k in progs}
+        for k, p in progs.items():  # a first run each: compiles, warms caches; not timed
+            run(*p)
+        for _ in range(a.runs):
+            for k, p in progs.items():
+                t, th = run(*p)
+                times[k].append(t)
+                thermo[k].append(th)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        same = all(th == thermo["cxx"][0] for k in progs for th in thermo[k])
+        atoms = 4 * n ** 3
+        print(f"{atoms:>9,d} x {steps:<6d} | {med['cxx']:8.3f}s | {med['eager']:8.3f}s ({med['eager'] / med['cxx']:.2f}x) | "
+              f"{med['fused']:8.3f}s ({med['fused'] / med['cxx']:.2f}x) | {'identical' if same else 'DIFFERS'}",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
