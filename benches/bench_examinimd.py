@@ -55,7 +55,7 @@ def build_cxx(src: Path, work: Path) -> Path:
         return exe
     cmake = [tool("cmake")]
     subprocess.run(cmake + ["-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DUSE_MPI=OFF",
-                            "-DCMAKE_CXX_FLAGS=-O3", f"-DKokkos_ROOT={kokkos_prefix()}"],
+                            "-DCMAKE_CXX_FLAGS=-O3", f"-DKokkos_DIR={kokkos_prefix()}/lib/cmake/Kokkos"],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True,
                    stdout=subprocess.DEVNULL)
@@ -98,6 +98,7 @@ def main() -> int:
     ap.add_argument("--py", required=True, help="a checkout of github.com/kokkos/pykokkos (its examples/ExaMiniMD)")
     ap.add_argument("--runs", type=int, default=3, help="alternated runs per program and size (median)")
     ap.add_argument("--sizes", default="", help="comma-separated n:steps (4 n^3 atoms), default all four")
+    ap.add_argument("--no-fill", action="store_true", help="run the Python program without --fill")
     a = ap.parse_args()
     work = Path(tempfile.gettempdir()) / "pk-bench-md"
     work.mkdir(exist_ok=True)
@@ -112,9 +113,12 @@ def main() -> int:
     for n, steps in sizes:
         inp = work / f"in.lj.{n}.{steps}"
         inp.write_text(INPUT.format(n=n, steps=steps))
+        # --fill: forces are zeroed by `f.fill(0)`, as C++ does with deep_copy; without it
+        # the Python program zeroes them with a loop of 3N element writes from Python.
+        py = [sys.executable, "src/main.py", "-il", str(inp)] + ([] if a.no_fill else ["--fill"])
         progs = {"cxx": ([str(exe), "-il", str(inp)], work, base),
-                 "eager": ([sys.executable, "src/main.py", "-il", str(inp)], py_dir, dict(base, PK_FUSE="0")),
-                 "fused": ([sys.executable, "src/main.py", "-il", str(inp)], py_dir, dict(base, PK_FUSE="1"))}
+                 "eager": (py, py_dir, dict(base, PK_FUSE="0")),
+                 "fused": (py, py_dir, dict(base, PK_FUSE="1"))}
         times = {k: [] for k in progs}
         thermo = {k: [] for k in progs}
         for k, p in progs.items():  # a first run each: compiles, warms caches; not timed
