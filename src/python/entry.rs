@@ -1,5 +1,6 @@
 //! `pk.parallel_for` and `pk.parallel_reduce` themselves. The common call, a
-//! policy and a plain `@pk.workunit` function with keyword arguments, goes
+//! policy (after an optional label) and a plain `@pk.workunit` function with
+//! keyword arguments, goes
 //! straight to the launch binding: no Python frame of ours in between, which
 //! was a fifth of what recording a lazy launch cost. Every other form (names,
 //! functors, lambdas, reducers, explicit fusion lists) goes to the Python
@@ -12,7 +13,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
 use pyo3::panic::PanicException;
 use pyo3::prelude::*;
-use pyo3::types::{PyTuple, PyType};
+use pyo3::types::{PyString, PyTuple, PyType};
 use pyo3::Borrowed;
 use std::sync::OnceLock;
 
@@ -85,10 +86,25 @@ fn enter<'py>(
     // A reducer or an initial value goes through the Python form.
     let special = pattern == 1
         && (kw.has(pyo3::intern!(py, "reducer"))? || kw.has(pyo3::intern!(py, "initial_value"))?);
-    if let ([policy, wu], false) = (pos, special) {
+    // PyKokkos' labelled form `pk.parallel_for("name", policy, wu, ...)` too
+    // (ExaMiniMD labels every launch).
+    let (name, rest) = match pos {
+        [name, rest @ ..] if rest.len() == 2 => match name.cast::<PyString>() {
+            Ok(s) => (Some(s), rest),
+            Err(_) => (None, pos),
+        },
+        _ => (None, pos),
+    };
+    let label = match &name {
+        Some(s) => Some(s.to_str()?),
+        None => None,
+    };
+    if let ([policy, wu], false) = (rest, special) {
         if let Some(wu) = common(f, wu)? {
             // The call site is looked up only if the launch is recorded.
-            let r = launch_with(py, pattern, policy, &wu, &kw, None, false, None, None, None)?;
+            let r = launch_with(
+                py, pattern, policy, &wu, &kw, label, false, None, None, None,
+            )?;
             return Ok(match r {
                 // Lazy mode hands back a pending total: the Python number type wraps it.
                 Some(r) if r.is_instance_of::<Pending>() => {
