@@ -27,7 +27,7 @@ help:
 $(STAMPS)/venv: pyproject.toml Makefile
 	@mkdir -p $(STAMPS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" scipy mkdocs ruff "mpi4py>=4" mpich
+	$(PY) -m pip install -q --upgrade "numpy>=1.24" pytest hypothesis "maturin>=1.5,<2" cmake ninja "mypy>=1.18" "typing_extensions>=4.15" pybind11 "numba>=0.60" scipy mkdocs ruff pytest-xdist "mpi4py>=4" mpich
 	@touch $@
 
 kokkos: $(STAMPS)/venv
@@ -46,7 +46,8 @@ test-rust:
 	cargo test --release --lib --test codegen_snapshots --test fusion_snapshots --test fusion_plan -q
 
 test-python: setup
-	$(PY) -m pytest -q tests
+	@# One worker per core, each taking whole modules (a module's kernels compile once, in one worker).
+	$(PY) -m pytest -q -n auto --dist loadfile tests
 
 test: setup test-rust test-python
 
