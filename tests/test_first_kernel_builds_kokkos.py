@@ -71,3 +71,18 @@ def test_doctor_reports_what_is_missing_and_the_fix(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=dict(env, CXX="no-such-compiler"),
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "install g++" in r.stdout, r.stdout
+
+
+def test_the_cuda_build_says_what_it_needs(tmp_path):
+    # No nvcc on the child's PATH (CUDA lives under /usr/local/cuda on these
+    # machines): the first kernel says in one line what the CUDA build needs.
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    prog = tmp_path / "child.py"
+    prog.write_text(CHILD.replace("kokkos_setup.ensure = stand_in", ""))
+    env = dict(os.environ, PK_CACHE_DIR=str(cache), PK_KOKKOS_CUDA="1",
+               PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin")
+    env.pop("PK_KOKKOS_ROOT", None)
+    r = subprocess.run([sys.executable, str(prog), "unused"], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0
+    assert "needs nvcc, the CUDA toolkit's compiler, on PATH" in r.stderr, r.stderr

@@ -3,6 +3,7 @@ package is all a user runs (the build happens once per cache folder, under
 kokkos_setup's lock, so processes starting together build it once)."""
 from __future__ import annotations
 
+import shutil
 import time
 
 
@@ -10,6 +11,9 @@ def install_kokkos(cuda: bool) -> None:
     """Called by the runtime when a kernel needs Kokkos and none is installed."""
     from . import kokkos_setup
 
+    if cuda and not shutil.which("nvcc"):
+        raise RuntimeError("the CUDA build of Kokkos (PK_KOKKOS_CUDA=1) needs nvcc, the CUDA toolkit's compiler, "
+                           "on PATH; without a GPU toolkit, unset PK_KOKKOS_CUDA for the host build")
     t0 = time.time()
     kind = "Serial+OpenMP+CUDA" if cuda else "Serial+OpenMP"
     kokkos_setup.say(f"Kokkos {kokkos_setup.KOKKOS_VERSION} ({kind}) is not built yet in "
