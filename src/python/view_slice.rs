@@ -1,6 +1,6 @@
 //! `v[a:b]`, `v[i, :]`, `v[:, j:k:s]`: subviews made natively, as
 //! `View._getitem` makes them (the same `subview`), without Python-level key
-//! normalization and construction (about 6 us a slice, which ExaMiniMD's halo
+//! normalization and construction (3.5 us a slice, which ExaMiniMD's halo
 //! exchange pays every step). Keys of other kinds (NumPy integers, Ellipsis,
 //! None, masks, out-of-range integers) go to the Python path and its errors.
 use pyo3::prelude::*;
