@@ -67,6 +67,18 @@ pub fn requested() -> bool {
     FLAG.load(Ordering::Relaxed) && HOOK.get().is_some_and(|ask| ask())
 }
 
+/// The flag, for kernel libraries to test between their tasks (prelude.hpp
+/// StopHooks). It lives as long as the process.
+pub fn flag_ptr() -> *const u8 {
+    FLAG.as_ptr() as *const u8
+}
+
+/// `requested`, as a kernel library calls it once its dispatch saw the flag
+/// and left tasks undone: 1 stops the kernel there, 0 runs the rest.
+pub extern "C" fn stop_wanted() -> std::os::raw::c_int {
+    requested() as std::os::raw::c_int
+}
+
 /// The binding consumed the signal (it ran the program's handler).
 pub fn clear() {
     FLAG.store(false, Ordering::Relaxed);

@@ -1,7 +1,8 @@
-"""Ctrl-C (SIGINT) stops a program as it stops plain Python: eagerly at the
-running kernel's end, lazily between the kernels of a flush (what ran is
-done, the rest stays pending and is said to), and during a compile (the
-compiler is stopped and nothing of the build stays in the cache). Child
+"""Ctrl-C (SIGINT) stops a program as it stops plain Python: a host kernel at
+its next chunk boundary (it ran in part, and says so), lazily between the
+kernels of a flush (what ran is done, the rest stays pending and is said to),
+and during a compile (the compiler is stopped and nothing of the build stays
+in the cache). Child
 processes get the signal; each then checks its results against NumPy."""
 from __future__ import annotations
 
@@ -58,10 +59,13 @@ LOOP = textwrap.dedent("""
         print("recorded", pk.pending(), flush=True)
         print("value", float(np.asarray(y)[0]))
     except KeyboardInterrupt as e:
-        print("interrupted", done, pk.pending(), "|".join(getattr(e, "__notes__", [])), flush=True)
-    # Whatever was interrupted, every launch made runs exactly once.
+        notes = "|".join(getattr(e, "__notes__", [])).replace(chr(10), "|")
+        print("interrupted", done, pk.pending(), notes, flush=True)
+    # Whatever was interrupted, every launch made runs at most once, and
+    # each work item is at the end of one of them (never half-way through).
     y0, z0 = float(np.asarray(y)[0]), float(np.asarray(z)[0])
-    print("final", done, y0, z0)
+    states = sorted(set(zip(np.asarray(y).tolist(), np.asarray(z).tolist())))
+    print("final", done, y0, z0, ";".join(f"{a},{b}" for a, b in states))
 """)
 
 
@@ -94,28 +98,106 @@ def expected(done: int, reps: int = 6000):
     return y, z
 
 
-def test_eager_ctrl_c_stops_at_the_running_kernels_end(tmp_path):
+def states(out: str):
+    """The distinct (y, z) pairs over the work items at the program's end."""
+    last = out.splitlines()[-1].split()
+    return [tuple(float(v) for v in p.split(",")) for p in last[4].split(";")]
+
+
+def test_eager_ctrl_c_stops_the_running_kernel_part_way(tmp_path):
     rc, out, err = signal_after(tmp_path, LOOP, "ready", 0.5, {"PK_FUSE": "0"})
     assert rc == 0, err
     inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
     done = int(inter.split()[1])
     assert done < 40, out
-    final = out.splitlines()[-1].split()
-    # The step under way may have run its first launch: y a step ahead of z.
-    y0, z0 = float(final[2]), float(final[3])
-    assert (y0, z0) in (expected(done), (expected(done + 1)[0], expected(done)[1])), out
+    # The kernel under way stopped at a chunk boundary (or ended): each item
+    # either ran it or not. The step under way may have run its first
+    # launch, or part of it: y a step ahead of z there.
+    whole = (expected(done), (expected(done + 1)[0], expected(done)[1]))
+    assert set(states(out)) <= set(whole), out
 
 
-def test_lazy_ctrl_c_stops_between_kernels_and_leaves_the_rest_pending(tmp_path):
+def test_lazy_ctrl_c_stops_the_flush_and_says_what_is_left(tmp_path):
     rc, out, err = signal_after(tmp_path, LOOP, "recorded", 0.5, {"PK_FUSE": "1"})
     assert rc == 0, err
     inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
     _, done, pending, note = inter.split(" ", 3)
-    assert int(done) == 40 and int(pending) > 0, out
-    assert note == f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are still pending"
-    # The pending rest ran at the next read: the results are those of all 40 steps.
-    final = out.splitlines()[-1].split()
-    assert (float(final[2]), float(final[3])) == expected(40), out
+    assert int(done) == 40, out
+    if note.startswith("interrupted between the kernels of a flush"):
+        # Between two kernels: the rest stays pending and ran at the next read,
+        # so the results are those of all 40 steps.
+        assert int(pending) > 0
+        assert note == f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are " \
+                       "still pending"
+        assert states(out) == [expected(40)], out
+        return
+    # Inside a kernel (a fused run of steps): stopped at a chunk boundary; its
+    # launches and what depends on them are dropped and named, never rerun.
+    assert "was stopped part way: some of its work items ran, the others did not" in note, out
+    assert "launches that depended on it or ran in part with it were dropped: 'slow' at " in note, out
+    left = int(note.split(" launch(es) that do not depend")[0].rsplit("|", 1)[-1]) if "still pending" in note else 0
+    assert int(pending) == left, out
+    # Every item is at the end of a whole number of steps, at most 40.
+    full = [expected(k) for k in range(41)]
+    assert all(s in full for s in states(out)), out
+    assert len(states(out)) >= 1
+
+
+LONG = textwrap.dedent("""
+    import os
+    import signal
+    import numpy as np
+    import pykokkos as pk
+
+    if os.environ.get("OWN_HANDLER"):
+        seen = []
+        signal.signal(signal.SIGINT, lambda s, f: seen.append(s))
+
+    @pk.workunit
+    def slow(i, y, s, reps):
+        for k in range(reps):
+            y[i] = y[i] + s
+
+    n, reps = 1 << 15, 4_000_000
+    y = pk.View([n], pk.double)
+    pk.parallel_for(n, slow, y=y, s=1.0, reps=1)
+    pk.flush()
+    print("ready", flush=True)
+    try:
+        # About 30 s on 2 cores when it runs to its end.
+        pk.parallel_for(n, slow, y=y, s=1.0, reps=reps)
+        pk.flush()
+        print("ran", pk.pending())
+    except KeyboardInterrupt as e:
+        print("interrupted", pk.pending(), "|".join(getattr(e, "__notes__", [])))
+    a = np.asarray(y)
+    print("items", int((a == reps + 1).sum()), int((a == 1).sum()), n)
+""")
+
+
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_ctrl_c_stops_one_long_host_kernel_part_way(tmp_path, fuse):
+    """One kernel of about 30 s: Ctrl-C stops it at a chunk boundary, so some
+    items ran whole and the others not at all (none is half-way), and the
+    launch is said to have run in part."""
+    rc, out, err = signal_after(tmp_path, LONG, "ready", 0.5, {"PK_FUSE": fuse})
+    assert rc == 0, err
+    inter = next(line for line in out.splitlines() if line.startswith("interrupted"))
+    assert "was stopped part way: some of its work items ran, the others did not" in inter, out
+    assert inter.split()[1] == "0", out
+    ran, untouched, n = (int(v) for v in out.splitlines()[-1].split()[1:])
+    assert ran + untouched == n and 0 < untouched, out
+
+
+def test_a_program_that_handles_sigint_gets_the_long_kernel_run_whole(tmp_path):
+    """A program's own SIGINT handler keeps the program going: the tasks
+    skipped when the signal came run after all, each item exactly once."""
+    program = LONG.replace("4_000_000", "200_000")
+    rc, out, err = signal_after(tmp_path, program, "ready", 0.3, {"OWN_HANDLER": "1"})
+    assert rc == 0, err
+    assert "ran 0" in out, out
+    ran, untouched, n = (int(v) for v in out.splitlines()[-1].split()[1:])
+    assert (ran, untouched) == (n, 0), out
 
 
 def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):

@@ -5,17 +5,26 @@ use crate::types::{DType, Layout, Space, ViewTy};
 /// The dispatch of a 1-D parallel_for of functor `f` over `lo[0]..hi[0]` (single
 /// and fused kernels). On the GPU it goes through `pk::cuda_for` (prelude.hpp):
 /// Kokkos 3.4's RangePolicy block sizing costs a fifth of the bandwidth there.
-/// On the host through `pk::host_for`: short ranges run in place.
+/// On the host through `pk::host_for`: short ranges run in place, and
+/// Ctrl-C may stop it part way (`pk_stop`, see ENTRY_START).
 pub fn range_for(space: Space, label: &str) -> String {
     if space == Space::Cuda {
         format!("    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n")
     } else {
         format!(
-            "    pk::host_for<{}>(\"{label}\", f, lo[0], hi[0]);\n",
+            "    pk_stop = pk::host_for<{}>(\"{label}\", f, lo[0], hi[0]);\n",
             space.cpp()
         )
     }
 }
+
+/// The entry point's opening. `pk_stop` is pk::STOPPED once Ctrl-C stopped
+/// a host dispatch part way (prelude.hpp StopHooks); the checks after the
+/// dispatch still run (they reset their records), then ENTRY_END returns it.
+pub const ENTRY_START: &str = "extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  int pk_stop = 0;\n  try {\n";
+
+/// The entry point's end: what stopped it, and C++ exceptions as failures.
+pub const ENTRY_END: &str = "    return pk_stop;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n";
 
 /// The dispatch of a 1-D reduction into one `d` total: chunked on the host
 /// (accumulators in registers, see pk::chunked_reduce), Kokkos' own on GPUs.

@@ -10,6 +10,7 @@ use super::device::{DeviceKind, DeviceParts, Total};
 use super::device_kernels::{identity, join};
 use super::emit::{
     bounds_checked, checks_after, layout_args, range_for, range_reduce, scalar_from_abi, view_cpp,
+    ENTRY_END, ENTRY_START,
 };
 use super::spec::{KernelSpec, Plan};
 use crate::errors::KResult;
@@ -220,7 +221,7 @@ pub fn generate(
     }
     s.push_str("};\n}  // namespace\n\n");
     let functor = s[functor_at..].to_string();
-    s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
+    s.push_str(ENTRY_START);
     s.push_str(&format!("    {fname} f;\n"));
     let mut unpack = String::new();
     for (g, (_, _, vt)) in groups.iter().enumerate() {
@@ -286,7 +287,7 @@ pub fn generate(
         }
     }
     s.push_str(&checks_after(unit.bounds_check, unit.zero_div));
-    s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
+    s.push_str(ENTRY_END);
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok((s, abi, device))
 }

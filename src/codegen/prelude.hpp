@@ -9,6 +9,7 @@
 #include <exception>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 
 // Kokkos 3.4 has no reduction identities for bool: pk.Acc[pk.bool] under
@@ -53,6 +54,32 @@ inline char* last_error() {
 inline int fail(const char* what) {
   std::snprintf(last_error(), 1024, "%s", what);
   return 1;
+}
+// Ctrl-C inside one long host kernel (src/interrupt.rs). The runtime hands
+// each kernel library its SIGINT flag and the question "does the program
+// want to stop?" (pk_set_stop, called once at load). Host dispatches test the
+// flag at each task (a chunk of items or of rows: one relaxed load there, not
+// per item): once it is up, tasks not yet begun are skipped and noted, and
+// after the dispatch the runtime is asked. Stop: the entry point returns
+// STOPPED and the launch is reported as run in part. Go on (the program
+// handles SIGINT itself, or another thread launched): the skipped tasks run
+// then, so the kernel still runs every item once.
+constexpr int STOPPED = 4;
+struct StopHooks {
+  const unsigned char* flag;
+  int (*ask)();
+};
+inline StopHooks& stop_hooks() {
+  static StopHooks h{nullptr, nullptr};
+  return h;
+}
+KOKKOS_INLINE_FUNCTION bool stop_seen() {
+#ifdef __CUDA_ARCH__
+  return false;  // host dispatches only
+#else
+  const unsigned char* f = stop_hooks().flag;
+  return f != nullptr && __atomic_load_n(f, __ATOMIC_RELAXED) != 0;
+#endif
 }
 // PK_BOUNDS_CHECK=1 kernels reach view elements through `at`: an index
 // outside its extent is recorded (the first one) and answered with a dummy
@@ -211,17 +238,55 @@ inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chun
   t      = deal ? threads : 1;
   per    = (chunks + t - 1) / t;
 }
+// Tasks 0..n of `body` (or those of `ids`), each skipped and noted in
+// `skipped` once the stop flag is up (see StopHooks).
+template <class T>
+struct Stoppable {
+  T body;
+  unsigned char* skipped;
+  const int64_t* ids;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t j) const {
+    const int64_t t = ids ? ids[j] : j;
+    if (stop_seen()) {
+      skipped[t] = 1;
+      return;
+    }
+    body(t);
+  }
+};
+// Runs tasks 0..n of `body` on the host: 0 when every one ran, STOPPED when
+// Ctrl-C stopped the program with some of them not run.
+template <class Space, class T>
+int host_tasks(const char* label, const T& body, int64_t n) {
+  using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>;
+  unsigned char few[256] = {};
+  std::vector<unsigned char> many;
+  unsigned char* skipped = few;
+  if (n > 256) {
+    many.assign(n, 0);
+    skipped = many.data();
+  }
+  Kokkos::parallel_for(label, Range(0, n), Stoppable<T>{body, skipped, nullptr});
+  while (stop_seen()) {
+    std::vector<int64_t> ids;
+    for (int64_t t = 0; t < n; ++t)
+      if (skipped[t]) ids.push_back(t), skipped[t] = 0;
+    if (ids.empty()) return 0;  // the signal came after the last task began
+    if (stop_hooks().ask && stop_hooks().ask()) return STOPPED;
+    Kokkos::parallel_for(label, Range(0, (int64_t)ids.size()), Stoppable<T>{body, skipped, ids.data()});
+  }
+  return 0;
+}
 template <class Space, class F>
-void host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
+int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   if (hi - lo <= SERIAL_ITEMS) {
     const F g = f;
     for (int64_t i = lo; i < hi; ++i) g(i);
-    return;
+    return 0;
   }
   int64_t chunk, t, chunks, per;
   host_chunks<Space>(hi - lo, chunk, t, chunks, per);
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
-                       ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks});
+  return host_tasks<Space>(label, ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, per * t);
 }
 // A 2-D host range in tasks of whole rows (columns when `left`: the index
 // that moves fastest in memory is the inner one), or of pieces of rows when
@@ -269,14 +334,14 @@ struct Rows2 {
   }
 };
 template <class Space, class F>
-void host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
+int host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
   const Tasks2 k(lo, hi, left);
   const Rows2<F> r{f, k};
   if (k.items() <= SERIAL_ITEMS) {
     for (int64_t t = 0; t < k.tasks; ++t) r(t);
-    return;
+    return 0;
   }
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+  return host_tasks<Space>(label, r, k.tasks);
 }
 // A 2-D sum on the host (bodies that only add to their accumulator): tasks
 // as host_for2's, each into four partial sums of its own (see Chunked).
@@ -432,3 +497,8 @@ struct Rng {
   }
 };
 }  // namespace pk
+
+// Called once when the library is loaded (see StopHooks).
+extern "C" __attribute__((visibility("default"))) void pk_set_stop(const unsigned char* flag, int (*ask)()) {
+  pk::stop_hooks() = pk::StopHooks{flag, ask};
+}

@@ -4,7 +4,7 @@
 use super::body::{lower_workunit, unit_header, unit_methods};
 use super::device::{DeviceKind, DeviceParts, Total};
 use super::emit::{bounds_checked, checks_after, range_reduce, scalar_from_abi};
-use super::emit::{layout_args, range_for, team_member_cpp};
+use super::emit::{layout_args, range_for, team_member_cpp, ENTRY_END, ENTRY_START};
 use super::spec::{Generated, KernelSpec};
 use crate::errors::KResult;
 use crate::lower::sanitize;
@@ -77,7 +77,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let functor = s[functor_at..].to_string();
 
     // The entry point: unpack raw arguments, dispatch, report exceptions.
-    s.push_str("extern \"C\" int pk_run(const pk_view_arg* views, const pk_scalar_arg* scalars, const int64_t* lo, const int64_t* hi, void* result) {\n  try {\n");
+    s.push_str(ENTRY_START);
     s.push_str(&format!("    {fname} f;\n"));
     let mut unpack = String::new();
     if repeat {
@@ -169,7 +169,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         // 2-D on the host: rows through a local copy of the functor (prelude.hpp).
         (Pattern::For, _) if nidx == 2 && !team && spec.space != Space::Cuda => {
             s.push_str(&format!(
-                "    pk::host_for2<{}>(\"{label}\", f, lo, hi, {left_fastest});\n",
+                "    pk_stop = pk::host_for2<{}>(\"{label}\", f, lo, hi, {left_fastest});\n",
                 spec.space.cpp()
             ))
         }
@@ -199,7 +199,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         _ => unreachable!("reductions always have an accumulator type"),
     }
     s.push_str(&checks_after(unit.bounds_check, unit.zero_div));
-    s.push_str("    return 0;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n");
+    s.push_str(ENTRY_END);
     s.push_str("extern \"C\" const char* pk_error() { return pk::last_error(); }\n");
     Ok(Generated {
         source: s,

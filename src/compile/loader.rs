@@ -93,6 +93,20 @@ pub fn symbol<T: Copy>(lib: &'static libloading::Library, name: &str) -> PkResul
         })
 }
 
+/// Hands a kernel library the runtime's Ctrl-C flag and question
+/// (prelude.hpp `pk_set_stop`), where it has them (support libraries too).
+pub fn hand_stop_hooks(lib: &'static libloading::Library) {
+    type SetStop = unsafe extern "C" fn(*const u8, extern "C" fn() -> c_int);
+    if let Ok(set) = symbol::<SetStop>(lib, "pk_set_stop") {
+        // SAFETY: `pk_set_stop` is prelude.hpp's `void pk_set_stop(const
+        // unsigned char*, int (*)())`, SetStop's C form. It stores both: the
+        // flag is a static AtomicBool (one byte, read there with relaxed
+        // atomic loads), and `stop_wanted` a plain extern "C" function;
+        // both live as long as the process, as the library does.
+        unsafe { set(crate::interrupt::flag_ptr(), crate::interrupt::stop_wanted) }
+    }
+}
+
 pub fn error_text(f: ErrorFn) -> String {
     // SAFETY: every ErrorFn is a `pk_error` symbol (kernel or support
     // library), `const char* pk_error()`, returning prelude.hpp's

@@ -25,10 +25,10 @@ pub fn load(source: &str, label: &str) -> PkResult<Loaded> {
     let key = cache::key(tc, source);
     let so = cache::compile(tc, &key, source, label)?;
     let entry = |lib| -> PkResult<(loader::EntryFn, loader::ErrorFn)> {
-        Ok((
-            loader::symbol(lib, "pk_run")?,
-            loader::symbol(lib, "pk_error")?,
-        ))
+        let run = loader::symbol(lib, "pk_run")?;
+        let error = loader::symbol(lib, "pk_error")?;
+        loader::hand_stop_hooks(lib);
+        Ok((run, error))
     };
     let whole = |so: &std::path::Path| match loader::looks_complete(so) {
         true => loader::open(so),

@@ -50,6 +50,10 @@ pub fn dispatch_busy() -> bool {
     HOLDERS.load(Ordering::Acquire) > 0
 }
 
+/// What a host entry point returns when Ctrl-C stopped it part way
+/// (prelude.hpp pk::STOPPED).
+const STOPPED: i32 = 4;
+
 /// What ran, for the error a failing kernel raises.
 #[derive(Clone, Copy)]
 pub enum Who<'a> {
@@ -188,6 +192,13 @@ pub fn run(
     // wrote, as the host's own memory would have, also when it then failed.
     let finished = device_launch.map_or(Ok(()), |l| l.finish());
     if let Some((rc, what, msg)) = failed {
+        if rc == STOPPED && what == "Kokkos" {
+            // Ctrl-C, and the program stops: some work items ran, the others not.
+            return Err(PkError::Interrupted(match who {
+                Who::Workunit(n) => format!("workunit '{n}' was stopped part way: some of its work items ran, the others did not"),
+                Who::Region(l) => format!("{l} was stopped part way: some of its work items ran, the others did not"),
+            }));
+        }
         if rc == 3 {
             // Integer division by zero (those work items went on with a quotient of 0).
             return Err(PkError::ZeroDivision(match who {
