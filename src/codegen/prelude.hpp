@@ -9,7 +9,8 @@
 #include <exception>
 #include <limits>
 #include <type_traits>
-#include <vector>
+#include <cstdlib>
+#include <new>
 
 
 // Kokkos 3.4 has no reduction identities for bool: pk.Acc[pk.bool] under
@@ -210,11 +211,19 @@ constexpr int64_t SERIAL_ITEMS = 128;
 // the functor in place, where a store through a view may alias its scalar
 // members, so they are reloaded after every store and the loop does not
 // vectorize.
+// Each task (chunk) first tests the stop flag (see StopHooks): once it is
+// up, the task is noted in `skipped` instead of run. (The test sits in the
+// task itself: a wrapper functor around it made a 2-D stencil 30% slower.)
 template <class F>
 struct ChunkedFor {
   F f;
   int64_t lo, hi, chunk, per, threads, chunks;
+  unsigned char* skipped;
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t c) const {
+    if (stop_seen()) {
+      skipped[c] = 1;
+      return;
+    }
     const int64_t rc = (c % per) * threads + c / per;
     if (rc >= chunks) return;
     const F g       = f;
@@ -238,44 +247,42 @@ inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chun
   t      = deal ? threads : 1;
   per    = (chunks + t - 1) / t;
 }
-// Tasks 0..n of `body` (or those of `ids`), each skipped and noted in
-// `skipped` once the stop flag is up (see StopHooks).
-template <class T>
-struct Stoppable {
-  T body;
-  unsigned char* skipped;
-  const int64_t* ids;
-  KOKKOS_INLINE_FUNCTION void operator()(const int64_t j) const {
-    const int64_t t = ids ? ids[j] : j;
-    if (stop_seen()) {
-      skipped[t] = 1;
-      return;
+// Per task of a host dispatch: whether it was skipped (stop flag up). On
+// the stack up to 256 tasks, zeroed on the heap past that. No templates: a
+// kernel library instantiates nothing more for it.
+struct Skipped {
+  unsigned char few[256];
+  unsigned char* many;
+  unsigned char* at;
+  explicit Skipped(int64_t n) : many(nullptr), at(few) {
+    if (n > 256) {
+      many = static_cast<unsigned char*>(std::calloc(size_t(n), 1));
+      if (!many) throw std::bad_alloc();
+      at = many;
+    } else if (n > 0) {
+      std::memset(few, 0, size_t(n));
     }
-    body(t);
   }
+  ~Skipped() { std::free(many); }
+  Skipped(const Skipped&) = delete;
+  Skipped& operator=(const Skipped&) = delete;
 };
-// Runs tasks 0..n of `body` on the host: 0 when every one ran, STOPPED when
-// Ctrl-C stopped the program with some of them not run.
-template <class Space, class T>
-int host_tasks(const char* label, const T& body, int64_t n) {
-  using Range = Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>;
-  unsigned char few[256] = {};
-  std::vector<unsigned char> many;
-  unsigned char* skipped = few;
-  if (n > 256) {
-    many.assign(n, 0);
-    skipped = many.data();
-  }
-  Kokkos::parallel_for(label, Range(0, n), Stoppable<T>{body, skipped, nullptr});
-  while (stop_seen()) {
-    std::vector<int64_t> ids;
-    for (int64_t t = 0; t < n; ++t)
-      if (skipped[t]) ids.push_back(t), skipped[t] = 0;
-    if (ids.empty()) return 0;  // the signal came after the last task began
+// After a host dispatch of tasks 0..n of `body` that saw the stop flag: 0
+// when every task ran after all, STOPPED when the program stops (the tasks
+// it skipped did not run). Where it goes on (its own SIGINT handler, or
+// another thread), the skipped tasks run here, in order on this thread: a
+// rare path, kept out of the kernel's own dispatch.
+template <class T>
+int resume_tasks(const T& body, int64_t n, unsigned char* skipped) {
+  for (;;) {
+    bool any = false;
+    for (int64_t t = 0; t < n && !any; ++t) any = skipped[t] != 0;
+    if (!any) return 0;  // the signal came after the last task began
     if (stop_hooks().ask && stop_hooks().ask()) return STOPPED;
-    Kokkos::parallel_for(label, Range(0, (int64_t)ids.size()), Stoppable<T>{body, skipped, ids.data()});
+    // The answer took the flag down; another signal may raise it again.
+    for (int64_t t = 0; t < n; ++t)
+      if (skipped[t]) skipped[t] = 0, body(t);
   }
-  return 0;
 }
 template <class Space, class F>
 int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
@@ -286,7 +293,10 @@ int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   }
   int64_t chunk, t, chunks, per;
   host_chunks<Space>(hi - lo, chunk, t, chunks, per);
-  return host_tasks<Space>(label, ChunkedFor<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, per * t);
+  Skipped skipped(per * t);
+  const ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, skipped.at};
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t), c);
+  return stop_seen() ? resume_tasks(c, per * t, skipped.at) : 0;
 }
 // A 2-D host range in tasks of whole rows (columns when `left`: the index
 // that moves fastest in memory is the inner one), or of pieces of rows when
@@ -321,7 +331,12 @@ template <class F>
 struct Rows2 {
   F f;
   Tasks2 k;
+  unsigned char* skipped;  // see ChunkedFor
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t t) const {
+    if (stop_seen()) {
+      skipped[t] = 1;
+      return;
+    }
     const F g = f;
     int64_t ob, oe, ib, ie;
     k.bounds(t, ob, oe, ib, ie);
@@ -336,12 +351,14 @@ struct Rows2 {
 template <class Space, class F>
 int host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
   const Tasks2 k(lo, hi, left);
-  const Rows2<F> r{f, k};
+  Skipped skipped(k.tasks);
+  const Rows2<F> r{f, k, skipped.at};
   if (k.items() <= SERIAL_ITEMS) {
     for (int64_t t = 0; t < k.tasks; ++t) r(t);
-    return 0;
+  } else {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
   }
-  return host_tasks<Space>(label, r, k.tasks);
+  return stop_seen() ? resume_tasks(r, k.tasks, skipped.at) : 0;
 }
 // A 2-D sum on the host (bodies that only add to their accumulator): tasks
 // as host_for2's, each into four partial sums of its own (see Chunked).

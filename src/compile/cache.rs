@@ -168,6 +168,7 @@ fn compile_missing(
     kernel: &str,
     so: &Path,
 ) -> PkResult<(PathBuf, bool)> {
+    crate::interrupt::chain();
     let so = so.to_path_buf();
     let dir = so.parent().unwrap().to_path_buf();
     trust::make_private(&dir)?;

@@ -157,6 +157,7 @@ fn compile_interruptibly(
     libdir: Option<&std::path::Path>,
     label: &str,
 ) -> PkResult<Result<Vec<u8>, String>> {
+    crate::interrupt::chain();
     let (tx, rx) = std::sync::mpsc::channel();
     let (source, arch, libdir, label) = (
         source.to_owned(),

@@ -5,6 +5,7 @@ use super::kernel::{read_total, Entry, Kernel, Total};
 use crate::compile::loader;
 use crate::errors::{PkError, PkResult};
 use crate::memory::device;
+use crate::types::Space;
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -54,6 +55,19 @@ pub fn dispatch_busy() -> bool {
 /// (prelude.hpp pk::STOPPED).
 const STOPPED: i32 = 4;
 
+/// Host launches of at least this many work items (some tens of
+/// microseconds at least) make sure Ctrl-C reaches the runtime first.
+const LARGE: i64 = 1 << 16;
+
+/// Work items of a launch's first two dimensions (teams: the league).
+fn items(lo: &[i64], his: &[i64]) -> i64 {
+    lo.iter()
+        .zip(his)
+        .take(2)
+        .map(|(b, e)| (e - b).max(0))
+        .fold(1i64, |a, n| a.saturating_mul(n))
+}
+
 /// What ran, for the error a failing kernel raises.
 #[derive(Clone, Copy)]
 pub enum Who<'a> {
@@ -87,6 +101,10 @@ pub fn run(
         return Ok(());
     }
     crate::kokkos::kokkos()?;
+    if k.space != Space::Cuda && items(lo, his) >= LARGE {
+        // Long enough to be worth a stop part way (prelude.hpp StopHooks).
+        crate::interrupt::chain();
+    }
     let _turn = dispatch_turn();
     crate::kokkos::thread_enter();
     let vals = k.views.iter().map(|&(b, a)| match &bodies[b][a] {

@@ -181,6 +181,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         return Ok(Ran(nodes));
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
+    crate::interrupt::chain();
     let launches = nodes.iter().map(|n| n.count()).sum();
     adaptive::observe(launches);
     let small = nodes.iter().all(|n| adaptive::small(&n.launch));
