@@ -212,18 +212,25 @@ constexpr int64_t SERIAL_ITEMS = 128;
 // members, so they are reloaded after every store and the loop does not
 // vectorize.
 // Each task (chunk) first tests the stop flag (see StopHooks): once it is
-// up, the task is noted in `skipped` instead of run. (The test sits in the
-// task itself: a wrapper functor around it made a 2-D stencil 30% slower.)
+// up, the task is noted in `skipped` instead of run. A resumed dispatch runs
+// only the tasks `only` names.
 template <class F>
 struct ChunkedFor {
   F f;
   int64_t lo, hi, chunk, per, threads, chunks;
   unsigned char* skipped;
+  const unsigned char* only;
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t c) const {
+    if (only && !only[c]) return;
     if (stop_seen()) {
       skipped[c] = 1;
       return;
     }
+    task(c);
+  }
+  // Out of line: the loop's registers are allotted as if the tests above
+  // were not there (inlined, they cost a 2-D stencil 20-30%).
+  __attribute__((noinline)) void task(const int64_t c) const {
     const int64_t rc = (c % per) * threads + c / per;
     if (rc >= chunks) return;
     const F g       = f;
@@ -270,18 +277,25 @@ struct Skipped {
 // After a host dispatch of tasks 0..n of `body` that saw the stop flag: 0
 // when every task ran after all, STOPPED when the program stops (the tasks
 // it skipped did not run). Where it goes on (its own SIGINT handler, or
-// another thread), the skipped tasks run here, in order on this thread: a
-// rare path, kept out of the kernel's own dispatch.
-template <class T>
-int resume_tasks(const T& body, int64_t n, unsigned char* skipped) {
+// another thread), the skipped tasks run in a dispatch of the same functor
+// (no second copy of the kernel's code), until none is left.
+template <class Space, class T>
+int resume_tasks(const char* label, T body, int64_t n, Skipped& first) {
+  unsigned char* skipped = first.at;
+  Skipped second(n);
+  unsigned char* next = second.at;
   for (;;) {
     bool any = false;
     for (int64_t t = 0; t < n && !any; ++t) any = skipped[t] != 0;
     if (!any) return 0;  // the signal came after the last task began
     if (stop_hooks().ask && stop_hooks().ask()) return STOPPED;
     // The answer took the flag down; another signal may raise it again.
-    for (int64_t t = 0; t < n; ++t)
-      if (skipped[t]) skipped[t] = 0, body(t);
+    body.only    = skipped;
+    body.skipped = next;
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n), body);
+    for (int64_t t = 0; t < n; ++t) skipped[t] = 0;
+    unsigned char* done = skipped;
+    skipped = next, next = done;
   }
 }
 template <class Space, class F>
@@ -294,9 +308,9 @@ int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   int64_t chunk, t, chunks, per;
   host_chunks<Space>(hi - lo, chunk, t, chunks, per);
   Skipped skipped(per * t);
-  const ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, skipped.at};
+  const ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, skipped.at, nullptr};
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t), c);
-  return stop_seen() ? resume_tasks(c, per * t, skipped.at) : 0;
+  return stop_seen() ? resume_tasks<Space>(label, c, per * t, skipped) : 0;
 }
 // A 2-D host range in tasks of whole rows (columns when `left`: the index
 // that moves fastest in memory is the inner one), or of pieces of rows when
@@ -332,11 +346,16 @@ struct Rows2 {
   F f;
   Tasks2 k;
   unsigned char* skipped;  // see ChunkedFor
+  const unsigned char* only;
   KOKKOS_INLINE_FUNCTION void operator()(const int64_t t) const {
-    if (stop_seen()) {
+    if (only && !only[t]) return;
+    if (skipped && stop_seen()) {  // (none in place: see host_for2)
       skipped[t] = 1;
       return;
     }
+    task(t);
+  }
+  __attribute__((noinline)) void task(const int64_t t) const {  // see ChunkedFor::task
     const F g = f;
     int64_t ob, oe, ib, ie;
     k.bounds(t, ob, oe, ib, ie);
@@ -351,14 +370,16 @@ struct Rows2 {
 template <class Space, class F>
 int host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* hi, bool left) {
   const Tasks2 k(lo, hi, left);
-  Skipped skipped(k.tasks);
-  const Rows2<F> r{f, k, skipped.at};
   if (k.items() <= SERIAL_ITEMS) {
+    // In place, and not stopped part way (it is short).
+    const Rows2<F> r{f, k, nullptr, nullptr};
     for (int64_t t = 0; t < k.tasks; ++t) r(t);
-  } else {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+    return 0;
   }
-  return stop_seen() ? resume_tasks(r, k.tasks, skipped.at) : 0;
+  Skipped skipped(k.tasks);
+  const Rows2<F> r{f, k, skipped.at, nullptr};
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+  return stop_seen() ? resume_tasks<Space>(label, r, k.tasks, skipped) : 0;
 }
 // A 2-D sum on the host (bodies that only add to their accumulator): tasks
 // as host_for2's, each into four partial sums of its own (see Chunked).
