@@ -254,50 +254,53 @@ inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chun
   t      = deal ? threads : 1;
   per    = (chunks + t - 1) / t;
 }
-// Per task of a host dispatch: whether it was skipped (stop flag up). On
-// the stack up to 256 tasks, zeroed on the heap past that. No templates: a
-// kernel library instantiates nothing more for it.
-struct Skipped {
-  unsigned char few[256];
-  unsigned char* many;
-  unsigned char* at;
-  explicit Skipped(int64_t n) : many(nullptr), at(few) {
+// The tasks of one host dispatch a raised stop flag skipped, and what comes
+// next (see StopHooks): per task a byte, on the stack up to 256 tasks, on
+// the heap past that. Not a template: a kernel library compiles it once.
+class Tasks {
+ public:
+  explicit Tasks(int64_t n) : n_(n), at_(few_), other_(nullptr), heap_{nullptr, nullptr} {
     if (n > 256) {
-      many = static_cast<unsigned char*>(std::calloc(size_t(n), 1));
-      if (!many) throw std::bad_alloc();
-      at = many;
+      heap_[0] = static_cast<unsigned char*>(std::calloc(size_t(n), 1));
+      if (!heap_[0]) throw std::bad_alloc();
+      at_ = heap_[0];
     } else if (n > 0) {
-      std::memset(few, 0, size_t(n));
+      std::memset(few_, 0, size_t(n));
     }
   }
-  ~Skipped() { std::free(many); }
-  Skipped(const Skipped&) = delete;
-  Skipped& operator=(const Skipped&) = delete;
-};
-// After a host dispatch of tasks 0..n of `body` that saw the stop flag: 0
-// when every task ran after all, STOPPED when the program stops (the tasks
-// it skipped did not run). Where it goes on (its own SIGINT handler, or
-// another thread), the skipped tasks run in a dispatch of the same functor
-// (no second copy of the kernel's code), until none is left.
-template <class Space, class T>
-int resume_tasks(const char* label, T body, int64_t n, Skipped& first) {
-  unsigned char* skipped = first.at;
-  Skipped second(n);
-  unsigned char* next = second.at;
-  for (;;) {
+  ~Tasks() { std::free(heap_[0]), std::free(heap_[1]); }
+  Tasks(const Tasks&) = delete;
+  Tasks& operator=(const Tasks&) = delete;
+  unsigned char* skipped() const { return at_; }
+  // After a dispatch that saw the flag: true to dispatch again, running the
+  // tasks `only` names and noting in `skipped` those skipped once more;
+  // false when every task has run, or when the program stops (stopped()).
+  // The runtime's answer takes the flag down; another signal may raise it.
+  bool again(const unsigned char*& only, unsigned char*& skipped) {
     bool any = false;
-    for (int64_t t = 0; t < n && !any; ++t) any = skipped[t] != 0;
-    if (!any) return 0;  // the signal came after the last task began
-    if (stop_hooks().ask && stop_hooks().ask()) return STOPPED;
-    // The answer took the flag down; another signal may raise it again.
-    body.only    = skipped;
-    body.skipped = next;
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n), body);
-    for (int64_t t = 0; t < n; ++t) skipped[t] = 0;
-    unsigned char* done = skipped;
-    skipped = next, next = done;
+    for (int64_t t = 0; t < n_ && !any; ++t) any = skipped[t] != 0;
+    if (!any) return false;  // the signal came after the last task began
+    if (stop_hooks().ask && stop_hooks().ask()) return stopped_ = true, false;
+    if (!other_) {
+      other_ = n_ > 256 ? heap_[1] = static_cast<unsigned char*>(std::calloc(size_t(n_), 1)) : more_;
+      if (!other_) throw std::bad_alloc();
+    }
+    unsigned char* next = skipped == at_ ? other_ : at_;
+    std::memset(next, 0, size_t(n_));
+    only = skipped, skipped = next;
+    return true;
   }
-}
+  bool stopped() const { return stopped_; }
+
+ private:
+  int64_t n_;
+  unsigned char* at_;
+  unsigned char* other_;
+  unsigned char* heap_[2];
+  bool stopped_ = false;
+  unsigned char few_[256];
+  unsigned char more_[256];
+};
 template <class Space, class F>
 int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   if (hi - lo <= SERIAL_ITEMS) {
@@ -307,10 +310,12 @@ int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   }
   int64_t chunk, t, chunks, per;
   host_chunks<Space>(hi - lo, chunk, t, chunks, per);
-  Skipped skipped(per * t);
-  const ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, skipped.at, nullptr};
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t), c);
-  return stop_seen() ? resume_tasks<Space>(label, c, per * t, skipped) : 0;
+  Tasks tasks(per * t);
+  ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, tasks.skipped(), nullptr};
+  // One dispatch site: a resumed dispatch is the same code, not a copy.
+  do Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t), c);
+  while (stop_seen() && tasks.again(c.only, c.skipped));
+  return tasks.stopped() ? STOPPED : 0;
 }
 // A 2-D host range in tasks of whole rows (columns when `left`: the index
 // that moves fastest in memory is the inner one), or of pieces of rows when
@@ -376,10 +381,11 @@ int host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* h
     for (int64_t t = 0; t < k.tasks; ++t) r(t);
     return 0;
   }
-  Skipped skipped(k.tasks);
-  const Rows2<F> r{f, k, skipped.at, nullptr};
-  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
-  return stop_seen() ? resume_tasks<Space>(label, r, k.tasks, skipped) : 0;
+  Tasks tasks(k.tasks);
+  Rows2<F> r{f, k, tasks.skipped(), nullptr};
+  do Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+  while (stop_seen() && tasks.again(r.only, r.skipped));
+  return tasks.stopped() ? STOPPED : 0;
 }
 // A 2-D sum on the host (bodies that only add to their accumulator): tasks
 // as host_for2's, each into four partial sums of its own (see Chunked).
@@ -430,6 +436,53 @@ void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r)
   host_chunks<Space>(items, chunk, t, chunks, per);
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           Chunked<F, T>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
+}
+// A 1-D reduction through one of Kokkos' reducers (Min, Max, MinMax, Prod,
+// the logical and bitwise ones; not the *Loc ones, whose ties keep the first
+// index only in Kokkos' own order) on the host: chunks as chunked_reduce's,
+// each into two partial values in registers joined by the reducer (Kokkos'
+// own loop updates one value in memory per item, latency-bound). The
+// reducer's copy in the functor only lends init and join.
+template <class F, class R>
+struct ChunkedReducer {
+  using rv = typename R::value_type;
+  F f;
+  R red;
+  int64_t lo, hi, chunk, per, threads, chunks;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t c, rv& acc) const {
+    const int64_t rc = (c % per) * threads + c / per;
+    if (rc >= chunks) return;
+    rv s0, s1;
+    red.init(s0);
+    red.init(s1);
+    const int64_t b = lo + rc * chunk;
+    const int64_t e = b + chunk < hi ? b + chunk : hi;
+    const F g       = f;  // see Chunked
+    int64_t i       = b;
+    for (; i + 1 < e; i += 2) {
+      g(i, s0);
+      g(i + 1, s1);
+    }
+    for (; i < e; ++i) g(i, s0);
+    red.join(s0, s1);
+    red.join(acc, s0);
+  }
+};
+template <class Space, class R, class F>
+void chunked_reducer(const char* label, const F& f, int64_t lo, int64_t hi, typename R::value_type& r) {
+  const int64_t items = hi > lo ? hi - lo : 0;
+  if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
+    typename R::value_type acc;
+    R red(acc);
+    red.init(acc);
+    if (items > 0) ChunkedReducer<F, R>{f, red, lo, hi, items, 1, 1, 1}(0, acc);
+    r = acc;
+    return;
+  }
+  int64_t chunk, t, chunks, per;
+  host_chunks<Space>(items, chunk, t, chunks, per);
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
+                          ChunkedReducer<F, R>{f, R(r), lo, hi, chunk, per > 0 ? per : 1, t, chunks}, R(r));
 }
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];

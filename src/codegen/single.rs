@@ -191,6 +191,20 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             "    {0} r = {0}();\n    Kokkos::parallel_reduce(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
             d.cpp()
         )),
+        // 1-D on the host, but for the *Loc reducers: partial values in registers.
+        (Pattern::Reducer(r), Some(d))
+            if nidx == 1 && !team && spec.space != Space::Cuda && !r.has_loc() =>
+        {
+            s.push_str(&format!(
+                "    {0}::value_type r;\n    pk::chunked_reducer<{1}, {0}>(\"{label}\", f, lo[0], hi[0], r);\n",
+                r.kokkos(d),
+                spec.space.cpp(),
+            ));
+            if r.fields().is_empty() {
+                s.push_str(&format!("    *({0}*)result = r;\n", d.cpp()));
+            }
+            record_fields(&mut s, r, d);
+        }
         (Pattern::Reducer(r), Some(d)) => s.push_str(&reducer_dispatch(r, d, &label, &policy)),
         (Pattern::Scan, Some(d)) => s.push_str(&format!(
             "    {0} r = {0}();\n    Kokkos::parallel_scan(\"{label}\", {policy}, f, r);\n    *({0}*)result = r;\n",
@@ -218,11 +232,16 @@ fn reducer_dispatch(r: Reducer, d: DType, label: &str, policy: &str) -> String {
     if r.fields().is_empty() {
         s.push_str(&format!("    *({0}*)result = r;\n", d.cpp()));
     }
+    record_fields(&mut s, r, d);
+    s
+}
+
+/// A record reducer's fields (MinMax, MinLoc, ...) into their 8-byte slots.
+fn record_fields(s: &mut String, r: Reducer, d: DType) {
     for (k, (field, loc)) in r.fields().iter().enumerate() {
         let t = if *loc { "int64_t" } else { d.cpp() };
         s.push_str(&format!(
             "    *({t}*)((uint64_t*)result + {k}) = r.{field};\n"
         ));
     }
-    s
 }

@@ -66,6 +66,12 @@ impl Reducer {
         }
     }
 
+    /// Whether it keeps an index (MinLoc, ...): ties keep the first one only
+    /// in Kokkos' own order of joins.
+    pub fn has_loc(self) -> bool {
+        self.fields().iter().any(|&(_, loc)| loc)
+    }
+
     /// The Kokkos reducer type for accumulator dtype `d` (results on the host).
     pub fn kokkos(self, d: DType) -> String {
         // Kokkos 3.4's CUDA reductions get one-byte values wrong (LAnd/LOr
