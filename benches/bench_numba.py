@@ -166,7 +166,9 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
               f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x")
     if save:
         with open(save, "w") as f:
-            json.dump({k: {"numba": v["numba"], "outputs": v["outputs"]} for k, v in out.items()}, f)
+            saved = {k: {"numba": v["numba"], "outputs": v["outputs"]} for k, v in out.items()}
+            saved["_host"] = {"cores": os.cpu_count()}  # where Numba's times were taken
+            json.dump(saved, f)
         print(f"Numba's outputs and times written to {save}")
     return out
 
@@ -183,8 +185,10 @@ if __name__ == "__main__":
     if a.ref:
         with open(a.ref) as f:
             ref = json.load(f)
+    # Numba's cores: those of the machine that took its times (the reference's).
+    cores = (ref or {}).get("_host", {}).get("cores", "?") if ref is not None else os.cpu_count()
     print(f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
-          f"{os.cpu_count()} cores), best of 5; every result checked against Numba's")
+          f"{cores} cores), best of 5; every result checked against Numba's")
     if a.resident:
         print("arrays resident on the GPU (CuPy), passed without copies")
     run(a.cuda, scale, 5, ref, a.save_ref, a.resident and a.cuda)
