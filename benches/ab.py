@@ -25,8 +25,10 @@ def main() -> int:
     a, rest = ap.parse_known_args()  # after --: the script's own arguments
     a.script_args = [x for x in rest if x != "--"]
     runs: dict = {a.first: [], a.second: []}
-    for _ in range(a.pairs):
-        for py in (a.first, a.second):
+    for k in range(a.pairs):
+        # Which build runs first alternates: the second run of a pair is
+        # slower by 2-3% on some rows whatever the build (an A/A run shows it).
+        for py in ((a.first, a.second) if k % 2 == 0 else (a.second, a.first)):
             out = subprocess.run([py, a.script, *a.script_args], capture_output=True, text=True).stdout
             runs[py].append(json.loads(out.strip().splitlines()[-1]))
     keys = [k for k in runs[a.first][0] if all(k in r for r in runs[a.first] + runs[a.second])]

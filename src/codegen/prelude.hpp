@@ -301,6 +301,13 @@ class Tasks {
   unsigned char few_[256];
   unsigned char more_[256];
 };
+// One Kokkos dispatch of tasks 0..n, out of line: a kernel's entry point
+// calls it once or again (see Tasks) without a second inlined copy of
+// Kokkos' dispatch code to optimize.
+template <class Space, class T>
+__attribute__((noinline)) void dispatch_tasks(const char* label, const T& body, int64_t n) {
+  Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n), body);
+}
 template <class Space, class F>
 int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   if (hi - lo <= SERIAL_ITEMS) {
@@ -312,8 +319,7 @@ int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
   host_chunks<Space>(hi - lo, chunk, t, chunks, per);
   Tasks tasks(per * t);
   ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, tasks.skipped(), nullptr};
-  // One dispatch site: a resumed dispatch is the same code, not a copy.
-  do Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t), c);
+  do dispatch_tasks<Space>(label, c, per * t);
   while (stop_seen() && tasks.again(c.only, c.skipped));
   return tasks.stopped() ? STOPPED : 0;
 }
@@ -383,7 +389,7 @@ int host_for2(const char* label, const F& f, const int64_t* lo, const int64_t* h
   }
   Tasks tasks(k.tasks);
   Rows2<F> r{f, k, tasks.skipped(), nullptr};
-  do Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), r);
+  do dispatch_tasks<Space>(label, r, k.tasks);
   while (stop_seen() && tasks.again(r.only, r.skipped));
   return tasks.stopped() ? STOPPED : 0;
 }
