@@ -55,6 +55,10 @@ pub fn dispatch_busy() -> bool {
 /// (prelude.hpp pk::STOPPED).
 const STOPPED: i32 = 4;
 
+thread_local! {
+    static VIEW_ARGS: std::cell::Cell<Vec<super::args::PkViewArg>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Host launches of at least this many work items (some tens of
 /// microseconds at least) make sure Ctrl-C reaches the runtime first.
 const LARGE: i64 = 1 << 16;
@@ -111,7 +115,10 @@ pub fn run(
         ArgVal::View(v) => v,
         _ => unreachable!("a view slot holds a view"),
     });
-    let (device_launch, views) = device::kernel_views(k.space, vals, &k.view_writes)?;
+    // This thread's buffer of view arguments, lent for the launch (a kernel
+    // never launches another from inside, and a failed launch just drops it).
+    let mut views = VIEW_ARGS.take();
+    let device_launch = device::kernel_views(k.space, vals, &k.view_writes, &mut views)?;
     // Small launches are the common case: scalars, bounds and results on the
     // stack, spilling to the heap only past these sizes.
     let mut scalar_buf = [PkScalarArg::int(0); 16];
@@ -206,6 +213,7 @@ pub fn run(
             ),
         );
     }
+    VIEW_ARGS.set(views);
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     let finished = device_launch.map_or(Ok(()), |l| l.finish());

@@ -210,31 +210,33 @@ struct Temp {
 /// CUDA launches get device pointers (and a `Launch` to finish after the
 /// kernel); host launches first take back what a GPU kernel left newer, and
 /// views they only read keep their device copy current.
+/// They go into `args` (cleared first): the caller reuses one buffer, so a
+/// launch of a cached kernel allocates nothing for them.
 pub fn kernel_views<'v>(
     space: Space,
     vals: impl Iterator<Item = &'v ViewVal>,
     writes: &[bool],
-) -> PkResult<(Option<Launch>, Vec<PkViewArg>)> {
+    args: &mut Vec<PkViewArg>,
+) -> PkResult<Option<Launch>> {
+    args.clear();
     if space == Space::Cuda {
         let vals: Vec<&ViewVal> = vals.collect();
-        let (l, args) = Launch::prepare(&vals, writes)?;
-        return Ok((Some(l), args));
+        let (l, device) = Launch::prepare(&vals, writes)?;
+        *args = device;
+        return Ok(Some(l));
     }
     let mirrors = USED.load(Ordering::Relaxed);
-    let args = vals
-        .enumerate()
-        .map(|(i, v)| {
-            if mirrors {
-                if writes.get(i).copied().unwrap_or(true) {
-                    v.alloc.host_sync()?;
-                } else {
-                    v.alloc.host_read()?;
-                }
+    for (i, v) in vals.enumerate() {
+        if mirrors {
+            if writes.get(i).copied().unwrap_or(true) {
+                v.alloc.host_sync()?;
+            } else {
+                v.alloc.host_read()?;
             }
-            v.materialize()
-        })
-        .collect::<PkResult<_>>()?;
-    Ok((None, args))
+        }
+        args.push(v.materialize()?);
+    }
+    Ok(None)
 }
 
 /// Device arguments of one CUDA launch: borrowed memory lives in temporary
