@@ -49,7 +49,7 @@ pub fn install(ask: fn() -> bool) {
 /// re-installs its own C handler on every `signal.signal(SIGINT, ...)`, as
 /// ipykernel does around each cell (Jupyter). One sigaction query (about
 /// 0.1 us) when ours is still there; called where work may run long (a
-/// flush, a compile, a large host kernel), not per launch.
+/// flush of several kernels, a compile, a large host kernel), not per launch.
 pub fn chain() {
     if HOOK.get().is_none() {
         return;

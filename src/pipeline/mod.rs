@@ -181,7 +181,6 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         return Ok(Ran(nodes));
     }
     let _span = tracing::info_span!("flush", launches = nodes.len()).entered();
-    crate::interrupt::chain();
     let launches = nodes.iter().map(|n| n.count()).sum();
     adaptive::observe(launches);
     let small = nodes.iter().all(|n| adaptive::small(&n.launch));
@@ -194,6 +193,12 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     let lesson = tape::lesson(&nodes, &planned);
     for (k, region) in planned.regions.iter().enumerate() {
         // Ctrl-C between kernels: what ran is done, the rest stays pending.
+        // (Our SIGINT watch is put back, if replaced, only for flushes of
+        // several kernels: a one-kernel flush, the common small one, pays no
+        // sigaction call; large host kernels and compiles chain it anyway.)
+        if k == 1 {
+            crate::interrupt::chain();
+        }
         if k > 0 && crate::interrupt::requested() {
             let left: usize = planned.regions[k..].iter().map(|r| r.seqs.len()).sum();
             return Err(PkError::Interrupted(format!(
