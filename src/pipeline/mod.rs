@@ -1,5 +1,7 @@
 //! The two pipelines, each a list of named stages, one call per line.
 //!
+//! - `submit(launch)` (submit.rs): route -> run now, run at once, hand to
+//!   the tape, or record.
 //! - `eager(launch)`: kernel for the launch (the in-process table, else
 //!   resolve names -> translate -> build and load) -> run.
 //! - `flush(demand)`: dependency closure -> plan (overwritten launches
@@ -16,6 +18,7 @@ mod plan_cache;
 mod planning;
 mod settle;
 mod solo;
+mod submit;
 mod switches;
 mod trace_flush;
 use trace_flush::trace_flush;
@@ -33,123 +36,12 @@ pub use kernels::translate;
 use kernels::{fused_kernel, repeat_kernel, run_fused_kernel, single_kernel};
 pub use plan_cache::replays as plan_replays;
 use plan_cache::Fused;
-use planning::{no_fuse, plan, Region};
+use planning::{no_fuse, plan, Region, Strategy};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
+pub use submit::{submit, Caller, Submitted};
 pub use switches::check_disabled;
-
-/// Where a launch the program submitted goes. Decided on a borrowed launch:
-/// the launch stays where the binding built it, and moves only to be recorded
-/// (it is 200 bytes; every launch that runs at once used to be copied into
-/// the answer and out again).
-pub enum Route {
-    /// To run now (`run_now`): eager mode, or it touches memory Python can
-    /// change behind our back (NumPy arrays, exported views).
-    Now,
-    /// A host launch lazy mode runs at once with nothing pending (`at_once`):
-    /// a small one (adaptive.rs), timed for the adaptive cost signal when the
-    /// flag says so, or one that flushed alone lately (solo.rs).
-    AtOnce(bool),
-    /// To be recorded (`record`).
-    Record,
-    /// To the tape (`tape::offer`): it may continue a learned flush.
-    Tape,
-}
-
-/// Where `l` goes (`tape`: whether the tape may take it; not once it gave
-/// the launch back). Cheap, GIL-free work: the binding calls it without
-/// releasing the GIL.
-pub fn route(l: &Launch, tape: bool) -> PkResult<Route> {
-    l.check_space()?;
-    if !graph::enabled() {
-        return Ok(Route::Now);
-    }
-    // The tape holds launches (this one continues or spills them), or a
-    // learned flush may start here: one kernel for several launches beats
-    // running them at once.
-    if tape && tape::wants(l) {
-        return Ok(Route::Tape);
-    }
-    // Asked once: every small launch asks, and the answers below need it.
-    let quiet = graph::quiet();
-    // The bypass's fast path (adaptive.rs). With nothing pending, running
-    // now and running at once give the same results: `runs_now` need not be
-    // asked (a small launch on NumPy memory then counts towards the bypass's
-    // probe period, as a bypassed launch).
-    if quiet && adaptive::fast(l) {
-        return Ok(Route::AtOnce(false));
-    }
-    if l.runs_now() {
-        return Ok(Route::Now);
-    }
-    if adaptive::run_at_once(l, quiet, || !quiet && graph::folds_into_newest(l)) {
-        // Nothing pending (the common case): nothing to flush first, so it
-        // goes straight to its kernel; whether to time it is decided here.
-        if !quiet {
-            return Ok(Route::Now);
-        }
-        let timed = adaptive::time_at_once();
-        // (A timed launch's measurement refreshes the choice, which would
-        // disarm the countdown at once.)
-        if !timed {
-            adaptive::arm_fast();
-        }
-        return Ok(Route::AtOnce(timed));
-    }
-    // A launch that flushed alone lately, with nothing pending (solo.rs).
-    if quiet && solo::run_at_once(l) {
-        return Ok(Route::AtOnce(false));
-    }
-    Ok(Route::Record)
-}
-
-/// Records a launch `route` sent here (with the origin `origin()` makes): its
-/// sequence number, its result slot (reductions and scans), and whether it
-/// has effects beyond its views (printf: the binding then flushes at once, so
-/// its output comes when it was launched).
-pub fn record(
-    l: Launch,
-    origin: impl FnOnce() -> Arc<dyn Origin>,
-) -> PkResult<(u64, Option<Arc<crate::lazy::slot::Slot>>, bool)> {
-    // Launches the tape held come first, in program order (the binding
-    // calls this with the GIL held, as spilling needs).
-    tape::spill()?;
-    // Folding exact repeats into one node is a fusion decision: not when unfused.
-    let fold = !no_fuse().load(Ordering::Relaxed);
-    let weight = adaptive::recording_weight(&l);
-    let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
-    let recorded = graph::record(l, origin, fold)?;
-    if let Some(w) = weight {
-        adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
-    }
-    Ok(recorded)
-}
-
-/// Runs a launch now, after the pending work it depends on.
-pub fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
-    if !graph::enabled() {
-        return eager(l, origin);
-    }
-    // Nothing pending (the common case once launches run at once): no flush.
-    if !graph::quiet() {
-        let _ran = flush(Demand::Allocs(&l.allocs()))?;
-    }
-    // Only small launches count towards the sampling (as `route`'s do).
-    at_once(l, origin, adaptive::small(l) && adaptive::time_at_once())
-}
-
-/// Runs a launch's kernel, nothing else (`route` sent it here as `AtOnce`,
-/// or `run_now` flushed what it needs); `timed`: for the adaptive cost signal.
-pub fn at_once(l: &Launch, origin: &dyn Origin, timed: bool) -> PkResult<Option<Total>> {
-    if !timed {
-        return eager(l, origin);
-    }
-    let t0 = Instant::now();
-    let total = eager(l, origin)?;
-    adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
-    Ok(total)
-}
 
 /// Runs one launch now.
 pub fn eager(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
@@ -244,9 +136,10 @@ fn still_pending() -> PkError {
     ))
 }
 
-/// Runs one region: one fused kernel, or one kernel per launch (alone, or
-/// after a fused kernel failed to build: its launches then report their own
-/// errors, if they have any).
+/// Runs one region as planned: a kernel that loops over its repeats, one
+/// fused kernel, or its launch's own. A region whose kernel did not build
+/// runs its launches one by one (they report their own errors, if they have
+/// any).
 fn run_region(r: &Region) -> PkResult<()> {
     let now: Vec<u64> = r
         .seqs
@@ -268,67 +161,57 @@ fn run_region(r: &Region) -> PkResult<()> {
     }
     nodes.extend(kept.iter().cloned());
     nodes.sort_by_key(|n| n.seq);
-    let untake = |nodes: &[Arc<Node>]| {
+    let built = match r.strategy {
+        Strategy::Repeat => {
+            repeat_kernel(&nodes[0].launch, &*nodes[0].origin).map(|k| Some((k, None)))
+        }
+        Strategy::Fused => region_kernel(r, &nodes).map(|(k, label)| Some((k, Some(label)))),
+        Strategy::Single => Ok(None),
+    };
+    let kernel = match built {
+        Ok(kernel) => kernel,
+        // Ctrl-C during its build: nothing ran, all of it stays pending.
+        Err(PkError::Interrupted(_)) => return Err(still_pending()),
+        Err(e) => {
+            let strategy = r.strategy;
+            tracing::warn!(error = %e, ?strategy, "a region's kernel did not build; running its launches one by one");
+            None
+        }
+    };
+    drop(graph::take(&now));
+    // Not fused after all: the deferred ones run too.
+    let undefer = || {
         if !kept.is_empty() {
-            // Not fused after all: the deferred ones run too.
             drop(graph::take(&r.deferred));
-            for n in nodes {
+            for n in &nodes {
                 n.deferred.store(false, Ordering::Release);
             }
         }
     };
-    // Launches in a row that repeat one launch exactly (nodes, and the
-    // repeats folded into them when recorded): one kernel that loops.
-    let count: usize = nodes.iter().map(|n| n.count()).sum();
-    let repeated = nodes[0].launch.key.pattern == crate::types::Pattern::For
-        && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch));
-    if count > 1 && repeated {
-        match repeat_kernel(&nodes[0].launch, &*nodes[0].origin) {
-            Ok(kernel) => {
-                drop(graph::take(&now));
-                untake(&nodes);
-                let l = &nodes[0].launch;
-                let (lo, hi) = ([l.lo[0], 0], [l.hi[0], count as i64]);
-                let who = Who::Workunit(&l.workunit().name);
-                let ran = run(&kernel, &[&l.vals], &lo, &hi, who, &mut [None]).and_then(|()| {
-                    match crate::config::get().failpoint.as_deref() {
-                        Some("fused_run") => Err(PkError::Runtime(format!(
-                            "{} x{count} failed after it ran (failpoint)",
-                            l.label
-                        ))),
-                        _ => Ok(()),
-                    }
-                });
-                return ran.map_err(|e| failure::fail(&nodes, e));
-            }
-            // Ctrl-C during its build: nothing ran, all of it stays pending.
-            Err(PkError::Interrupted(_)) => return Err(still_pending()),
-            Err(e) => {
-                tracing::warn!(error = %e, "repeat kernel did not build; running its launches one by one")
-            }
+    let ran = match kernel {
+        Some((kernel, None)) => {
+            undefer();
+            run_repeat(&nodes, &kernel)
         }
-    }
-    if nodes.len() > 1 {
-        let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
-        match region_kernel(r, &nodes, &region) {
-            // A fused kernel that ran (or began to) is never rerun launch by
-            // launch: its updates may have landed already.
-            Ok((kernel, label)) => {
-                drop(graph::take(&now));
-                let ran = run_fused(&nodes, &region, &kernel, &label);
-                for n in &kept {
-                    n.deferred.store(true, Ordering::Release);
-                }
-                return ran.map_err(|e| failure::fail(&nodes, e));
+        // A fused kernel that ran (or began to) is never rerun launch by
+        // launch: its updates may have landed already.
+        Some((kernel, Some(label))) => {
+            let ran = run_fused(&nodes, &kernel, &label);
+            for n in &kept {
+                n.deferred.store(true, Ordering::Release);
             }
-            Err(PkError::Interrupted(_)) => return Err(still_pending()),
-            Err(e) => {
-                tracing::warn!(error = %e, "fused kernel did not build; running its launches one by one")
-            }
+            ran
         }
-    }
-    drop(graph::take(&now));
-    untake(&nodes);
+        None => {
+            undefer();
+            return run_singles(&nodes);
+        }
+    };
+    ran.map_err(|e| failure::fail(&nodes, e))
+}
+
+/// Runs a region's launches one by one, each as often as it was folded.
+fn run_singles(nodes: &[Arc<Node>]) -> PkResult<()> {
     for (j, node) in nodes.iter().enumerate() {
         for _ in 0..node.count() {
             match eager(&node.launch, &*node.origin) {
@@ -340,13 +223,26 @@ fn run_region(r: &Region) -> PkResult<()> {
     Ok(())
 }
 
+/// Runs a repeat kernel: the first launch's range, once per repeat.
+fn run_repeat(nodes: &[Arc<Node>], kernel: &Kernel) -> PkResult<()> {
+    let count: usize = nodes.iter().map(|n| n.count()).sum();
+    let l = &nodes[0].launch;
+    let (lo, hi) = ([l.lo[0], 0], [l.hi[0], count as i64]);
+    let who = Who::Workunit(&l.workunit().name);
+    run(kernel, &[&l.vals], &lo, &hi, who, &mut [None])?;
+    match crate::config::get().failpoint.as_deref() {
+        Some("fused_run") => Err(PkError::Runtime(format!(
+            "{} x{count} failed after it ran (failpoint)",
+            l.label
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// A region's fused kernel and label: the one its cached plan keeps, else
 /// laid out, found by its structure or built (and then kept).
-fn region_kernel(
-    r: &Region,
-    nodes: &[Arc<Node>],
-    region: &[&Launch],
-) -> PkResult<(Arc<Kernel>, String)> {
+fn region_kernel(r: &Region, nodes: &[Arc<Node>]) -> PkResult<(Arc<Kernel>, String)> {
+    let region: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
     let labels = || region.iter().map(|l| l.label.clone());
     if let Some(f) = r
         .memo
@@ -359,9 +255,9 @@ fn region_kernel(
     let accesses: Vec<&std::collections::BTreeMap<_, _>> =
         nodes.iter().map(|n| &*n.access_map).collect();
     let cache = !crate::codegen::emit::bounds_checked(region[0].key.space);
-    let lay = layout::layout(region, &accesses, &r.registers, cache);
-    let label = layout::region_label(region);
-    let kernel = fused_kernel(nodes, region, &lay, &label)?;
+    let lay = layout::layout(&region, &accesses, &r.registers, cache);
+    let label = layout::region_label(&region);
+    let kernel = fused_kernel(nodes, &region, &lay, &label)?;
     if let Some(m) = &r.memo {
         let _ = m.set(Fused {
             labels: labels().collect(),
@@ -372,15 +268,11 @@ fn region_kernel(
     Ok((kernel, label))
 }
 
-fn run_fused(
-    nodes: &[Arc<Node>],
-    region: &[&Launch],
-    kernel: &Kernel,
-    label: &str,
-) -> PkResult<()> {
-    let bodies: Vec<&[ArgVal]> = region.iter().map(|l| &l.vals[..]).collect();
-    let mut totals = vec![None; region.len()];
-    let range = (&region[0].lo[..], &region[0].hi[..]);
+fn run_fused(nodes: &[Arc<Node>], kernel: &Kernel, label: &str) -> PkResult<()> {
+    let bodies: Vec<&[ArgVal]> = nodes.iter().map(|n| &n.launch.vals[..]).collect();
+    let mut totals = vec![None; nodes.len()];
+    let first = &nodes[0].launch;
+    let range = (&first.lo[..], &first.hi[..]);
     run_fused_kernel(kernel, &bodies, range, label, &mut totals)?;
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);

@@ -30,6 +30,31 @@ pub struct Region {
     pub deferred: Vec<u64>,
     /// Its fused kernel, kept with a cached plan (plan_cache.rs).
     pub memo: Option<Memo>,
+    pub strategy: Strategy,
+}
+
+/// How a region runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Strategy {
+    /// Launches in a row that repeat one `for` launch exactly (and the
+    /// repeats folded into them when recorded): one kernel that loops.
+    Repeat,
+    /// Several launches: one fused kernel.
+    Fused,
+    /// One launch: its own kernel.
+    Single,
+}
+
+/// The strategy of a region of these launches, in program order.
+fn strategy(nodes: &[&Arc<Node>]) -> Strategy {
+    let count: usize = nodes.iter().map(|n| n.count()).sum();
+    let repeated = nodes[0].launch.key.pattern == Pattern::For
+        && nodes.windows(2).all(|w| w[1].launch.repeats(&w[0].launch));
+    match (count > 1 && repeated, nodes.len() > 1) {
+        (true, _) => Strategy::Repeat,
+        (false, true) => Strategy::Fused,
+        (false, false) => Strategy::Single,
+    }
 }
 
 /// What a flush runs: its regions, and the launches it dropped unrun.
@@ -45,7 +70,7 @@ pub struct Planned {
 /// overwritten launches dropped -> the rest settled into regions.
 pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     if no_fuse().load(Ordering::Relaxed) {
-        let regions = nodes.iter().map(|n| single(n.seq)).collect();
+        let regions = nodes.iter().map(single).collect();
         return Ok(Planned {
             regions,
             overwritten: Vec::new(),
@@ -276,6 +301,7 @@ fn finish(
             registers,
             deferred: f.iter().map(|&k| kept[k].seq).collect(),
             memo: memos.map(|m| m[i].clone()),
+            strategy: strategy(&r.iter().map(|&k| &kept[k]).collect::<Vec<_>>()),
         })
         .collect();
     Planned {
@@ -285,12 +311,14 @@ fn finish(
     }
 }
 
-fn single(seq: u64) -> Region {
+/// A region of one launch (fusion off: no repeats were folded into it).
+fn single(n: &Arc<Node>) -> Region {
     Region {
-        seqs: vec![seq],
+        seqs: vec![n.seq],
         registers: BTreeSet::new(),
         deferred: Vec::new(),
         memo: None,
+        strategy: strategy(&[n]),
     }
 }
 

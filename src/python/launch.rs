@@ -2,7 +2,7 @@
 //! (lazy mode) or run now by the eager pipeline; `generate_source` shows the
 //! C++ a launch would compile.
 use super::args::classify;
-use super::bridge::{detached, py_err, total_to_py};
+use super::bridge::{py_err, total_to_py};
 use super::buffer::HeldBuffer;
 use super::kw::Kw;
 use super::launch_params::{accumulator_given, check_leading_params};
@@ -12,16 +12,17 @@ use super::policy::policy_of;
 use super::resolve;
 use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
+use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::KernelKey;
 use crate::exec::launch::{Launch, Origin};
 use crate::lazy::graph::Demand;
-use crate::pipeline::tape::{self, Offer};
-use crate::pipeline::{self, Route};
+use crate::pipeline::{self, Submitted};
 use crate::types::{ArgTy, Pattern, Reducer};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::cell::Cell;
 use std::sync::Arc;
 
 /// 0 for, 1 reduce (sum), 2 scan, 3.. reduce through `Reducer::ALL[code - 3]`.
@@ -201,24 +202,6 @@ pub fn launch_with<'py>(
     if checked {
         super::extents::check(&wu.core, &wu.reach, &l)?;
     }
-    // A recorded launch owns its origin (shared by the launches of one call
-    // site: a loop records one origin); one that runs now borrows it.
-    let recorded = || -> Arc<dyn Origin> {
-        // No frame to name (the launch came from C): no call site.
-        let (site_code, site_offset) = site.unwrap_or_else(|| call_site(py).unwrap_or((None, 0)));
-        let key = (
-            methods.map_or(0, |m| m.as_ptr() as usize),
-            site_code.as_ref().map_or(0, |c| c.as_ptr() as usize),
-            site_offset,
-        );
-        wu.origin_for(key, || {
-            Arc::new(PyOrigin {
-                wu: wu_ref.clone().unbind(),
-                methods: methods.map(|m| m.clone().unbind()),
-                site: site_code.map(|f| (f.unbind(), site_offset)),
-            })
-        })
-    };
     // A trace records what the launch was given, and how it went on.
     let traced = crate::trace::on().then(|| {
         let reload = super::traces::prepare(py, &l, &g.held);
@@ -232,55 +215,91 @@ pub fn launch_with<'py>(
         }
         (d, std::time::Instant::now())
     });
-    // The launch runs now: `Some(timed)` at once (nothing pending), `None`
-    // after what it depends on (`run_now`). One the tape gives back is
-    // routed again, past the tape.
-    let mut try_tape = true;
-    let at_once = loop {
-        match pipeline::route(&l, try_tape).map_err(py_err)? {
-            Route::Record => {
-                let (seq, slot, effects) = pipeline::record(l, recorded).map_err(py_err)?;
-                trace_launch(traced, Some(seq));
-                if effects {
-                    // Output beyond its views (printf) comes when the program
-                    // launched it, as eagerly, not at a later read.
-                    super::lazy::flush(py, Demand::Result(seq))?;
-                }
-                return record_result(seq, slot, py).map(|p| Some(p.into_bound(py)));
-            }
-            Route::Now => break None,
-            Route::AtOnce(timed) => break Some(timed),
-            Route::Tape => match tape::offer(&l).map_err(py_err)? {
-                Offer::Hold(keep) => {
-                    keep.keep(l);
-                    return Ok(None);
-                }
-                // The learned flush's fused kernel, over every launch held.
-                Offer::Run(run) => {
-                    let total = detached(py, || run.go(&l))?;
-                    drop(g.held);
-                    return total_of(py, total, initial);
-                }
-                Offer::Back => try_tape = false,
-            },
-        }
+    let caller = Call {
+        py,
+        wu: wu_ref,
+        methods,
+        site: Cell::new(site),
+        borrowed: CallOrigin {
+            wu: wu_ref.as_unbound(),
+            methods: methods.map(|m| m.as_unbound()),
+        },
+        traced: Cell::new(traced),
+        was_traced: Cell::new(false),
     };
-    let was_traced = traced.is_some();
-    trace_launch(traced, None);
-    let origin = CallOrigin {
-        wu: wu_ref.as_unbound(),
-        methods: methods.map(|m| m.as_unbound()),
-    };
-    // Dropped after the call, with the GIL (NumPy buffers are released).
-    let total = match at_once {
-        Some(timed) => detached(py, || pipeline::at_once(&l, &origin, timed))?,
-        None => detached(py, || pipeline::run_now(&l, &origin))?,
-    };
-    if was_traced {
-        super::traces::store_results(&l);
-    }
+    let submitted = pipeline::submit(l, &caller).map_err(py_err);
+    // Dropped after the launch ran, with the GIL (NumPy buffers are released).
     drop(g.held);
-    total_of(py, total, initial)
+    match submitted? {
+        Submitted::Ran(total) => total_of(py, total, initial),
+        Submitted::Recorded { seq, slot, effects } => {
+            if effects {
+                // Output beyond its views (printf) comes when the program
+                // launched it, as eagerly, not at a later read.
+                super::lazy::flush(py, Demand::Result(seq))?;
+            }
+            record_result(seq, slot, py).map(|p| Some(p.into_bound(py)))
+        }
+        Submitted::Held => Ok(None),
+    }
+}
+
+/// The binding's side of `pipeline::submit`: the launch's origins, the GIL,
+/// and its trace event.
+struct Call<'a, 'py> {
+    py: Python<'py>,
+    wu: &'a Bound<'py, Workunit>,
+    methods: Option<&'a Bound<'py, PyDict>>,
+    /// Taken by the one `origin` call.
+    site: Cell<Site<'py>>,
+    borrowed: CallOrigin<'a>,
+    /// A traced launch's description and when its submission began.
+    traced: Cell<Option<(String, std::time::Instant)>>,
+    was_traced: Cell<bool>,
+}
+
+impl pipeline::Caller for Call<'_, '_> {
+    /// A recorded launch owns its origin (shared by the launches of one call
+    /// site: a loop records one origin).
+    fn origin(&self) -> Arc<dyn Origin> {
+        // No frame to name (the launch came from C): no call site.
+        let (site_code, site_offset) = self
+            .site
+            .take()
+            .unwrap_or_else(|| call_site(self.py).unwrap_or((None, 0)));
+        let key = (
+            self.methods.map_or(0, |m| m.as_ptr() as usize),
+            site_code.as_ref().map_or(0, |c| c.as_ptr() as usize),
+            site_offset,
+        );
+        self.wu.get().origin_for(key, || {
+            Arc::new(PyOrigin {
+                wu: self.wu.clone().unbind(),
+                methods: self.methods.map(|m| m.clone().unbind()),
+                site: site_code.map(|f| (f.unbind(), site_offset)),
+            })
+        })
+    }
+
+    fn borrowed(&self) -> &(dyn Origin + Sync) {
+        &self.borrowed
+    }
+
+    fn detached<T: Send>(&self, f: impl FnOnce() -> PkResult<T> + Send) -> PkResult<T> {
+        self.py.detach(f)
+    }
+
+    fn routed(&self, seq: Option<u64>) {
+        let traced = self.traced.take();
+        self.was_traced.set(traced.is_some());
+        trace_launch(traced, seq);
+    }
+
+    fn ran(&self, l: &Launch) {
+        if self.was_traced.get() {
+            super::traces::store_results(l);
+        }
+    }
 }
 
 /// What a launch that ran returns: its total (plus `initial`), or None.
