@@ -62,6 +62,7 @@ fn reaches(wu: &Workunit, l: &Launch) -> Reaches {
 
 /// Refuses a one-dimensional range launch of `wu` that would index a view
 /// outside its first dimension in every work item; `cache` keeps its checks.
+#[inline]
 pub fn check(wu: &Workunit, cache: &OnceLock<Reaches>, l: &Launch) -> PyResult<()> {
     let (lo, hi) = (l.lo[0], l.hi[0]);
     if hi <= lo {

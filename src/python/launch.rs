@@ -224,8 +224,8 @@ pub fn launch_with<'py>(
             wu: wu_ref.as_unbound(),
             methods: methods.map(|m| m.as_unbound()),
         },
+        is_traced: traced.is_some(),
         traced: Cell::new(traced),
-        was_traced: Cell::new(false),
     };
     let submitted = pipeline::submit(l, &caller).map_err(py_err);
     // Dropped after the launch ran, with the GIL (NumPy buffers are released).
@@ -253,9 +253,11 @@ struct Call<'a, 'py> {
     /// Taken by the one `origin` call.
     site: Cell<Site<'py>>,
     borrowed: CallOrigin<'a>,
-    /// A traced launch's description and when its submission began.
+    /// A traced launch's description and when its submission began, taken
+    /// by `routed`.
     traced: Cell<Option<(String, std::time::Instant)>>,
-    was_traced: Cell<bool>,
+    /// Asked first: most launches are not traced.
+    is_traced: bool,
 }
 
 impl pipeline::Caller for Call<'_, '_> {
@@ -289,14 +291,16 @@ impl pipeline::Caller for Call<'_, '_> {
         self.py.detach(f)
     }
 
+    #[inline]
     fn routed(&self, seq: Option<u64>) {
-        let traced = self.traced.take();
-        self.was_traced.set(traced.is_some());
-        trace_launch(traced, seq);
+        if self.is_traced {
+            trace_launch(self.traced.take(), seq);
+        }
     }
 
+    #[inline]
     fn ran(&self, l: &Launch) {
-        if self.was_traced.get() {
+        if self.is_traced {
             super::traces::store_results(l);
         }
     }
