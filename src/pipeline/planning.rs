@@ -81,7 +81,7 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     let shape = plan_cache::shape(nodes, demand);
     // Read once: settling reads it for each launch, and it may change
     // meanwhile (other threads' launches measure and decide).
-    let bypass = super::adaptive::bypassing();
+    let bypass = super::cost::bypassing();
     if let Some(hit) = shape.as_ref().and_then(|s| plan_cache::get(s, nodes)) {
         // The cost model changed its mind since (its verdicts are part of
         // the plan): planned afresh below, and cached in its place.

@@ -28,7 +28,7 @@ pub(super) fn verdicts(nodes: &[Arc<Node>], bypass: bool) -> Vec<Verdict> {
 }
 
 /// The cost model's verdict on deferring `n`. While small host launches run
-/// at once (adaptive.rs), a small `for` is never deferred: left pending, it
+/// at once (cost.rs, alone.rs), a small `for` is never deferred: left pending, it
 /// would take every later launch off that path (each would then flush
 /// first), which costs more than its write; and a flush then is a trial,
 /// which should see the program's launches as they are (the tape learns
@@ -41,7 +41,7 @@ fn verdict(n: &Node, bypass: bool) -> Verdict {
 }
 
 fn bypassed(n: &Node, bypass: bool) -> bool {
-    bypass && n.launch.key.pattern == Pattern::For && super::adaptive::small(&n.launch)
+    bypass && n.launch.key.pattern == Pattern::For && super::cost::small(&n.launch)
 }
 
 /// Why a small host launch is not deferred (`verdict`).

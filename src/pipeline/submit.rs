@@ -2,7 +2,8 @@
 //! the tape, the learners' "run it at once", or the DAG) and runs it there.
 //! The binding converts arguments in and the outcome out; everything between
 //! is here, so each rule of routing is read in one place.
-use super::{adaptive, eager, flush, solo, tape};
+use super::flush::{eager, flush};
+use super::{alone, cost, tape};
 use crate::errors::PkResult;
 use crate::exec::kernel::Total;
 use crate::exec::launch::{Launch, Origin};
@@ -51,11 +52,11 @@ pub enum Submitted {
 /// bytes; a launch that runs at once is never copied).
 enum Route {
     /// To run now (`run_now`): eager mode, or it touches memory Python can
-    /// change behind our back (NumPy arrays, exported views).
-    Now,
-    /// A host launch lazy mode runs at once with nothing pending (`at_once`):
-    /// a small one (adaptive.rs), timed for the adaptive cost signal when the
-    /// flag says so, or one that flushed alone lately (solo.rs).
+    /// change behind our back (NumPy arrays, exported views), or a trial of
+    /// running at once (then timed, for the cost signal).
+    Now(bool),
+    /// A launch lazy mode runs at once with nothing pending (`at_once`,
+    /// alone.rs), timed for the cost signal (cost.rs) when the flag says so.
     AtOnce(bool),
     /// To be recorded (`record`).
     Record,
@@ -67,15 +68,16 @@ enum Route {
 pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
     // One the tape gives back is routed again, past the tape.
     let mut try_tape = true;
-    let timed = loop {
+    // (At once: nothing pending; timed: for the cost signal.)
+    let (quiet, timed) = loop {
         match route(&l, try_tape)? {
             Route::Record => {
                 let (seq, slot, effects) = record(l, || c.origin())?;
                 c.routed(Some(seq));
                 return Ok(Submitted::Recorded { seq, slot, effects });
             }
-            Route::Now => break None,
-            Route::AtOnce(timed) => break Some(timed),
+            Route::Now(trial) => break (false, trial),
+            Route::AtOnce(timed) => break (true, timed),
             Route::Tape => match tape::offer(&l)? {
                 tape::Offer::Hold(keep) => {
                     keep.keep(l);
@@ -91,9 +93,9 @@ pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
     };
     c.routed(None);
     let origin = c.borrowed();
-    let total = match timed {
-        Some(timed) => c.detached(|| at_once(&l, origin, timed))?,
-        None => c.detached(|| run_now(&l, origin))?,
+    let total = match quiet {
+        true => c.detached(|| at_once(&l, origin, timed))?,
+        false => c.detached(|| run_now(&l, origin, timed))?,
     };
     c.ran(&l);
     Ok(Submitted::Ran(total))
@@ -104,7 +106,7 @@ pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
 fn route(l: &Launch, tape: bool) -> PkResult<Route> {
     l.check_space()?;
     if !graph::enabled() {
-        return Ok(Route::Now);
+        return Ok(Route::Now(false));
     }
     // The tape holds launches (this one continues or spills them), or a
     // learned flush may start here: one kernel for several launches beats
@@ -112,35 +114,23 @@ fn route(l: &Launch, tape: bool) -> PkResult<Route> {
     if tape && tape::wants(l) {
         return Ok(Route::Tape);
     }
-    // Asked once: every small launch asks, and the answers below need it.
     let quiet = graph::quiet();
-    // The bypass's fast path (adaptive.rs). With nothing pending, running
-    // now and running at once give the same results: `runs_now` need not be
-    // asked (a small launch on NumPy memory then counts towards the bypass's
-    // probe period, as a bypassed launch).
-    if quiet && adaptive::fast(l) {
-        return Ok(Route::AtOnce(false));
+    // A trial of running at once (cost.rs): timed, after what it depends on.
+    if cost::eager_trial(l) {
+        return Ok(if quiet {
+            Route::AtOnce(true)
+        } else {
+            Route::Now(true)
+        });
+    }
+    // With nothing pending, nothing recorded could fuse with it, and running
+    // now is running at once (`runs_now` need not be asked): at once if its
+    // flushes ran it alone, or recording it costs more (alone.rs).
+    if quiet && alone::run_at_once(l) {
+        return Ok(Route::AtOnce(cost::small(l) && cost::time_at_once()));
     }
     if l.runs_now() {
-        return Ok(Route::Now);
-    }
-    if adaptive::run_at_once(l, quiet, || !quiet && graph::folds_into_newest(l)) {
-        // Nothing pending (the common case): nothing to flush first, so it
-        // goes straight to its kernel; whether to time it is decided here.
-        if !quiet {
-            return Ok(Route::Now);
-        }
-        let timed = adaptive::time_at_once();
-        // (A timed launch's measurement refreshes the choice, which would
-        // disarm the countdown at once.)
-        if !timed {
-            adaptive::arm_fast();
-        }
-        return Ok(Route::AtOnce(timed));
-    }
-    // A launch that flushed alone lately, with nothing pending (solo.rs).
-    if quiet && solo::run_at_once(l) {
-        return Ok(Route::AtOnce(false));
+        return Ok(Route::Now(false));
     }
     Ok(Route::Record)
 }
@@ -154,17 +144,18 @@ fn record(
     tape::spill()?;
     // Folding exact repeats into one node is a fusion decision: not when unfused.
     let fold = !super::planning::no_fuse().load(Ordering::Relaxed);
-    let weight = adaptive::recording_weight(&l);
+    let weight = cost::recording_weight(&l);
     let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
     let recorded = graph::record(l, origin, fold)?;
     if let Some(w) = weight {
-        adaptive::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
+        cost::recorded(t0.map_or(0, |t| t.elapsed().as_nanos() as u64), w);
     }
     Ok(recorded)
 }
 
-/// Runs a launch now, after the pending work it depends on.
-fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
+/// Runs a launch now, after the pending work it depends on (`trial`: one of
+/// a trial of running at once, timed).
+fn run_now(l: &Launch, origin: &dyn Origin, trial: bool) -> PkResult<Option<Total>> {
     if !graph::enabled() {
         return eager(l, origin);
     }
@@ -173,17 +164,17 @@ fn run_now(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     // Only small launches count towards the sampling (as `route`'s do).
-    at_once(l, origin, adaptive::small(l) && adaptive::time_at_once())
+    at_once(l, origin, trial || (cost::small(l) && cost::time_at_once()))
 }
 
 /// Runs a launch's kernel, nothing else (`route` sent it here as `AtOnce`,
-/// or `run_now` flushed what it needs); `timed`: for the adaptive cost signal.
+/// or `run_now` flushed what it needs); `timed`: for the cost signal.
 fn at_once(l: &Launch, origin: &dyn Origin, timed: bool) -> PkResult<Option<Total>> {
     if !timed {
         return eager(l, origin);
     }
     let t0 = Instant::now();
     let total = eager(l, origin)?;
-    adaptive::ran_at_once(t0.elapsed().as_nanos() as u64);
+    cost::ran_at_once(t0.elapsed().as_nanos() as u64);
     Ok(total)
 }

@@ -190,21 +190,13 @@ pub fn pending_count() -> usize {
     graph::pending_count()
 }
 
-/// The adaptive bypass's counters (bypassed since the last probe, small
-/// launches run, launches its fast path may still take; the first two
-/// include the last), for tests of its schedule.
-#[pyfunction]
-pub fn adaptive_counts() -> (u64, u64, u64) {
-    crate::pipeline::adaptive::counts()
-}
-
-/// The adaptive bypass's measured costs per small host launch in ns,
+/// The cost signal's measured costs per small host launch in ns,
 /// (recorded, run at once) (0: not measured); `set` replaces them, for
 /// tests of the decision that must not depend on this machine's timing.
 #[pyfunction]
 #[pyo3(signature = (set=None))]
 pub fn adaptive_costs(set: Option<(f64, f64)>) -> (f64, f64) {
-    crate::pipeline::adaptive::costs(set)
+    crate::pipeline::costs(set)
 }
 
 /// How many flushes so far replayed a cached plan of their shape instead of

@@ -81,7 +81,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lazy::set_tape, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_last, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::plan_replays, m)?)?;
-    m.add_function(wrap_pyfunction!(lazy::adaptive_counts, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::explain_history, m)?)?;
     m.add_function(wrap_pyfunction!(lazy::fused_kernel_count, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::fence, m)?)?;

@@ -79,11 +79,11 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
         node.count() == 1
             && !node.effects
             && !l.is_method
-            // Small host launches (adaptive.rs' size): recording one costs
+            // Small host launches (cost.rs' size): recording one costs
             // more than running it, so a learned pair beats recording a long
             // chain between rare reads; larger kernels gain more from the
             // longer fusion recording finds.
-            && crate::pipeline::adaptive::small(l)
+            && crate::pipeline::cost::small(l)
             && match l.key.pattern {
                 Pattern::For => true,
                 Pattern::Reduce | Pattern::Reducer(_) => k + 1 == n,

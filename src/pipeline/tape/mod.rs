@@ -1,6 +1,6 @@
 //! Learned flushes. A loop that reads a total every iteration flushes the
 //! same few small launches again and again. Recording them and flushing
-//! costs more than the kernel launches fusion saves, so the adaptive bypass
+//! costs more than the kernel launches fusion saves, so the cost signal
 //! ran them one by one, as eager mode does, and lazy mode paid its checks
 //! on top: it was the slower mode there.
 //!

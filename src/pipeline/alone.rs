@@ -1,19 +1,23 @@
-//! Launches that always flush alone. A launch that its last flushes ran by
-//! itself (nothing fused with it, kept in registers, deferred or dropped)
-//! gained nothing from being recorded, and paid recording and planning on
-//! top of its kernel: 1-3 us, a fifth of a host kernel over 2^15 doubles,
-//! about a kernel launch on the GPU. A program that reads a result or an
-//! element after every launch pays this on every launch. (Small host
-//! launches have the adaptive bypass, adaptive.rs, with signals of its own.)
+//! Launches that run at once. A launch that its last flushes ran by itself
+//! (nothing fused with it, kept in registers, deferred or dropped) gained
+//! nothing from being recorded, and paid recording and planning on top of
+//! its kernel: about a tiny host kernel, a fifth of a host kernel over 2^15
+//! doubles, about a kernel launch on the GPU. A program that reads a result
+//! or an element after every launch pays this on every launch. So does one
+//! whose small host launches fuse, when the cost signal (cost.rs) finds that
+//! recording them costs more than running them at once.
 //!
 //! Such a launch, submitted while nothing is pending (so nothing recorded
 //! before it could fuse with it), runs at once as in eager mode. Every
 //! `PROBE`th is recorded again (the period doubles, up to `MAX_PERIOD`,
-//! while probes find it still alone): a program whose launches start to
-//! fuse (a consumer now follows before the read) gets fusion back at the
-//! next probe. `PK_FUSION_DISABLE=adaptive` switches this off too.
+//! while probes find it still alone, or still cheaper at once): a program
+//! whose launches start to fuse (a consumer now follows before the read)
+//! gets fusion back at the next probe, and the launches after a probe are
+//! recorded until the next flush (something is pending), so a probe records
+//! whole iterations of a loop, which the tape can learn.
+//! `PK_FUSION_DISABLE=adaptive` switches this off.
+use super::cost;
 use super::planning::Planned;
-use crate::exec::kernel::KernelKey;
 use crate::exec::launch::Launch;
 use crate::lazy::graph::Node;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -93,28 +97,29 @@ fn slot(digest: u64) -> &'static Slot {
     &TABLE[(digest % SLOTS as u64) as usize]
 }
 
-/// Whether this module decides about `l`: a launch the adaptive bypass
-/// does not (it has its own signals for small host ones).
-fn tracked(l: &Launch) -> bool {
-    super::adaptive::on() && !super::adaptive::small(l)
+/// Whether a small host launch is cheaper run at once (cost.rs).
+fn cheap(l: &Launch) -> bool {
+    cost::bypassing() && cost::small(l)
 }
 
 /// Whether `l`, submitted while nothing is pending, should run at once.
+#[inline]
 pub fn run_at_once(l: &Launch) -> bool {
-    if !tracked(l) {
+    if !cost::switches().0 {
         return false;
     }
     let d = l.key.digest();
     let s = slot(d);
-    let Some(st) = Streak::unpack(s.streak.load(Ordering::Relaxed), d) else {
-        return false;
+    let st = Streak::unpack(s.streak.load(Ordering::Relaxed), d);
+    let period = match st {
+        Some(st) if st.alone >= ALONE => st.period,
+        // (A kernel the table lost, or never saw, probes at the first period.)
+        _ if cheap(l) => st.map_or(PROBE, |st| st.period),
+        _ => return false,
     };
-    if st.alone < ALONE {
-        return false;
-    }
     // A plain load and store: a count lost to a race only moves a probe.
     let skipped = s.skipped.load(Ordering::Relaxed) + 1;
-    if skipped >= st.period {
+    if skipped >= period {
         s.skipped.store(0, Ordering::Relaxed);
         return false; // a probe: recorded, and its flush says what it is now
     }
@@ -124,6 +129,9 @@ pub fn run_at_once(l: &Launch) -> bool {
 
 /// After a flush ran `planned` over `nodes`: which kernels ran alone.
 pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
+    if !cost::switches().0 {
+        return;
+    }
     // The flush's launches come in program order (sequence numbers rise).
     let node = |seq: u64| {
         nodes
@@ -134,22 +142,21 @@ pub fn flushed(nodes: &[Arc<Node>], planned: &Planned) {
     for r in &planned.regions {
         let alone = r.seqs.len() == 1 && r.registers.is_empty() && r.deferred.is_empty();
         for n in r.seqs.iter().filter_map(|&s| node(s)) {
-            if tracked(&n.launch) {
-                note(&n.launch.key, alone && n.count() == 1);
-            }
+            note(&n.launch, alone && n.count() == 1);
         }
     }
-    for n in planned.overwritten.iter().filter(|n| tracked(&n.launch)) {
-        note(&n.launch.key, false);
+    for n in &planned.overwritten {
+        note(&n.launch, false);
     }
 }
 
-fn note(key: &KernelKey, alone: bool) {
-    let d = key.digest();
+fn note(l: &Launch, alone: bool) {
+    let d = l.key.digest();
     let s = slot(d);
     let old = Streak::unpack(s.streak.load(Ordering::Relaxed), d).unwrap_or(Streak::NEW);
-    // A probe that found it alone again: probe half as often.
-    let period = match (alone, old.alone >= ALONE) {
+    // A probe that found it still better run at once: probe half as often.
+    let cheap = cheap(l);
+    let period = match (alone || cheap, old.alone >= ALONE || cheap) {
         (true, true) => (2 * old.period).min(MAX_PERIOD),
         (true, false) => old.period,
         (false, _) => PROBE,
