@@ -19,7 +19,6 @@
 use crate::exec::launch::Launch;
 use crate::types::Space;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 /// Work items a launch this small is measured and may run at once.
 const SMALL: i64 = 1 << 14;
@@ -67,16 +66,11 @@ static SIGNAL: Signal = Signal {
     bypass: AtomicBool::new(false),
 };
 
-/// (adaptive, adaptive_cost): whether each is on. The configuration is the
-/// process's, read once; these are asked on every launch.
+/// (adaptive, adaptive_cost): whether each is on (switches.rs).
 #[inline]
 pub fn switches() -> (bool, bool) {
-    static SWITCHES: OnceLock<(bool, bool)> = OnceLock::new();
-    *SWITCHES.get_or_init(|| {
-        let c = crate::config::get();
-        let adaptive = !c.is_disabled("adaptive");
-        (adaptive, adaptive && !c.is_disabled("adaptive_cost"))
-    })
+    let on = super::switches::on();
+    (on.adaptive, on.adaptive_cost)
 }
 
 /// Whether `l` is a small host launch (with the adaptive choices on): one

@@ -160,12 +160,9 @@ impl std::hash::Hash for Words {
 type Table = HashMap<Words, Entry, std::hash::BuildHasherDefault<WordHasher>>;
 static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| Mutex::new(Table::default()));
 
-/// `PK_FUSION_DISABLE=plan_cache` plans every flush afresh.
-pub const PASS: &str = "plan_cache";
-
 /// The key of a flush, or None when it is not one to cache.
 pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n>> {
-    if nodes.is_empty() || nodes.len() > MAX_LAUNCHES || crate::config::get().is_disabled(PASS) {
+    if nodes.is_empty() || nodes.len() > MAX_LAUNCHES || !super::switches::on().plan_cache {
         return None;
     }
     let mut s = Shape {

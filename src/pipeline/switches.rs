@@ -1,13 +1,41 @@
 //! `PK_FUSION_DISABLE`'s names: fusion rules (of the active rule files) and
 //! the passes and learners that can be switched off by name.
 use crate::errors::{PkError, PkResult};
+use std::sync::OnceLock;
+
+/// The learners `PK_FUSION_DISABLE` left on. The configuration is the
+/// process's, read once: these are asked on every launch.
+pub struct On {
+    /// alone.rs (and with it cost.rs).
+    pub adaptive: bool,
+    /// cost.rs.
+    pub adaptive_cost: bool,
+    pub tape: bool,
+    /// plan_cache.rs (`plan_cache`: every flush is planned afresh).
+    pub plan_cache: bool,
+}
+
+#[inline]
+pub fn on() -> &'static On {
+    static ON: OnceLock<On> = OnceLock::new();
+    ON.get_or_init(|| {
+        let c = crate::config::get();
+        let adaptive = !c.is_disabled("adaptive");
+        On {
+            adaptive,
+            adaptive_cost: adaptive && !c.is_disabled("adaptive_cost"),
+            tape: !c.is_disabled("tape"),
+            plan_cache: !c.is_disabled("plan_cache"),
+        }
+    })
+}
 
 /// Passes and learners `PK_FUSION_DISABLE` can switch off besides the rules.
 const SWITCHES: &[&str] = &[
     "adaptive",
     "adaptive_cost",
     "tape",
-    super::plan_cache::PASS,
+    "plan_cache",
     crate::fusion::dead::PASS,
     crate::fusion::defer::PASS,
     crate::fusion::overwritten::PASS,

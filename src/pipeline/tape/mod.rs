@@ -45,7 +45,7 @@ use crate::exec::launch::Launch;
 use crate::lazy::graph;
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Programs kept: one per `digest % SLOTS` of their first kernel.
 const SLOTS: usize = 32;
@@ -84,16 +84,27 @@ static TAPE: SpinLock<Tape> = SpinLock::new(Tape {
     strikes: [0; SLOTS],
 });
 
-/// Whether the tape holds launches, and which slots hold a program: every
-/// lazy launch asks (one load; most start none and find no bit set). Only
-/// written with the tape's lock held, so a load and a store suffice.
-static STATE: AtomicU64 = AtomicU64::new(0);
-/// A program's fused kernel is running (`Run::go`).
-static RUNNING: AtomicBool = AtomicBool::new(false);
-/// Programs run whole (tests see that the tape is used).
-static RUNS: AtomicU64 = AtomicU64::new(0);
-/// Switched off by `set_on` (tests that count flushes).
-static OFF: AtomicBool = AtomicBool::new(false);
+/// What is read without the tape's lock.
+struct Flags {
+    /// Whether the tape holds launches, and which slots hold a program:
+    /// every lazy launch asks (one load; most start none and find no bit
+    /// set). Only written with the tape's lock held, so a load and a store
+    /// suffice.
+    state: AtomicU64,
+    /// A program's fused kernel is running (`Run::go`).
+    running: AtomicBool,
+    /// Programs run whole (tests see that the tape is used).
+    runs: AtomicU64,
+    /// Switched off by `set_on` (tests that count flushes).
+    off: AtomicBool,
+}
+
+static FLAGS: Flags = Flags {
+    state: AtomicU64::new(0),
+    running: AtomicBool::new(false),
+    runs: AtomicU64::new(0),
+    off: AtomicBool::new(false),
+};
 
 fn tape() -> SpinGuard<'static, Tape> {
     TAPE.lock()
@@ -104,29 +115,28 @@ fn slot(digest: u64) -> usize {
 }
 
 fn on() -> bool {
-    static DISABLED: OnceLock<bool> = OnceLock::new();
-    !OFF.load(Ordering::Relaxed)
+    !FLAGS.off.load(Ordering::Relaxed)
         && !crate::trace::on()
         && !no_fuse().load(Ordering::Relaxed)
-        && !*DISABLED.get_or_init(|| crate::config::get().is_disabled("tape"))
+        && super::switches::on().tape
 }
 
 /// Whether `route` should offer `l` to the tape: it holds launches (`l`
 /// continues them or spills them), or a program may start with `l`.
 #[inline]
 pub fn wants(l: &Launch) -> bool {
-    STATE.load(Ordering::Acquire) & (HOLDING | 1 << slot(l.key.digest())) != 0
+    FLAGS.state.load(Ordering::Acquire) & (HOLDING | 1 << slot(l.key.digest())) != 0
 }
 
 /// Sets and clears `STATE` bits; `_locked` is the proof that the tape's lock
 /// is held.
 fn set_state(_locked: &Tape, set: u64, clear: u64) {
-    let state = STATE.load(Ordering::Relaxed);
-    STATE.store((state | set) & !clear, Ordering::Release);
+    let state = FLAGS.state.load(Ordering::Relaxed);
+    FLAGS.state.store((state | set) & !clear, Ordering::Release);
 }
 
 fn holding() -> bool {
-    STATE.load(Ordering::Acquire) & HOLDING != 0
+    FLAGS.state.load(Ordering::Acquire) & HOLDING != 0
 }
 
 /// What the tape makes of a launch.
@@ -177,7 +187,7 @@ pub fn offer(l: &Launch) -> PkResult<Offer> {
     }
     // The held launches stay pending until the kernel has run: no launch
     // runs at once around it, and a flush waits for it.
-    RUNNING.store(true, Ordering::Release);
+    FLAGS.running.store(true, Ordering::Release);
     set_state(&tape, 0, HOLDING);
     tape.strikes[slot(held.program.steps[0].key.digest())] = 0;
     drop(tape);
@@ -235,7 +245,7 @@ pub fn spill() -> PkResult<()> {
 /// Waits for a program's fused kernel to finish (a flush, in its turn, must
 /// not run beside it: it was launched first).
 pub fn wait_run() {
-    while RUNNING.load(Ordering::Acquire) {
+    while FLAGS.running.load(Ordering::Acquire) {
         std::thread::yield_now();
     }
 }
@@ -304,7 +314,7 @@ impl Run {
             &self.program.label,
             &mut totals,
         )?;
-        RUNS.fetch_add(1, Ordering::Relaxed);
+        FLAGS.runs.fetch_add(1, Ordering::Relaxed);
         Ok(totals.last().copied().flatten())
     }
 }
@@ -313,22 +323,22 @@ impl Drop for Run {
     /// The kernel ran (or failed, or never started): nothing is held.
     fn drop(&mut self) {
         // In this order: no program starts while anything counts as held, so
-        // a flush that saw RUNNING false never misses a later program's run.
-        RUNNING.store(false, Ordering::Release);
+        // a flush that saw `running` false never misses a later program's run.
+        FLAGS.running.store(false, Ordering::Release);
         graph::set_held(0);
     }
 }
 
 /// Programs run whole so far.
 pub fn runs() -> u64 {
-    RUNS.load(Ordering::Relaxed)
+    FLAGS.runs.load(Ordering::Relaxed)
 }
 
 /// The tape on or off (tests whose checks count flushes switch it off);
 /// returns whether it was on. Off spills what it holds and forgets programs.
 /// Called with the GIL held.
 pub fn set_on(on: bool) -> PkResult<bool> {
-    let was = !OFF.swap(!on, Ordering::Relaxed);
+    let was = !FLAGS.off.swap(!on, Ordering::Relaxed);
     if !on {
         spill()?;
         forget();
