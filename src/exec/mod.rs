@@ -6,6 +6,7 @@ pub mod describe;
 mod device_bytes;
 pub mod device_entry;
 mod device_records;
+pub mod facts;
 pub mod kernel;
 pub mod launch;
 pub mod run;

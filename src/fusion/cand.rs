@@ -1,36 +1,13 @@
 //! A launch as the planner sees it: pattern, space, range, and per view
 //! argument its allocation, byte range, geometry, access facts and liveness.
 use crate::analysis::access::Access;
-use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use crate::frontend::source::SourceInfo;
-use crate::types::{ArgTy, Pattern, Space};
+use crate::types::{Pattern, Space};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Offset, extents, strides and dtype of a view: equal geometry on one
-/// allocation means `v[i]` is the same element.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Geometry {
-    pub offset: isize,
-    pub rank: u8,
-    pub extent: [i64; 8],
-    pub stride: [i64; 8],
-    pub dtype: u8,
-}
-
-/// What the dead-temporary pass must know of an allocation at planning time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Life {
-    /// Some Python View of it is still alive (the program may read it later).
-    pub referenced: bool,
-    /// Python can reach it behind the runtime's back (NumPy memory, exports).
-    pub foreign: bool,
-    /// Memory exists already, on the host or the device (else its zeros are a
-    /// fresh local's).
-    pub allocated: bool,
-}
+pub use crate::exec::facts::{Geometry, Life};
 
 /// One view argument of a launch.
 #[derive(Clone, Debug)]
@@ -70,27 +47,17 @@ pub struct Cand<'a> {
 pub fn of_launch<'a>(l: &'a Launch, access: &BTreeMap<String, Access>) -> Cand<'a> {
     let wu = l.workunit();
     let mut views = Vec::new();
-    for (k, (name, v)) in l.names.iter().zip(&l.vals).enumerate() {
-        if let (ArgVal::View(vv), Some(a), ArgTy::View(vt)) = (v, access.get(name), &l.key.args[k])
-        {
+    for (f, alloc) in l.view_facts() {
+        let name = &l.names[f.arg];
+        if let Some(a) = access.get(name) {
             views.push(ViewUse {
                 name,
-                arg: k,
-                alloc: vv.alloc.id(),
-                range: vv.range,
-                geometry: Geometry {
-                    offset: vv.offset,
-                    rank: vt.rank,
-                    extent: vv.raw.extent,
-                    stride: vv.raw.stride,
-                    dtype: vt.dtype as u8,
-                },
+                arg: f.arg,
+                alloc: f.alloc,
+                range: f.range,
+                geometry: f.geometry,
                 access: *a,
-                life: Life {
-                    referenced: vv.alloc.live.load(Ordering::Acquire) != 0,
-                    foreign: vv.alloc.is_foreign(),
-                    allocated: vv.alloc.holds_data(),
-                },
+                life: Life::of(alloc),
             });
         }
     }

@@ -28,6 +28,8 @@ const ALONE: u32 = 3;
 /// While they do, every this many is recorded again, at first.
 const PROBE: u32 = 64;
 const MAX_PERIOD: u32 = 16 * PROBE;
+/// Most launches a due probe of a cheap kernel waits for a reduction.
+const ALIGN: u32 = 64;
 
 /// What the flushes said of a kernel: packed in one word with a tag of its
 /// digest, so that a reader never pairs one kernel's digest with another's
@@ -111,19 +113,29 @@ pub fn run_at_once(l: &Launch) -> bool {
     let d = l.key.digest();
     let s = slot(d);
     let st = Streak::unpack(s.streak.load(Ordering::Relaxed), d);
+    let alone = matches!(st, Some(st) if st.alone >= ALONE);
     let period = match st {
-        Some(st) if st.alone >= ALONE => st.period,
+        Some(st) if alone => st.period,
         // (A kernel the table lost, or never saw, probes at the first period.)
         _ if cheap(l) => st.map_or(PROBE, |st| st.period),
         _ => return false,
     };
     // A plain load and store: a count lost to a race only moves a probe.
     let skipped = s.skipped.load(Ordering::Relaxed) + 1;
-    if skipped >= period {
+    // A probe of a launch that runs at once because recording costs more
+    // starts a trial of recording (cost.rs), best right after a reduction:
+    // it then records whole iterations of a loop, which the tape can learn.
+    // A due probe waits for one (for at most `ALIGN` launches).
+    let due = skipped >= period && (alone || cost::after_reduction() || skipped >= period + ALIGN);
+    if due {
+        if !alone {
+            cost::start_trial();
+        }
         s.skipped.store(0, Ordering::Relaxed);
         return false; // a probe: recorded, and its flush says what it is now
     }
     s.skipped.store(skipped, Ordering::Relaxed);
+    cost::runs_at_once(l);
     true
 }
 

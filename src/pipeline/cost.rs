@@ -11,13 +11,16 @@
 //! what it costs run at once (one in 128 timed). While launches are
 //! recorded, every `PROBE`-th such flush runs the next `EAGER_TRIAL`
 //! launches at once to measure that side; while they run at once, alone.rs'
-//! probes record one now and then, and its flush measures this side.
+//! probes record one now and then, and the launches after it until the next
+//! flush (a trial of recording), whose flush measures this side. Between
+//! trials, a small launch submitted while something is pending runs now,
+//! after what it depends on, rather than being recorded.
 //! `PK_FUSION_DISABLE=adaptive_cost` switches it off (the test suite does:
 //! its fusion checks must not depend on timing), and `=adaptive` with the
 //! rest of alone.rs. GPU launches are never small: a kernel launch there
 //! costs several recordings.
 use crate::exec::launch::Launch;
-use crate::types::Space;
+use crate::types::{Pattern, Space};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Work items a launch this small is measured and may run at once.
@@ -53,6 +56,11 @@ struct Signal {
     records: AtomicU64,
     /// `does_not_pay` of the averages, kept up to date by what changes them.
     bypass: AtomicBool,
+    /// Small launches a trial of recording still records (alone.rs' probe
+    /// of a cheap kernel starts one): until the next flush, or this many.
+    trial_left: AtomicU64,
+    /// The last launch alone.rs ran at once was a reduction (or scan).
+    after_reduction: AtomicBool,
 }
 
 static SIGNAL: Signal = Signal {
@@ -64,6 +72,8 @@ static SIGNAL: Signal = Signal {
     runs: AtomicU64::new(0),
     records: AtomicU64::new(0x9e37_79b9_7f4a_7c15),
     bypass: AtomicBool::new(false),
+    trial_left: AtomicU64::new(0),
+    after_reduction: AtomicBool::new(false),
 };
 
 /// (adaptive, adaptive_cost): whether each is on (switches.rs).
@@ -123,6 +133,42 @@ pub fn bypassing() -> bool {
     switches().1 && SIGNAL.bypass.load(Ordering::Relaxed)
 }
 
+/// Most launches a trial of recording records: a program that reads
+/// nothing for long has flushes of that many launches (the trial then ends,
+/// measured when their flush comes).
+const TRIAL_LAUNCHES: u64 = 64;
+
+/// A probe of a kernel that runs at once because recording costs more: the
+/// launches after it are recorded (until the next flush, or
+/// `TRIAL_LAUNCHES`), so that the flush measures whole iterations of a loop.
+pub fn start_trial() {
+    SIGNAL.trial_left.store(TRIAL_LAUNCHES, Ordering::Relaxed);
+}
+
+/// `l` runs at once (alone.rs): whether it is a reduction is kept.
+#[inline]
+pub fn runs_at_once(l: &Launch) {
+    let reduction = l.key.pattern != Pattern::For;
+    if SIGNAL.after_reduction.load(Ordering::Relaxed) != reduction {
+        SIGNAL.after_reduction.store(reduction, Ordering::Relaxed);
+    }
+}
+
+/// Whether the last launch run at once was a reduction: a loop's iteration
+/// likely starts with the next launch.
+#[inline]
+pub fn after_reduction() -> bool {
+    SIGNAL.after_reduction.load(Ordering::Relaxed)
+}
+
+/// Whether a small host launch submitted while something is pending runs
+/// now (after what it depends on) rather than being recorded: recording
+/// costs more, and no trial of recording is on.
+#[inline]
+pub fn runs_now(l: &Launch) -> bool {
+    bypassing() && SIGNAL.trial_left.load(Ordering::Relaxed) == 0 && small(l)
+}
+
 /// Whether `l` is a launch of a trial of running at once (it then runs at
 /// once, timed).
 #[inline]
@@ -156,6 +202,10 @@ pub fn recorded(ns: u64, weight: u64) {
     SIGNAL
         .recording_ns
         .fetch_add(ns * weight, Ordering::Relaxed);
+    let left = SIGNAL.trial_left.load(Ordering::Relaxed);
+    if left > 0 {
+        SIGNAL.trial_left.store(left - 1, Ordering::Relaxed);
+    }
 }
 
 /// Whether to time a small launch run at once: one in `TIME_EVERY`.
@@ -170,6 +220,13 @@ pub fn time_at_once() -> bool {
 pub fn ran_at_once(ns: u64) {
     mix(&SIGNAL.eager_ns, ns as f64);
     refresh();
+}
+
+/// A flush ran: a trial of recording is over.
+pub fn flushed() {
+    if SIGNAL.trial_left.load(Ordering::Relaxed) > 0 {
+        SIGNAL.trial_left.store(0, Ordering::Relaxed);
+    }
 }
 
 /// A flush of `launches` small host launches took `ns` (planning and
@@ -208,5 +265,6 @@ pub fn costs(set: Option<(f64, f64)>) -> (f64, f64) {
 /// or run at once is the machine's, not the phase's.
 pub fn reset() {
     SIGNAL.recording_ns.store(0, Ordering::Relaxed);
+    SIGNAL.trial_left.store(0, Ordering::Relaxed);
     SIGNAL.flushes.store(0, Ordering::Relaxed);
 }

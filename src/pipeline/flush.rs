@@ -75,6 +75,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     if let Some(lesson) = lesson {
         tape::learn(lesson);
     }
+    cost::flushed();
     if let (Some(t0), true) = (t0, small) {
         cost::flushed_small(launches, t0.elapsed().as_nanos() as u64);
     }

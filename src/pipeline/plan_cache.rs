@@ -22,13 +22,12 @@
 //! the deferral cost model's verdicts on them are those the plan was made
 //! under, and plans afresh otherwise. Under `PK_VERIFY=1` (the test suite)
 //! every replay is planned afresh too and must agree.
-use crate::exec::args::ArgVal;
+use crate::exec::facts::Life;
 use crate::exec::kernel::{Kernel, KernelKey};
 use crate::fusion::explain::Summary;
 use crate::lazy::deferral::Verdict;
 use crate::lazy::graph::{Demand, Node};
 use crate::memory::alloc::Alloc;
-use crate::types::ArgTy;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -194,42 +193,24 @@ pub fn shape<'n>(nodes: &'n [Arc<Node>], demand: &Demand<'_>) -> Option<Shape<'n
             .0
             .extend(l.lo.iter().chain(&l.hi).map(|&x| x as u64));
         s.words.0.push(l.vals.len() as u64);
-        for (j, v) in l.vals.iter().enumerate() {
-            let ArgVal::View(vv) = v else {
-                s.words.0.push(u64::MAX);
-                continue;
-            };
-            let id = vv.alloc.id();
-            let num = match s.allocs.iter().position(|a| a.id() == id) {
+        for (f, alloc) in l.view_facts() {
+            let num = match s.allocs.iter().position(|a| a.id() == f.alloc) {
                 Some(m) => m,
                 None if s.allocs.len() < MAX_ALLOCS => {
-                    s.allocs.push(&vv.alloc);
+                    s.allocs.push(alloc);
                     inside.push(0);
                     s.allocs.len() - 1
                 }
                 None => return None,
             };
-            let rank = match &l.key.args[j] {
-                ArgTy::View(t) => t.rank as usize,
-                _ => 8,
-            };
-            let a = &vv.alloc;
-            let life = [
-                a.live.load(Ordering::Acquire) != 0,
-                a.is_foreign(),
-                a.holds_data(),
-            ];
-            let life = life.iter().fold(0u64, |b, &f| (b << 1) | u64::from(f));
+            let g = &f.geometry;
+            let life = u64::from(Life::of(alloc).bits());
+            s.words.0.extend([f.arg as u64, num as u64, life]);
             s.words
                 .0
-                .extend([num as u64, life, vv.range.0 as u64, vv.range.1 as u64]);
-            s.words.0.push(vv.offset as u64);
-            s.words
-                .0
-                .extend(vv.raw.extent[..rank].iter().map(|&x| x as u64));
-            s.words
-                .0
-                .extend(vv.raw.stride[..rank].iter().map(|&x| x as u64));
+                .extend([f.range.0 as u64, f.range.1 as u64, g.offset as u64]);
+            s.words.0.extend(g.extents().iter().map(|&x| x as u64));
+            s.words.0.extend(g.strides().iter().map(|&x| x as u64));
         }
         // Each allocation it accesses, once (as `Alloc::uses` counts).
         for (i, a) in n.accesses.iter().enumerate() {

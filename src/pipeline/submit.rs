@@ -129,7 +129,10 @@ fn route(l: &Launch, tape: bool) -> PkResult<Route> {
     if quiet && alone::run_at_once(l) {
         return Ok(Route::AtOnce(cost::small(l) && cost::time_at_once()));
     }
-    if l.runs_now() {
+    // Something is pending: while recording small host launches costs
+    // more, one runs now, after what it depends on (cost.rs), unless it
+    // repeats the newest pending launch (folded into it, it costs less).
+    if l.runs_now() || (!quiet && cost::runs_now(l) && !graph::folds_into_newest(l)) {
         return Ok(Route::Now(false));
     }
     Ok(Route::Record)

@@ -1,29 +1,23 @@
 //! What a flush teaches the tape: its launches' facts, kept as a `Program`
 //! with the fused kernel its region ran (see the tape's comment for which
 //! flushes qualify).
-use crate::exec::args::ArgVal;
+use crate::exec::facts::{Life, ViewFact};
 use crate::exec::kernel::{Kernel, KernelKey};
 use crate::exec::launch::{Bounds, Origin};
 use crate::lazy::graph::{self, Node};
-use crate::memory::alloc::Alloc;
 use crate::pipeline::planning::Planned;
-use crate::types::{ArgTy, Pattern};
-use std::sync::atomic::Ordering;
+use crate::types::Pattern;
 use std::sync::Arc;
 
 /// Most launches a program has, and allocations it binds.
 pub const MAX_STEPS: usize = 8;
 pub const MAX_ALLOCS: usize = 16;
 
-/// A view argument of a step: its allocation's number and its geometry.
-#[derive(PartialEq)]
-pub(super) struct ViewFact {
+/// A view argument of a step: its facts, and its allocation's number in
+/// the program (the allocation itself is the launch's).
+pub(super) struct StepView {
     pub(super) num: usize,
-    pub(super) rank: usize,
-    pub(super) offset: isize,
-    pub(super) range: (isize, isize),
-    pub(super) extent: [i64; 8],
-    pub(super) stride: [i64; 8],
+    pub(super) fact: ViewFact,
 }
 
 /// One launch of a program (facts only: a program keeps no memory alive).
@@ -33,7 +27,7 @@ pub(super) struct Step {
     pub(super) lo: Bounds,
     pub(super) hi: Bounds,
     /// Per argument: a view's facts, None for a number.
-    pub(super) views: Vec<Option<ViewFact>>,
+    pub(super) views: Vec<Option<StepView>>,
     /// What a spilled launch is recorded with.
     pub(super) origin: Arc<dyn Origin>,
 }
@@ -41,23 +35,17 @@ pub(super) struct Step {
 /// A learned flush: its launches, and the fused kernel its region ran.
 pub(super) struct Program {
     pub(super) steps: Vec<Step>,
-    /// Per allocation number: its liveness facts when the flush was planned
-    /// (`life`). Dead ones may be kept in registers, never written.
-    pub(super) life: Vec<u8>,
+    /// Per allocation number: its liveness facts when the flush was planned.
+    /// Dead ones may be kept in registers, never written.
+    pub(super) life: Vec<Life>,
     pub(super) kernel: Arc<Kernel>,
     pub(super) label: String,
-}
-
-/// The liveness facts planning reads of an allocation (as the plan cache
-/// keys them): whether Python holds a view of it, and whether it holds data.
-pub(super) fn life_of(a: &Alloc) -> u8 {
-    u8::from(a.live.load(Ordering::Acquire) != 0) << 1 | u8::from(a.holds_data())
 }
 
 /// A program in the making: its kernel is the region's, once it ran.
 pub struct Lesson {
     steps: Vec<Step>,
-    life: Vec<u8>,
+    life: Vec<Life>,
     memo: crate::pipeline::plan_cache::Memo,
 }
 
@@ -99,29 +87,20 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
     let mut steps = Vec::with_capacity(n);
     for node in nodes {
         let l = &node.launch;
-        let mut views = Vec::with_capacity(l.vals.len());
-        for (v, ty) in l.vals.iter().zip(&l.key.args) {
-            let (ArgVal::View(v), ArgTy::View(ty)) = (v, ty) else {
-                views.push(None);
-                continue;
-            };
-            if v.alloc.is_foreign() {
+        let mut views: Vec<Option<StepView>> = l.vals.iter().map(|_| None).collect();
+        for (fact, alloc) in l.view_facts() {
+            if alloc.is_foreign() {
                 return None;
             }
-            let id = v.alloc.id();
-            let num = ids.iter().position(|&b| b == id).unwrap_or_else(|| {
-                ids.push(id);
-                life.push(life_of(&v.alloc));
-                ids.len() - 1
-            });
-            views.push(Some(ViewFact {
-                num,
-                rank: usize::from(ty.rank).min(8),
-                offset: v.offset,
-                range: v.range,
-                extent: v.raw.extent,
-                stride: v.raw.stride,
-            }));
+            let num = ids
+                .iter()
+                .position(|&b| b == fact.alloc)
+                .unwrap_or_else(|| {
+                    ids.push(fact.alloc);
+                    life.push(Life::of(alloc));
+                    ids.len() - 1
+                });
+            views[fact.arg] = Some(StepView { num, fact });
         }
         steps.push(Step {
             key: l.key.clone(),
@@ -135,7 +114,7 @@ pub fn of(nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
     // An allocation the last launch takes is alive when it comes (the call
     // holds its view): one learned dead could never match.
     let last = steps.last()?;
-    let dead_in_last = last.views.iter().flatten().any(|f| life[f.num] & 2 == 0);
+    let dead_in_last = last.views.iter().flatten().any(|v| !life[v.num].referenced);
     (ids.len() <= MAX_ALLOCS && !dead_in_last).then_some(Lesson { steps, life, memo })
 }
 

@@ -1,8 +1,9 @@
 //! Whether launches are those a program learned (see the tape's comment).
-use super::lesson::{life_of, Program, Step, MAX_ALLOCS};
+use super::lesson::{Program, Step, MAX_ALLOCS};
 use crate::exec::args::ArgVal;
 use crate::exec::launch::Launch;
 use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// Whether `l` is `step`, binding allocations met for the first time (one
@@ -34,13 +35,14 @@ pub(super) fn matches(step: &Step, l: &Launch, ids: &mut SmallVec<[usize; MAX_AL
                 };
                 // (The key fixes the rank: the extents and strides past it are
                 // not the kernel's.)
-                let r = f.rank;
+                let g = &f.fact.geometry;
+                let r = usize::from(g.rank);
                 bound
                     && !v.alloc.is_foreign()
-                    && v.offset == f.offset
-                    && v.range == f.range
-                    && same_words(&v.raw.extent[..r], &f.extent[..r])
-                    && same_words(&v.raw.stride[..r], &f.stride[..r])
+                    && v.offset == g.offset
+                    && v.range == f.fact.range
+                    && same_words(&v.raw.extent[..r], &g.extent[..r])
+                    && same_words(&v.raw.stride[..r], &g.stride[..r])
             }
             (ArgVal::View(_), None) | (_, Some(_)) => false,
             _ => true,
@@ -53,7 +55,12 @@ pub(super) fn alive_as_learned(program: &Program, held: &[Launch], last: &Launch
     let launches = held.iter().chain(std::iter::once(last));
     launches.zip(&program.steps).all(|(l, step)| {
         l.vals.iter().zip(&step.views).all(|(v, f)| match (v, f) {
-            (ArgVal::View(v), Some(f)) => life_of(&v.alloc) == program.life[f.num],
+            // (Foreign memory never matches: the other two facts.)
+            (ArgVal::View(v), Some(f)) => {
+                let was = program.life[f.num];
+                (v.alloc.live.load(Ordering::Acquire) != 0) == was.referenced
+                    && v.alloc.holds_data() == was.allocated
+            }
             _ => true,
         })
     })
