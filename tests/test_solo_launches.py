@@ -1,6 +1,6 @@
-"""Lazy mode and launches that always flush alone (src/pipeline/solo.rs): past
-the adaptive bypass's size (or on the GPU), a launch whose last three flushes ran it by
-itself runs at once while nothing is pending, and a probe every 64th launch
+"""Lazy mode and launches that always flush alone (src/pipeline/alone.rs): past
+the cost signal's size (or on the GPU; tiny ones: test_bypass_schedule.py), a launch whose
+last three flushes ran it by itself runs at once while nothing is pending, and a probe every 64th launch
 records it again, so fusion comes back once a consumer follows it. Values
 equal NumPy's throughout."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from test_fusion import mul2, scale_by, total
 
 pytestmark = pytest.mark.eager_only  # each test switches lazy mode on itself
 
-N = 1 << 15  # past the adaptive bypass's 2^14 items: these launches are its
+N = 1 << 15  # past the cost signal's 2^14 items
 HALVES = (2.0, 0.5)  # exact in binary: the values stay exact, so == holds
 
 
