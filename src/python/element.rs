@@ -18,7 +18,11 @@ use std::sync::OnceLock;
 /// integer index; None for every other key.
 pub fn offset_of(key: &Bound<'_, PyAny>, w: &Window<'_>) -> PyResult<Option<isize>> {
     let item = w.dtype.size() as isize;
-    if let Ok(t) = key.cast::<PyTuple>() {
+    // Asked first: for the common integer key, `cast` would build an error.
+    let tuple = key
+        .is_instance_of::<PyTuple>()
+        .then(|| key.cast::<PyTuple>().ok());
+    if let Some(Some(t)) = tuple {
         if t.len() != w.shape.len() {
             return Ok(None);
         }
