@@ -26,6 +26,16 @@ N = 100  # tiny: under the cost signal's 2^14 items
 HALVES = (2.0, 0.5)  # exact in binary: the values stay exact, so == holds
 
 
+def settle_alone(v, ref, launches: int) -> None:
+    """`launches` maps of `v`, each read at once (so each flushes alone):
+    from the fourth on they run at once, and nothing stays pending."""
+    for k in range(launches):
+        pk.parallel_for(v.shape[0], scale_by, v=v, a=HALVES[k % 2])
+        ref *= HALVES[k % 2]
+        assert v[k] == ref[k]
+    assert pk.pending() == 0
+
+
 def test_probes_come_every_period_and_the_period_doubles(lazy):
     v = pk.View([N], pk.double)
     v.fill(1.0)
@@ -52,11 +62,7 @@ def test_a_consumer_that_follows_gives_tiny_launches_fusion_back(lazy):
     v = pk.View([N], pk.double)
     v.fill(1.0)
     ref = np.ones(N)
-    for k in range(8):  # alone: from the fourth on it runs at once
-        pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
-        ref *= HALVES[k % 2]
-        assert v[k] == ref[k]
-    assert pk.pending() == 0
+    settle_alone(v, ref, 8)
     seen = []
     for k in range(100):
         runs = pk._native.tape_runs()

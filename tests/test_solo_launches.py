@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
+from test_bypass_schedule import settle_alone
 from test_fusion import mul2, scale_by, total
 
 pytestmark = pytest.mark.eager_only  # each test switches lazy mode on itself
@@ -40,11 +41,7 @@ def test_a_probe_gives_fusion_back_once_a_consumer_follows(lazy):
     v, out = pk.View([N], pk.double), pk.View([N], pk.double)
     v.fill(1.0)
     ref = np.ones(N)
-    for k in range(4):  # alone: from the fourth on it runs at once
-        pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
-        ref *= HALVES[k % 2]
-        assert v[k] == ref[k]
-    assert pk.pending() == 0
+    settle_alone(v, ref, 4)
     seen = []
     for k in range(100):
         pk.parallel_for(N, scale_by, v=v, a=HALVES[k % 2])
