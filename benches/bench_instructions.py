@@ -8,7 +8,7 @@ valgrind's callgrind (one OpenMP thread) N and 2N times in each mode in fresh
 processes, and the difference of the two counts is the cost of N steps, with
 the process's start-up (import, kernel loads) cancelled out.
 
-`python benches/bench_instructions.py` (needs valgrind; about three minutes).
+`python benches/bench_instructions.py` (needs valgrind; about three minutes). Rows: loop (map + reduction read), alone (large launches each flushed alone), tiny (7-map chain + sum), small (a tiny launch and an element read), access (host element reads, no launch).
 Prints instructions per step, lazy and eager, and their ratio.
 """
 from __future__ import annotations
@@ -40,6 +40,16 @@ elif kind == "alone":
         pk.parallel_for(1 << 15, b.scale, v=v, a=1.0)
         v[3]
         float(pk.parallel_reduce(1 << 15, b.total, v=v))
+elif kind == "small":  # a tiny launch, an element read after it
+    v = pk.View([100], pk.double)
+    def step():
+        pk.parallel_for(100, b.scale, v=v, a=1.0)
+        v[3]
+elif kind == "access":  # host element reads, no launch
+    v, m = pk.View([100], pk.double), pk.View([10, 10], pk.double)
+    def step():
+        v[3]
+        m[2, 3]
 else:
     step = b._tiny_chain_step()
 for _ in range(3000):  # kernels built, the adaptive choices settled
@@ -51,7 +61,7 @@ pk.flush()
 
 # Steps per run (N): enough that N steps outweigh the run-to-run wobble of
 # start-up (a few thousand instructions), few enough for valgrind.
-ROWS = {"loop": 20000, "alone": 1000, "tiny": 2000}
+ROWS = {"loop": 20000, "alone": 1000, "tiny": 2000, "small": 20000, "access": 20000}
 
 
 def count(script: str, kind: str, n: int, lazy: bool) -> tuple[int, int]:
