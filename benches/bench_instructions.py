@@ -8,7 +8,9 @@ valgrind's callgrind (one OpenMP thread) N and 2N times in each mode in fresh
 processes, and the difference of the two counts is the cost of N steps, with
 the process's start-up (import, kernel loads) cancelled out.
 
-`python benches/bench_instructions.py` (needs valgrind; about three minutes). Rows: loop (map + reduction read), alone (large launches each flushed alone), tiny (7-map chain + sum), small (a tiny launch and an element read), access (host element reads, no launch).
+`python benches/bench_instructions.py` (needs valgrind; about three minutes). Rows: loop (map +
+reduction read), alone (large launches each flushed alone), tiny (7-map chain + sum), small (a tiny
+launch and an element read), access (host element reads, no launch).
 Prints instructions per step, lazy and eager, and their ratio.
 """
 from __future__ import annotations
