@@ -1,4 +1,4 @@
-"""The schedule of launches that run at once (src/pipeline/alone.rs), for
+"""The schedule of launches that run at once (src/pipeline/memo/slots.rs), for
 tiny host launches as for large ones: a launch its last three flushes ran by
 itself runs at once while nothing is pending, and a probe (recorded again)
 comes every PERIOD launches of that kernel: 64, doubling while probes find

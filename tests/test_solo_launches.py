@@ -1,4 +1,4 @@
-"""Lazy mode and launches that always flush alone (src/pipeline/alone.rs): past
+"""Lazy mode and launches that always flush alone (src/pipeline/memo/slots.rs): past
 the cost signal's size (or on the GPU; tiny ones: test_bypass_schedule.py), a launch whose
 last three flushes ran it by itself runs at once while nothing is pending, and a probe every 64th launch
 records it again, so fusion comes back once a consumer follows it. Values

@@ -1,4 +1,4 @@
-"""Lazy mode and learned flushes (src/pipeline/tape.rs): once a flush of a few
+"""Lazy mode and learned flushes (src/pipeline/memo/hold.rs): once a flush of a few
 small host launches ran as one fused kernel, the same launches arriving again
 with nothing pending are held, and the last one runs that kernel at once.
 Anything that does not continue them (a host access, another launch, a flush,
@@ -322,3 +322,33 @@ def test_the_bypass_learns_the_loop_at_its_first_trial():
     runs = int(r.stdout.split()[-1])
     # The trial is due after 256 launches (128 iterations); the rest replay.
     assert 200 <= runs < 400, runs
+
+
+MEMO_LOOP = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import numpy as np, pykokkos as pk
+from test_tape import fresh, step, N
+v, ref = fresh(), np.ones(N)
+step(v, ref, 0)  # kernels built
+pk._native.set_lazy(True)
+replays, runs = pk._native.plan_replays(), pk._native.tape_runs()
+for k in range(200):
+    step(v, ref, k)
+print(pk._native.tape_runs() - runs, pk._native.plan_replays() - replays)
+"""
+
+
+@pytest.mark.parametrize("disabled", ["", "memo"])
+def test_memo_switches_off_learned_flushes_and_plans(disabled):
+    """`PK_FUSION_DISABLE=memo` (read once per process) switches the whole memo
+    off: no learned flush runs and no plan is replayed; with it on, the same
+    loop runs from learned flushes. Values equal NumPy's either way (`step`)."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMO_LOOP)], capture_output=True, text=True,
+                       env={**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": disabled}, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    runs, replays = map(int, r.stdout.split()[-2:])
+    if disabled:
+        assert (runs, replays) == (0, 0)
+    else:
+        assert runs >= 190, runs

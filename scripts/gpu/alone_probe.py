@@ -1,5 +1,5 @@
 """Flushes of one launch on the Cuda space, lazy / eager side by side (a
-check of src/pipeline/alone.rs; run with PK_FUSION_DISABLE=adaptive to see
+check of src/pipeline/memo/slots.rs; run with PK_FUSION_DISABLE=adaptive to see
 lazy mode without it). Usage: python3 scripts/gpu/alone_probe.py"""
 import sys
 from pathlib import Path

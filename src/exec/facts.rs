@@ -1,10 +1,12 @@
-//! What planning and the learners know of a launch's view arguments, taken
-//! in one place: the fusion candidates (fusion/cand.rs), the plan cache's
-//! key and the tape's steps (pipeline/) all read a launch through
-//! `Launch::view_facts` and an allocation through `Life::of`.
+//! What planning and the memo know of a launch's view arguments, taken in
+//! one place: the fusion candidates (fusion/cand.rs) and the memo's words
+//! (pipeline/memo/shape.rs: plans by shape, and matching launches against a
+//! learned flush as they arrive) read a launch through `Launch::view_facts`
+//! and an allocation through `Life::of`.
 use super::args::ArgVal;
 use super::launch::Launch;
 use crate::memory::alloc::Alloc;
+use crate::memory::view::ViewVal;
 use crate::types::ArgTy;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -70,37 +72,36 @@ pub struct ViewFact {
 }
 
 impl Launch {
+    /// Its view arguments, in argument order: position, value, and the rank
+    /// and dtype its type gives (a view's type is a View type; were it not,
+    /// rank 8 keeps every extent in the facts).
+    #[inline]
+    pub fn views(&self) -> impl Iterator<Item = (usize, &ViewVal, u8, u8)> + '_ {
+        let args = self.vals.iter().zip(&self.key.args).enumerate();
+        args.filter_map(|(arg, (v, ty))| match (v, ty) {
+            (ArgVal::View(v), ArgTy::View(t)) => Some((arg, v, t.rank, t.dtype as u8)),
+            (ArgVal::View(v), _) => Some((arg, v, 8, u8::MAX)),
+            _ => None,
+        })
+    }
+
     /// Its view arguments' facts, in argument order, with their allocations.
     pub fn view_facts(&self) -> impl Iterator<Item = (ViewFact, &Arc<Alloc>)> + '_ {
-        self.vals
-            .iter()
-            .zip(&self.key.args)
-            .enumerate()
-            .filter_map(|(arg, (v, ty))| {
-                let ArgVal::View(v) = v else {
-                    return None;
-                };
-                // (A view's type is a View type; were it not, rank 8 keeps
-                // every extent in the facts.)
-                let (rank, dtype) = match ty {
-                    ArgTy::View(t) => (t.rank, t.dtype as u8),
-                    _ => (8, u8::MAX),
-                };
-                Some((
-                    ViewFact {
-                        arg,
-                        alloc: v.alloc.id(),
-                        range: v.range,
-                        geometry: Geometry {
-                            offset: v.offset,
-                            rank,
-                            extent: v.raw.extent,
-                            stride: v.raw.stride,
-                            dtype,
-                        },
-                    },
-                    &v.alloc,
-                ))
-            })
+        self.views().map(|(arg, v, rank, dtype)| {
+            let geometry = Geometry {
+                offset: v.offset,
+                rank,
+                extent: v.raw.extent,
+                stride: v.raw.stride,
+                dtype,
+            };
+            let fact = ViewFact {
+                arg,
+                alloc: v.alloc.id(),
+                range: v.range,
+                geometry,
+            };
+            (fact, &v.alloc)
+        })
     }
 }

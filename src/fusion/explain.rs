@@ -30,7 +30,7 @@ const HISTORY_LEN: usize = 256;
 
 /// One flush's plan as its report needs it, without the launches' call
 /// sites: the same for every flush of the same shape, so a cached plan
-/// keeps it (see pipeline/plan_cache.rs).
+/// keeps it (see pipeline/memo/plans.rs).
 #[derive(Debug, PartialEq)]
 pub struct Summary {
     launches: usize,

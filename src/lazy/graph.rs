@@ -361,17 +361,17 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
 /// with nothing pending (the common case) does not take the graph's lock.
 static PENDING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Launches the pipeline's tape holds outside the DAG (pipeline/tape.rs),
+/// Launches the memo holds outside the DAG (pipeline/memo/hold.rs),
 /// or is running: pending too, for `quiet` and for host access (which
-/// then flushes). Only the tape writes it, one holder at a time.
+/// then flushes). Only the memo writes it, one holder at a time.
 static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// The tape holds (or runs) `n` launches.
+/// The memo holds (or runs) `n` launches.
 pub fn set_held(n: usize) {
     HELD.store(n, Ordering::Release);
 }
 
-/// Whether the tape holds or runs launches.
+/// Whether the memo holds or runs launches.
 pub fn held() -> bool {
     HELD.load(Ordering::Acquire) > 0
 }

@@ -2,7 +2,7 @@
 //! running them at once. Tiny kernels fused still run about as long as
 //! apart, so on the host the bookkeeping (recording, planning) can cost more
 //! than fusion saves; then such launches run at once, as in eager mode
-//! (alone.rs asks `bypassing`, with its probes), and their pending inputs
+//! (memo/slots.rs asks `bypassing`, with its probes), and their pending inputs
 //! are flushed first, so results are the same.
 //!
 //! Measured over small host launches only, as moving averages: what a launch
@@ -10,14 +10,14 @@
 //! flush of them; one recording in eight timed, counted eight times) and
 //! what it costs run at once (one in 128 timed). While launches are
 //! recorded, every `PROBE`-th such flush runs the next `EAGER_TRIAL`
-//! launches at once to measure that side; while they run at once, alone.rs'
+//! launches at once to measure that side; while they run at once, the memo's
 //! probes record one now and then, and the launches after it until the next
 //! flush (a trial of recording), whose flush measures this side. Between
 //! trials, a small launch submitted while something is pending runs now,
 //! after what it depends on, rather than being recorded.
 //! `PK_FUSION_DISABLE=adaptive_cost` switches it off (the test suite does:
 //! its fusion checks must not depend on timing), and `=adaptive` with the
-//! rest of alone.rs. GPU launches are never small: a kernel launch there
+//! rest of the memo's running at once. GPU launches are never small: a kernel launch there
 //! costs several recordings.
 use crate::exec::launch::Launch;
 use crate::types::{Pattern, Space};
@@ -56,10 +56,10 @@ struct Signal {
     records: AtomicU64,
     /// `does_not_pay` of the averages, kept up to date by what changes them.
     bypass: AtomicBool,
-    /// Small launches a trial of recording still records (alone.rs' probe
+    /// Small launches a trial of recording still records (memo/slots.rs' probe
     /// of a cheap kernel starts one): until the next flush, or this many.
     trial_left: AtomicU64,
-    /// The last launch alone.rs ran at once was a reduction (or scan).
+    /// The last launch the memo ran at once was a reduction (or scan).
     after_reduction: AtomicBool,
 }
 
@@ -84,7 +84,7 @@ pub fn switches() -> (bool, bool) {
 }
 
 /// Whether `l` is a small host launch (with the adaptive choices on): one
-/// the signal measures, and the tape learns.
+/// the signal measures, and the memo learns flushes of.
 #[inline(always)]
 pub fn small(l: &Launch) -> bool {
     l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
@@ -145,7 +145,7 @@ pub fn start_trial() {
     SIGNAL.trial_left.store(TRIAL_LAUNCHES, Ordering::Relaxed);
 }
 
-/// `l` runs at once (alone.rs): whether it is a reduction is kept.
+/// `l` runs at once (memo/slots.rs): whether it is a reduction is kept.
 #[inline]
 pub fn runs_at_once(l: &Launch) {
     let reduction = l.key.pattern != Pattern::For;

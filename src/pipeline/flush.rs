@@ -1,10 +1,10 @@
 //! The flush pipeline (and `eager`, the one-launch pipeline it falls back
 //! on): plan what a demand depends on, then run each region as planned.
+use super::cost;
 use super::kernels::{fused_kernel, repeat_kernel, run_fused_kernel, single_kernel};
-use super::plan_cache::Fused;
+use super::memo::{self, hold, plans::Fused};
 use super::planning::{plan, Region, Strategy};
 use super::trace_flush::trace_flush;
-use super::{alone, cost, tape};
 use crate::errors::{PkError, PkResult};
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, Total};
@@ -41,7 +41,7 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
     // (its host read, or the launch that depends on it, comes after).
     let _turn = turn::flush_turn();
     // A learned flush running its kernel was launched before this one.
-    tape::wait_run();
+    hold::wait_run();
     let nodes = crate::lazy::closure::closure(&demand);
     if nodes.is_empty() {
         return Ok(Ran(nodes));
@@ -55,7 +55,6 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         let us = t0.elapsed().as_secs_f64() * 1e6;
         trace_flush(&demand, &nodes, &planned, us);
     }
-    let lesson = tape::lesson(&nodes, &planned);
     for (k, region) in planned.regions.iter().enumerate() {
         // Ctrl-C between kernels: what ran is done, the rest stays pending.
         // (Our SIGINT watch is put back, if replaced, only for flushes of
@@ -72,14 +71,11 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         }
         run_region(region)?;
     }
-    if let Some(lesson) = lesson {
-        tape::learn(lesson);
-    }
     cost::flushed();
     if let (Some(t0), true) = (t0, small) {
         cost::flushed_small(launches, t0.elapsed().as_nanos() as u64);
     }
-    alone::flushed(&nodes, &planned);
+    memo::flushed(&nodes, planned);
     Ok(Ran(nodes))
 }
 

@@ -1,28 +1,25 @@
 //! The two pipelines, each a list of named stages, one call per line.
 //!
-//! - `submit(launch)` (submit.rs): route -> run now, run at once, hand to
-//!   the tape, or record.
+//! - `submit(launch)` (submit.rs): route (the memo's verdict) -> run now,
+//!   run at once, hold, or record.
 //! - `eager(launch)` (flush.rs): kernel for the launch (the in-process
 //!   table, else resolve names -> translate -> build and load) -> run.
 //! - `flush(demand)` (flush.rs): dependency closure -> plan (overwritten
 //!   launches dropped -> candidates -> partition -> verify -> dead
 //!   temporaries -> deferral -> explain; planning.rs) -> per region: take it
 //!   out of the DAG (deferred launches stay in it) -> kernel (fused: layout ->
-//!   generate -> build and load) -> run -> note the kernels that ran alone
-//!   (alone.rs).
+//!   generate -> build and load) -> run -> what the memo learns (memo/).
 //!
 //! Both share `load` (compile::load into an exec::Kernel) and `exec::run`.
 //! The bindings call in with the GIL released.
-mod alone;
 mod cost;
 mod flush;
 mod kernels;
-mod plan_cache;
+pub mod memo;
 mod planning;
 mod settle;
 mod submit;
 mod switches;
-pub mod tape;
 mod trace_flush;
 
 use crate::errors::PkResult;
@@ -32,25 +29,24 @@ use std::sync::atomic::Ordering;
 pub use cost::costs;
 pub use flush::{flush, Ran};
 pub use kernels::translate;
-pub use plan_cache::replays as plan_replays;
+pub use memo::plans::replays as plan_replays;
 pub use submit::{submit, Caller, Submitted};
 pub use switches::check_disabled;
 
-/// Lazy mode was switched on or off: what the learners learned starts over
+/// Lazy mode was switched on or off: what the memo learned starts over
 /// (but the measured costs, cost.rs), and so does what deferral learned
 /// (lazy/deferral.rs).
 pub fn lazy_switched() -> PkResult<()> {
     cost::reset();
-    alone::forget();
+    memo::forget(true);
     deferral::forget();
-    tape::forget();
     // Launches another thread held meanwhile are recorded, not lost (the
     // binding calls this with the GIL held, as spilling needs).
-    tape::spill()
+    memo::hold::spill()
 }
 
 /// Fusion on or off for later flushes (lazy mode stays as it is).
 pub fn set_fusing(on: bool) {
-    planning::no_fuse().store(!on, Ordering::Relaxed);
-    tape::forget();
+    switches::on().no_fuse.store(!on, Ordering::Relaxed);
+    memo::forget(false);
 }

@@ -1,7 +1,9 @@
 //! The flush's planning stage: a cached plan of the flush's shape, else
 //! candidates -> overwritten launches dropped -> the rest settled into
 //! regions (settle.rs) -> explain.
-use super::plan_cache::{self, Cached, Memo, Shape};
+use super::memo::plans::{self, Cached, Memo};
+use super::memo::program::{self, Lesson};
+use super::memo::shape::{self, Shape};
 use super::settle::{repeats, settle, verdicts, Settled};
 use crate::errors::{PkError, PkResult};
 use crate::fusion::{cand, explain, overwritten};
@@ -13,13 +15,6 @@ use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Lazy mode fuses regions unless `PK_FUSE_NOFUSE=1` (or a test switched it off).
-static NO_FUSE: std::sync::OnceLock<std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
-
-pub(super) fn no_fuse() -> &'static std::sync::atomic::AtomicBool {
-    NO_FUSE.get_or_init(|| crate::config::get().no_fuse.into())
-}
-
 /// One region of a flush, in program order.
 pub struct Region {
     pub seqs: Vec<u64>,
@@ -28,7 +23,7 @@ pub struct Region {
     pub registers: BTreeSet<usize>,
     /// Launches it computes but leaves pending (a subset of `seqs`).
     pub deferred: Vec<u64>,
-    /// Its fused kernel, kept with a cached plan (plan_cache.rs).
+    /// Its fused kernel, kept with a cached plan (memo/plans.rs).
     pub memo: Option<Memo>,
     pub strategy: Strategy,
 }
@@ -61,28 +56,35 @@ fn strategy(nodes: &[&Arc<Node>]) -> Strategy {
 pub struct Planned {
     pub regions: Vec<Region>,
     pub overwritten: Vec<Arc<Node>>,
-    /// The plan of an earlier flush of the same shape (plan_cache.rs).
+    /// The plan of an earlier flush of the same shape (memo/plans.rs).
     pub replayed: bool,
+    /// What the memo learns from it, if it is one fused region of every
+    /// pending launch (memo/hold.rs).
+    pub lesson: Option<Lesson>,
 }
 
 /// Partitions a flush into regions (one per launch when fusion is off): a
-/// cached plan of the same shape when there is one (plan_cache.rs), else
+/// cached plan of the same shape when there is one (memo/plans.rs), else
 /// overwritten launches dropped -> the rest settled into regions.
 pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
-    if no_fuse().load(Ordering::Relaxed) {
+    if super::switches::fusing_off() {
         let regions = nodes.iter().map(single).collect();
         return Ok(Planned {
             regions,
             overwritten: Vec::new(),
             replayed: false,
+            lesson: None,
         });
     }
     let _span = tracing::info_span!("plan", launches = nodes.len()).entered();
-    let shape = plan_cache::shape(nodes, demand);
+    let shape = match super::switches::on().plan_cache {
+        true => shape::shape(nodes, demand),
+        false => None,
+    };
     // Read once: settling reads it for each launch, and it may change
     // meanwhile (other threads' launches measure and decide).
     let bypass = super::cost::bypassing();
-    if let Some(hit) = shape.as_ref().and_then(|s| plan_cache::get(s, nodes)) {
+    if let Some(hit) = shape.as_ref().and_then(|s| plans::get(s, nodes)) {
         // The cost model changed its mind since (its verdicts are part of
         // the plan): planned afresh below, and cached in its place.
         if !hit.gone.is_empty() || verdicts(nodes, bypass) == hit.verdicts {
@@ -103,33 +105,44 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     }
     let s = settle(cands, &kept, demand, false, bypass)?;
     let retry = s.verdicts.contains(&Verdict::Retry);
-    let mut memos = None;
-    if let (Some(shape), false) = (shape, retry) {
-        let fresh: Vec<Memo> = s.regions.iter().map(|_| Memo::default()).collect();
-        let cached = Cached {
-            taken: positions(nodes, &taken),
-            gone,
-            repeats: s.repeats.clone(),
-            verdicts: s.verdicts.clone(),
-            asked: s.asked.clone(),
-            regions: s.regions.clone(),
-            registers: numbered(&shape, &s.registers),
-            deferred: s.deferred.clone(),
-            summary: s.summary.clone(),
-            memos: fresh.clone(),
-        };
-        // Only a shape whose every register allocation has a number replays.
-        if cached
-            .registers
-            .iter()
-            .zip(&s.registers)
-            .all(|(a, b)| a.len() == b.len())
-        {
-            plan_cache::put(shape, nodes, cached);
-            memos = Some(fresh);
-        }
+    let Some(shape) = shape.filter(|_| !retry) else {
+        return Ok(settled(&kept, taken, s, None));
+    };
+    let fresh: Vec<Memo> = s.regions.iter().map(|_| Memo::default()).collect();
+    let cached = Cached {
+        taken: positions(nodes, &taken),
+        gone,
+        repeats: s.repeats.clone(),
+        verdicts: s.verdicts.clone(),
+        asked: s.asked.clone(),
+        regions: s.regions.clone(),
+        registers: numbered(&shape, &s.registers),
+        deferred: s.deferred.clone(),
+        summary: s.summary.clone(),
+        memos: fresh.clone(),
+    };
+    // Only a shape whose every register allocation has a number replays.
+    let numbers_all = |(a, b): (&Vec<usize>, &BTreeSet<usize>)| a.len() == b.len();
+    if !cached.registers.iter().zip(&s.registers).all(numbers_all) {
+        return Ok(settled(&kept, taken, s, None));
     }
-    Ok(settled(&kept, taken, s, memos.as_deref()))
+    let mut planned = settled(&kept, taken, s, Some(&fresh));
+    planned.lesson = lesson(&shape, nodes, &planned);
+    plans::put(shape, nodes, cached);
+    Ok(planned)
+}
+
+/// What the memo learns from a plan of one fused region of all of `nodes`
+/// (memo/hold.rs).
+fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
+    let [region] = &planned.regions[..] else {
+        return None;
+    };
+    let plain = region.seqs.len() == nodes.len()
+        && region.deferred.is_empty()
+        && planned.overwritten.is_empty()
+        && region.strategy == Strategy::Fused;
+    program::lesson(shape, nodes, region.memo.as_ref().filter(|_| plain)?)
 }
 
 /// A cached plan replayed on a flush of its shape. Under `PK_VERIFY=1` the
@@ -177,7 +190,7 @@ fn replay(
             let _ = deferral::worth(&kept[k].launch.key);
         }
     }
-    plan_cache::replayed();
+    plans::replayed();
     let registers = hit
         .registers
         .iter()
@@ -193,6 +206,7 @@ fn replay(
         Some(&hit.memos),
     );
     planned.replayed = true;
+    planned.lesson = lesson(shape, nodes, &planned);
     Ok(planned)
 }
 
@@ -308,6 +322,7 @@ fn finish(
         regions,
         overwritten: taken,
         replayed: false,
+        lesson: None,
     }
 }
 

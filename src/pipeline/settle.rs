@@ -28,10 +28,10 @@ pub(super) fn verdicts(nodes: &[Arc<Node>], bypass: bool) -> Vec<Verdict> {
 }
 
 /// The cost model's verdict on deferring `n`. While small host launches run
-/// at once (cost.rs, alone.rs), a small `for` is never deferred: left pending, it
+/// at once (cost.rs, memo/slots.rs), a small `for` is never deferred: left pending, it
 /// would take every later launch off that path (each would then flush
 /// first), which costs more than its write; and a flush then is a trial,
-/// which should see the program's launches as they are (the tape learns
+/// which should see the program's launches as they are (the memo learns
 /// from it).
 fn verdict(n: &Node, bypass: bool) -> Verdict {
     if bypassed(n, bypass) {

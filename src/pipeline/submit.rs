@@ -1,21 +1,22 @@
 //! Where a launch the program submits goes: `submit` routes it (eager mode,
-//! the tape, the learners' "run it at once", or the DAG) and runs it there.
+//! the memo's verdict: held, run at once; or the DAG) and runs it there.
 //! The binding converts arguments in and the outcome out; everything between
 //! is here, so each rule of routing is read in one place.
+use super::cost;
 use super::flush::{eager, flush};
-use super::{alone, cost, tape};
+use super::memo::hold::{self, Offer};
+use super::memo::slots;
 use crate::errors::PkResult;
 use crate::exec::kernel::Total;
 use crate::exec::launch::{Launch, Origin};
 use crate::lazy::graph::{self, Demand};
 use crate::lazy::slot::Slot;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 /// What `submit` needs of the caller: the launch's origins and the GIL.
-/// (Routing, recording and the tape run with the GIL held: spilling the
-/// tape may drop Python references. Kernels run without it.)
+/// (Routing, recording and holding run with the GIL held: spilling held
+/// launches may drop Python references. Kernels run without it.)
 pub trait Caller {
     /// The origin a recorded launch keeps (its call site), made only when one is.
     fn origin(&self) -> Arc<dyn Origin>;
@@ -43,7 +44,7 @@ pub enum Submitted {
         slot: Option<Arc<Slot>>,
         effects: bool,
     },
-    /// The tape holds it: it runs with the last launch of its learned flush.
+    /// It is held: it runs with the last launch of its learned flush.
     Held,
 }
 
@@ -56,21 +57,21 @@ enum Route {
     /// running at once (then timed, for the cost signal).
     Now(bool),
     /// A launch lazy mode runs at once with nothing pending (`at_once`,
-    /// alone.rs), timed for the cost signal (cost.rs) when the flag says so.
+    /// memo/slots.rs), timed for the cost signal (cost.rs) when the flag says so.
     AtOnce(bool),
     /// To be recorded (`record`).
     Record,
-    /// To the tape (`tape::offer`): it may continue a learned flush.
-    Tape,
+    /// To be held (`hold::offer`): it may start or continue a learned flush.
+    Hold,
 }
 
-/// Submits a launch: runs it, records it, or hands it to the tape.
+/// Submits a launch: runs it, records it, or holds it.
 pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
-    // One the tape gives back is routed again, past the tape.
-    let mut try_tape = true;
+    // One that holding gives back is routed again, not to be held.
+    let mut try_hold = true;
     // (At once: nothing pending; timed: for the cost signal.)
     let (quiet, timed) = loop {
-        match route(&l, try_tape)? {
+        match route(&l, try_hold)? {
             Route::Record => {
                 let (seq, slot, effects) = record(l, || c.origin())?;
                 c.routed(Some(seq));
@@ -78,16 +79,16 @@ pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
             }
             Route::Now(trial) => break (false, trial),
             Route::AtOnce(timed) => break (true, timed),
-            Route::Tape => match tape::offer(&l)? {
-                tape::Offer::Hold(keep) => {
+            Route::Hold => match hold::offer(&l)? {
+                Offer::Hold(keep) => {
                     keep.keep(l);
                     return Ok(Submitted::Held);
                 }
                 // The learned flush's fused kernel, over every launch held.
-                tape::Offer::Run(run) => {
+                Offer::Run(run) => {
                     return c.detached(|| run.go(&l)).map(Submitted::Ran);
                 }
-                tape::Offer::Back => try_tape = false,
+                Offer::Back => try_hold = false,
             },
         }
     };
@@ -101,20 +102,23 @@ pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
     Ok(Submitted::Ran(total))
 }
 
-/// Where `l` goes (`tape`: whether the tape may take it; not once it gave
-/// the launch back). Cheap, GIL-free work.
-fn route(l: &Launch, tape: bool) -> PkResult<Route> {
+/// Where `l` goes (`hold`: whether it may be held; not once holding gave
+/// it back). Cheap, GIL-free work.
+fn route(l: &Launch, hold: bool) -> PkResult<Route> {
     l.check_space()?;
     if !graph::enabled() {
         return Ok(Route::Now(false));
     }
-    // The tape holds launches (this one continues or spills them), or a
-    // learned flush may start here: one kernel for several launches beats
-    // running them at once.
-    if tape && tape::wants(l) {
-        return Ok(Route::Tape);
+    // Launches are held (this one continues them, or spills them), or a
+    // learned flush may start with it (memo/slots.rs).
+    if hold && (hold::holding() || slots::starts_flush(l)) {
+        return Ok(Route::Hold);
     }
+    // With nothing pending, nothing recorded could fuse with it: the memo
+    // says whether it runs at once (its flushes ran it alone, or recording
+    // costs more) or is recorded.
     let quiet = graph::quiet();
+    let at_once = quiet && slots::at_once(l);
     // A trial of running at once (cost.rs): timed, after what it depends on.
     if cost::eager_trial(l) {
         return Ok(if quiet {
@@ -123,10 +127,7 @@ fn route(l: &Launch, tape: bool) -> PkResult<Route> {
             Route::Now(true)
         });
     }
-    // With nothing pending, nothing recorded could fuse with it, and running
-    // now is running at once (`runs_now` need not be asked): at once if its
-    // flushes ran it alone, or recording it costs more (alone.rs).
-    if quiet && alone::run_at_once(l) {
+    if at_once {
         return Ok(Route::AtOnce(cost::small(l) && cost::time_at_once()));
     }
     // Something is pending: while recording small host launches costs
@@ -143,10 +144,10 @@ fn record(
     l: Launch,
     origin: impl FnOnce() -> Arc<dyn Origin>,
 ) -> PkResult<(u64, Option<Arc<Slot>>, bool)> {
-    // Launches the tape held come first, in program order.
-    tape::spill()?;
+    // Launches held come first, in program order.
+    hold::spill()?;
     // Folding exact repeats into one node is a fusion decision: not when unfused.
-    let fold = !super::planning::no_fuse().load(Ordering::Relaxed);
+    let fold = !super::switches::fusing_off();
     let weight = cost::recording_weight(&l);
     let t0 = weight.is_some_and(|w| w > 0).then(Instant::now);
     let recorded = graph::record(l, origin, fold)?;

@@ -1,18 +1,26 @@
 //! `PK_FUSION_DISABLE`'s names: fusion rules (of the active rule files) and
 //! the passes and learners that can be switched off by name.
 use crate::errors::{PkError, PkResult};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 /// The learners `PK_FUSION_DISABLE` left on. The configuration is the
 /// process's, read once: these are asked on every launch.
 pub struct On {
-    /// alone.rs (and with it cost.rs).
+    /// Running at once (memo/slots.rs, and with it cost.rs).
     pub adaptive: bool,
     /// cost.rs.
     pub adaptive_cost: bool,
+    /// Learned flushes (memo/hold.rs).
     pub tape: bool,
-    /// plan_cache.rs (`plan_cache`: every flush is planned afresh).
+    /// Plans by shape (memo/plans.rs; off: every flush is planned afresh).
     pub plan_cache: bool,
+    /// Learned flushes switched off for now (`pk._native.set_tape`: tests
+    /// that count flushes).
+    pub tape_paused: AtomicBool,
+    /// Lazy mode fuses regions unless `PK_FUSE_NOFUSE=1` (or a test
+    /// switched it off: `set_fusing`).
+    pub no_fuse: AtomicBool,
 }
 
 #[inline]
@@ -20,18 +28,29 @@ pub fn on() -> &'static On {
     static ON: OnceLock<On> = OnceLock::new();
     ON.get_or_init(|| {
         let c = crate::config::get();
-        let adaptive = !c.is_disabled("adaptive");
+        // `memo` is all of the memo; the older names are its parts.
+        let on = |name| !c.is_disabled("memo") && !c.is_disabled(name);
+        let adaptive = on("adaptive");
         On {
             adaptive,
-            adaptive_cost: adaptive && !c.is_disabled("adaptive_cost"),
-            tape: !c.is_disabled("tape"),
-            plan_cache: !c.is_disabled("plan_cache"),
+            adaptive_cost: adaptive && on("adaptive_cost"),
+            tape: on("tape"),
+            plan_cache: on("plan_cache"),
+            tape_paused: AtomicBool::new(false),
+            no_fuse: c.no_fuse.into(),
         }
     })
 }
 
+/// Whether fusion is off for now (`no_fuse`).
+#[inline]
+pub fn fusing_off() -> bool {
+    on().no_fuse.load(Ordering::Relaxed)
+}
+
 /// Passes and learners `PK_FUSION_DISABLE` can switch off besides the rules.
 const SWITCHES: &[&str] = &[
+    "memo",
     "adaptive",
     "adaptive_cost",
     "tape",

@@ -54,9 +54,9 @@ impl Pending {
 /// Runs the flush pipeline with the GIL released (nothing pending and no
 /// flush under way in another thread: nothing to wait for).
 pub fn flush(py: Python<'_>, demand: Demand<'_>) -> PyResult<()> {
-    // Launches the tape holds are recorded first (with the GIL, as spilling
+    // Launches the memo holds are recorded first (with the GIL, as spilling
     // needs: the flush itself runs without it).
-    pipeline::tape::spill().map_err(py_err)?;
+    pipeline::memo::hold::spill().map_err(py_err)?;
     if graph::quiet() {
         return Ok(());
     }
@@ -106,7 +106,7 @@ fn user_site(py: Python<'_>) -> String {
 pub fn flush_host(py: Python<'_>, alloc: &Arc<Alloc>) -> PyResult<()> {
     // Nothing pending touches it (the common case of element access while
     // other work waits): no flush, no GIL release.
-    // (Launches the tape holds count for every view: a host access spills them.)
+    // (Launches the memo holds count for every view: a host access spills them.)
     if alloc.pending.load(Ordering::Acquire) > 0 || turn::flushing() || graph::held() {
         flush(py, Demand::Allocs(&[alloc.id()]))?;
     }
@@ -239,25 +239,25 @@ pub fn fused_kernel_count() -> usize {
     FUSED.len()
 }
 
-/// How many learned flushes ran whole from the tape (pipeline/tape.rs).
+/// How many learned flushes ran whole as their launches came (pipeline/memo/hold.rs).
 #[pyfunction]
 pub fn tape_runs() -> u64 {
-    pipeline::tape::runs()
+    pipeline::memo::hold::runs()
 }
 
 /// Learned flushes on or off (tests that count flushes or plans switch
 /// them off); returns whether they were on.
 #[pyfunction]
 pub fn set_tape(on: bool) -> PyResult<bool> {
-    pipeline::tape::set_on(on).map_err(py_err)
+    pipeline::memo::hold::set_on(on).map_err(py_err)
 }
 
 /// The pending DAG as JSON: nodes (workunit identity, policy, scalars, buffer
 /// accesses), edges, and dead allocations. Deterministic: ordered by sequence.
 #[pyfunction]
 pub fn graph_json() -> PyResult<String> {
-    // Launches the tape holds are pending too: shown in the DAG.
-    pipeline::tape::spill().map_err(py_err)?;
+    // Launches the memo holds are pending too: shown in the DAG.
+    pipeline::memo::hold::spill().map_err(py_err)?;
     let (nodes, dead) = graph::snapshot();
     let edges = graph::edges(&nodes);
     // Allocation addresses differ run to run: number them by first appearance.
