@@ -10,7 +10,8 @@
 (c) the fusion benchmarks of benches/bench_fusion.py, eager vs fused: chains of
     k = 2, 4, 8 maps whose temporaries die, the BabelStream sequence, max, min
     and sum of one View read in turn, many small launches, flushes of one
-    launch each (lazy / eager side by side). Eager and fused
+    launch each, a loop of 10 small launches that cannot fuse and one read
+    (lazy / eager side by side, per launch). Eager and fused
     results are compared and a mismatch fails the run;
 (d) a chain of 7 maps and its sum whose last temporary is still referenced when
     the sum is demanded, eager and fused, against CuPy unfused and cupy.fuse in
@@ -294,7 +295,7 @@ def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
     """Flushes of one launch each, nothing to fuse: a map over `n` doubles and
     one element read, then a sum read at once; lazy and eager blocks
     alternating (bench_lazy's side by side). Lazy mode runs such launches at
-    once after three flushes alone (src/pipeline/solo.rs)."""
+    once after three flushes alone (src/pipeline/memo/slots.rs)."""
     from bench_lazy import _side_by_side
 
     x, y = pk.View([n], pk.double), pk.View([n], pk.double)
@@ -313,6 +314,37 @@ def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
     side = _side_by_side(step, iters, reps=7, settle=20)
     return {"alone_lazy_us": side.lazy, "alone_eager_us": side.eager, "alone_lazy_over_eager": side.ratio,
             "alone_slower_pairs": f"{side.slower}/{side.pairs}"}, got[False] == got[True]
+
+
+@pk.workunit
+def bump(i: int, a: pk.View1D[pk.double], s: float):
+    a[i] = a[i] + s
+
+
+def unfusable_loop(kernels: int = 10, iters: int = 300) -> tuple[dict, bool]:
+    """A loop of `kernels` small launches that cannot fuse (each over its own
+    range: 'engine: same_range' refuses them), then one element read, lazy and
+    eager blocks alternating: the time per original launch. Issue 42's item 4
+    (CUDA-graph replay of such loops) is measured here; target <= 1.5 us."""
+    from bench_lazy import _side_by_side
+
+    x = pk.View([1000 + 100 * kernels], pk.double)
+
+    def step():
+        for k in range(kernels):
+            pk.parallel_for(1000 + 100 * k, bump, a=x, s=1.0)
+        return x[0]
+
+    ok = True
+    for mode in (False, True):
+        lazy(mode)
+        x[0] = 0.0
+        got = [step() for _ in range(3)]
+        ok &= got == [float(kernels * (k + 1)) for k in range(3)]
+    lazy(False)
+    side = _side_by_side(step, iters, reps=7, settle=20)
+    return {"unfusable_lazy_us": side.lazy / kernels, "unfusable_eager_us": side.eager / kernels,
+            "unfusable_lazy_over_eager": side.ratio, "unfusable_slower_pairs": f"{side.slower}/{side.pairs}"}, ok
 
 
 PROBE = """
@@ -537,6 +569,12 @@ def compile_rows() -> None:
           f"Kokkos {cc['scan_ms']:.3f} ms, NVRTC / Kokkos = {nv['scan_ms'] / cc['scan_ms']:.3f}", flush=True)
 
 
+def unfusable_line(uf: dict) -> str:
+    return (f"(c) 10 small launches that cannot fuse + 1 element read, per launch: lazy {uf['unfusable_lazy_us']:.2f} us, "
+            f"eager {uf['unfusable_eager_us']:.2f} us, lazy / eager = {uf['unfusable_lazy_over_eager']:.3f} "
+            f"(lazy slower in {uf['unfusable_slower_pairs']} pairs), target <= 1.5 us (CUDA graphs, issue 42)")
+
+
 def main() -> int:
     assert "CUDA" in pk.config()["kokkos_config"].split(), "bench_gpu needs a CUDA build of Kokkos"
     pk.set_default_space(pk.Cuda)
@@ -559,6 +597,10 @@ def main() -> int:
         al, good = alone_row()
         print(f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
               f"lazy / eager = {al['alone_lazy_over_eager']:.3f} (lazy slower in {al['alone_slower_pairs']} pairs)", flush=True)
+        return 0 if good else 1
+    if "--unfusable" in sys.argv:  # the loop of unfusable launches alone
+        uf, good = unfusable_loop()
+        print(unfusable_line(uf), flush=True)
         return 0 if good else 1
     r = launch_overhead()
     print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
@@ -603,6 +645,9 @@ def main() -> int:
     print(f"(c) flushes of one launch (map over 2^20 + element read, then a sum read): lazy {al['alone_lazy_us']:.1f} us, "
           f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f} "
           f"(lazy slower in {al['alone_slower_pairs']} pairs), target <= 1", flush=True)
+    uf, good = unfusable_loop()
+    ok &= good
+    print(unfusable_line(uf), flush=True)
     compile_rows()
     print(pk.explain(show=False).splitlines()[0])
     print("eager and fused results equal:", ok)
