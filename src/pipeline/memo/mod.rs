@@ -1,7 +1,8 @@
 //! The memo: what earlier flushes taught about the stream of launches, in
-//! one place, behind three calls the pipelines make (`at_quiet` and the
-//! holding of `hold`, when a launch arrives; `flushed`, when a flush ran;
-//! `forget`, when the mode changes) and the plans that planning asks for.
+//! one place. The pipelines ask it when a launch arrives
+//! (`slots::starts_flush`, `slots::at_once`, `hold::offer`), tell it when a
+//! flush ran (`flushed`) and when the mode changes (`forget`); planning asks
+//! it for plans by shape and for what a flush would teach.
 //!
 //! Everything it keeps is read off a flush's shape (shape.rs: each
 //! launch's facts, computed once, as words):
