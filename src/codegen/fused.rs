@@ -142,19 +142,6 @@ pub fn generate(
         ),
         _ => ", value_type& pk_acc".to_string(),
     };
-    s.push_str(&format!(
-        "  KOKKOS_INLINE_FUNCTION void operator()(const int64_t pk_i{acc_param}) const {{\n"
-    ));
-    for (t, (_, d)) in locals.iter().enumerate() {
-        s.push_str(&format!("    {0} pk_t{t} = {0}();\n", d.cpp()));
-    }
-    // Buffers only ever accessed at the work index: each element is loaded
-    // once and stored once, the bodies working on a local in between (read
-    // through the member, each access after a store to another buffer would
-    // be loaded again: the compiler cannot tell that they do not alias).
-    for (g, d) in cached {
-        s.push_str(&format!("    {} pk_c{g} = pk_b{g}(pk_i);\n", d.cpp()));
-    }
     // Each reduction adds into a register of its own, folded into the
     // accumulator once per work item: the accumulator is a reference the
     // compiler must assume the bodies' stores may alias. A body that reads
@@ -171,51 +158,85 @@ pub fn generate(
         Some(_) => identity(&totals[r]),
         None => format!("{}()", totals[r].dtype.cpp()),
     };
-    for r in (0..reduces.len()).filter(|&r| in_register(r)) {
+    let mut item = |head: &str, direct: bool| {
         s.push_str(&format!(
-            "    {} pk_r{r} = {};\n",
-            totals[r].dtype.cpp(),
-            start(r)
+            "  KOKKOS_INLINE_FUNCTION void {head}(const int64_t pk_i{acc_param}) const {{\n"
         ));
-    }
-    for (b, lw) in lowered.iter().enumerate() {
-        let mut args = vec!["pk_i".to_string()];
-        if lw.acc.is_some() {
-            let r = reduces.iter().position(|x| *x == b).unwrap();
-            args.push(if in_register(r) {
-                format!("pk_r{r}")
-            } else {
-                acc_of(r)
-            });
+        // (`direct`: every body on the accumulator itself, for a caller whose
+        // accumulator is a local no store can alias: pk::chunked_vals.)
+        let in_register = |r: usize| !direct && in_register(r);
+        for (t, (_, d)) in locals.iter().enumerate() {
+            s.push_str(&format!("    {0} pk_t{t} = {0}();\n", d.cpp()));
         }
-        args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
-        args.extend(cached.iter().map(|(g, _)| format!("pk_c{g}")));
-        s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
+        // Buffers only ever accessed at the work index: each element is loaded
+        // once and stored once, the bodies working on a local in between (read
+        // through the member, each access after a store to another buffer would
+        // be loaded again: the compiler cannot tell that they do not alias).
+        for (g, d) in cached {
+            s.push_str(&format!("    {} pk_c{g} = pk_b{g}(pk_i);\n", d.cpp()));
+        }
+        for r in (0..reduces.len()).filter(|&r| in_register(r)) {
+            s.push_str(&format!(
+                "    {} pk_r{r} = {};\n",
+                totals[r].dtype.cpp(),
+                start(r)
+            ));
+        }
+        for (b, lw) in lowered.iter().enumerate() {
+            let mut args = vec!["pk_i".to_string()];
+            if lw.acc.is_some() {
+                let r = reduces.iter().position(|x| *x == b).unwrap();
+                args.push(if in_register(r) {
+                    format!("pk_r{r}")
+                } else {
+                    acc_of(r)
+                });
+            }
+            args.extend((0..locals.len()).map(|t| format!("pk_t{t}")));
+            args.extend(cached.iter().map(|(g, _)| format!("pk_c{g}")));
+            s.push_str(&format!("    pk_body{b}({});\n", args.join(", ")));
+        }
+        for (g, _) in cached
+            .iter()
+            .filter(|(g, _)| written.get(*g).copied().unwrap_or(true))
+        {
+            s.push_str(&format!("    pk_b{g}(pk_i) = pk_c{g};\n"));
+        }
+        for r in (0..reduces.len()).filter(|&r| in_register(r)) {
+            s.push_str(&format!(
+                "    {}\n",
+                join(&totals[r], &acc_of(r), &format!("pk_r{r}"))
+            ));
+        }
+        s.push_str("  }\n");
+    };
+    item("operator()", false);
+    // Chunked on the host when no body reads its running value (that one
+    // must see Kokkos' running value, as its own kernel does).
+    let chunked = multi && space != Space::Cuda && (0..reduces.len()).all(in_register);
+    if chunked {
+        item("direct", true);
     }
-    for (g, _) in cached
-        .iter()
-        .filter(|(g, _)| written.get(*g).copied().unwrap_or(true))
-    {
-        s.push_str(&format!("    pk_b{g}(pk_i) = pk_c{g};\n"));
-    }
-    for r in (0..reduces.len()).filter(|&r| in_register(r)) {
-        s.push_str(&format!(
-            "    {}\n",
-            join(&totals[r], &acc_of(r), &format!("pk_r{r}"))
-        ));
-    }
-    s.push_str("  }\n");
     if multi {
         s.push_str("  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {\n");
         for r in 0..reduces.len() {
             s.push_str(&format!("    v.r{r} = {};\n", start(r)));
         }
-        s.push_str("  }\n  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const {\n");
-        for (r, t) in totals.iter().enumerate() {
+        // Kokkos' join, and `merge`, the same on plain values: pk::chunked_vals
+        // joins its partials with it (a volatile one would keep them in memory).
+        for head in [
+            "join(volatile value_type& a, const volatile value_type& b)",
+            "merge(value_type& a, const value_type& b)",
+        ] {
             s.push_str(&format!(
-                "    {}\n",
-                join(t, &format!("a.r{r}"), &format!("b.r{r}"))
+                "  }}\n  KOKKOS_INLINE_FUNCTION void {head} const {{\n"
             ));
+            for (r, t) in totals.iter().enumerate() {
+                s.push_str(&format!(
+                    "    {}\n",
+                    join(t, &format!("a.r{r}"), &format!("b.r{r}"))
+                ));
+            }
         }
         s.push_str("  }\n");
     }
@@ -274,9 +295,15 @@ pub fn generate(
             }
         }
         _ => {
-            s.push_str(&format!(
-                "    pk_vals r;\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n"
-            ));
+            // (On the host in chunks, partials in registers: see pk::chunked_vals.)
+            let run = match chunked {
+                false => format!("Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r)"),
+                true => format!(
+                    "pk::chunked_vals<{}>(\"{clabel}\", f, lo[0], hi[0], r)",
+                    space.cpp()
+                ),
+            };
+            s.push_str(&format!("    pk_vals r;\n    {run};\n"));
             for (r, &b) in reduces.iter().enumerate() {
                 let d = lowered[b].acc.as_ref().unwrap().1.cpp();
                 s.push_str(&format!(

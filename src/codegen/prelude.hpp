@@ -490,6 +490,51 @@ void chunked_reducer(const char* label, const F& f, int64_t lo, int64_t hi, type
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           ChunkedReducer<F, R>{f, R(r), lo, hi, chunk, per > 0 ? per : 1, t, chunks}, R(r));
 }
+// A 1-D reduction into several totals (a fused region's sibling reductions:
+// `value_type` a struct of them) on the host: chunks as chunked_reduce's,
+// each into four partial values kept in registers, the bodies run on them
+// directly (the functor's `direct`: the partials are locals no store can
+// alias), joined (s0 + s1) + (s2 + s3) by the functor's `merge`, as Chunked
+// joins a sum's. Each total then adds in the order its own kernel would (a
+// min or max is the same in any order). Kokkos' own loop over the functor
+// runs each body from the identity and joins it into a struct in memory per
+// item: slower than the separate reductions it fused.
+template <class F>
+struct ChunkedVals {
+  using value_type = typename F::value_type;
+  F f;
+  int64_t lo, hi, chunk, per, threads, chunks;
+  KOKKOS_INLINE_FUNCTION void operator()(const int64_t c, value_type& acc) const {
+    const int64_t rc = (c % per) * threads + c / per;
+    if (rc >= chunks) return;
+    const F g = f;  // see Chunked
+    value_type s0, s1, s2, s3;
+    g.init(s0), g.init(s1), g.init(s2), g.init(s3);
+    const int64_t b = lo + rc * chunk;
+    const int64_t e = b + chunk < hi ? b + chunk : hi;
+    int64_t i       = b;
+    for (; i + 3 < e; i += 4) g.direct(i, s0), g.direct(i + 1, s1), g.direct(i + 2, s2), g.direct(i + 3, s3);
+    for (; i < e; ++i) g.direct(i, s0);
+    g.merge(s0, s1), g.merge(s2, s3), g.merge(s0, s2), g.merge(acc, s0);
+  }
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const { f.init(v); }
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { f.join(a, b); }
+};
+template <class Space, class F>
+void chunked_vals(const char* label, const F& f, int64_t lo, int64_t hi, typename F::value_type& r) {
+  const int64_t items = hi > lo ? hi - lo : 0;
+  if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
+    typename F::value_type acc;
+    f.init(acc);
+    if (items > 0) ChunkedVals<F>{f, lo, hi, items, 1, 1, 1}(0, acc);
+    r = acc;
+    return;
+  }
+  int64_t chunk, t, chunks, per;
+  host_chunks<Space>(items, chunk, t, chunks, per);
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
+                          ChunkedVals<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
+}
 inline int team_too_large(int64_t asked, int most) {
   char buf[200];
   std::snprintf(buf, sizeof buf,
