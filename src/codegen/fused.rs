@@ -224,10 +224,11 @@ pub fn generate(
         }
         // Kokkos' join, and `merge`, the same on plain values: pk::chunked_vals
         // joins its partials with it (a volatile one would keep them in memory).
-        for head in [
+        let heads = [
             "join(volatile value_type& a, const volatile value_type& b)",
             "merge(value_type& a, const value_type& b)",
-        ] {
+        ];
+        for head in &heads[..if chunked { 2 } else { 1 }] {
             s.push_str(&format!(
                 "  }}\n  KOKKOS_INLINE_FUNCTION void {head} const {{\n"
             ));
