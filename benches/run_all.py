@@ -18,6 +18,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bench_checks  # noqa: E402
 import bench_compile  # noqa: E402
 import bench_fusion  # noqa: E402
 import bench_host_access  # noqa: E402
@@ -41,6 +42,7 @@ BENCHES = [
     ("host", bench_host_access),
     ("md", bench_md),
     ("trace", bench_trace),
+    ("checks", bench_checks),
 ]
 
 # (bench, key, label, unit, target) with target = ("<=", x) | (">=", x) | None
@@ -62,6 +64,10 @@ ROWS = [
     ("host", "lazy:m[i][j]_write:ratio", "lazy m[i][j] = x: pk / NumPy", "x", ("<=", 2.0)),
     ("host", "lazy:t[e][j][i]:ratio", "lazy t[e][j][i]: pk / NumPy", "x", ("<=", 2.0)),
     ("host", "lazy:t[e][j][i]_write:ratio", "lazy t[e][j][i] = x: pk / NumPy", "x", ("<=", 2.0)),
+    ("checks", None, "(j) safety checks (issue 39): integer division tested for zero, launch-time extent check", None, None),
+    ("checks", "divmod_ms", "x[i] // d + x[i] % d, d a launch scalar, 2^22 int64", "ms", None),
+    ("checks", "rowcol_ms", "stencil index math k // (n - 2), k % (n - 2), 2046^2 items", "ms", None),
+    ("checks", "launch_us", "cached 1-element launch of 3 views (extent check on each)", "us", None),
     ("trace", None, "(i) profiling traces: recording's cost (same loop traced / untraced - 1)", None, None),
     ("trace", "eager_big_overhead", "eager, kernels over 2^20 doubles", "x", ("<=", 0.05)),
     ("trace", "lazy_big_overhead", "PK_FUSE=1, kernels over 2^20 doubles", "x", ("<=", 0.05)),

@@ -38,6 +38,11 @@ def bump(i, v):
     v[i] = v[i] + 1.0
 
 
+@pk.workunit
+def fill(i, a, x, y):
+    y[i] = a * x[i]
+
+
 class OnlyDLPack:
     """A producer with DLPack alone (no CUDA array interface)."""
 
@@ -139,6 +144,33 @@ def test_host_reads_keep_the_device_copy_current(pk_mode, rng):
     pk.flush()
     assert pk.device_copies()[0] - h2d2 == N * 8
     np.testing.assert_array_equal(np.asarray(y), xr)
+
+
+def test_an_output_a_launch_only_stores_is_not_copied_in(pk_mode, rng):
+    # y (NumPy) is stored at every index and never read: it crosses back, not
+    # in. Over part of its range it crosses in too (the rest keeps its values).
+    xr = rng.random(N)
+    y = np.full(N, 7.0)
+    h2d, d2h = pk.device_copies()
+    pk.parallel_for(N, fill, a=2.0, x=xr, y=y)
+    pk.flush()
+    assert pk.device_copies() == (h2d + N * 8, d2h + N * 8)  # x in, y back
+    np.testing.assert_array_equal(y, 2.0 * xr)
+    y = np.full(N, 7.0)
+    h2d = pk.device_copies()[0]
+    pk.parallel_for(N - 8, fill, a=2.0, x=xr, y=y)
+    pk.flush()
+    assert pk.device_copies()[0] - h2d == 2 * N * 8
+    want = np.full(N, 7.0)
+    want[:N - 8] = 2.0 * xr[:N - 8]
+    np.testing.assert_array_equal(y, want)
+    # Read as well as stored (axpy): copied in.
+    y = np.full(N, 7.0)
+    h2d = pk.device_copies()[0]
+    pk.parallel_for(N, axpy, a=1.0, x=xr, y=y)
+    pk.flush()
+    assert pk.device_copies()[0] - h2d == 2 * N * 8
+    np.testing.assert_array_equal(y, xr + 7.0)
 
 
 def test_back_to_back_launches_are_all_seen_by_the_host(pk_mode):

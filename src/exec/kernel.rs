@@ -19,6 +19,10 @@ pub struct Kernel {
     /// CUDA kernels: whether each view slot may be written (its device copy
     /// then becomes the newer one). Empty: every view counts as written.
     pub view_writes: Vec<bool>,
+    /// CUDA kernels over a 1-D range: whether each view slot is stored at the
+    /// work index in every work item and never read (memory/fills.rs).
+    /// Empty: none is.
+    pub view_fills: Vec<bool>,
     /// Per scalar slot: (body, argument, the kernel's dtype).
     pub scalars: Vec<(usize, usize, DType)>,
     /// Per result slot: the reducing body and its accumulator dtype.
@@ -57,6 +61,7 @@ impl Kernel {
             space,
             views: vec![],
             view_writes: vec![],
+            view_fills: vec![],
             scalars: vec![],
             accs: vec![],
             record: None,

@@ -118,7 +118,15 @@ pub fn run(
     // This thread's buffer of view arguments, lent for the launch (a kernel
     // never launches another from inside, and a failed launch just drops it).
     let mut views = VIEW_ARGS.take();
-    let device_launch = device::kernel_views(k.space, vals, &k.view_writes, &mut views)?;
+    let fills = match (&k.view_fills[..], lo, his) {
+        ([], ..) | (_, [], _) | (_, _, []) => device::Fills::default(),
+        (slots, [lo, ..], [hi, ..]) => device::Fills {
+            slots,
+            lo: *lo,
+            hi: *hi,
+        },
+    };
+    let device_launch = device::kernel_views(k.space, vals, &k.view_writes, fills, &mut views)?;
     // Small launches are the common case: scalars, bounds and results on the
     // stack, spilling to the heap only past these sizes.
     let mut scalar_buf = [PkScalarArg::int(0); 16];
@@ -216,7 +224,9 @@ pub fn run(
     VIEW_ARGS.set(views);
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
-    let finished = device_launch.map_or(Ok(()), |l| l.finish());
+    // (A division by zero ran every work item, with a quotient of 0.)
+    let ran = failed.as_ref().is_none_or(|f| f.0 == 3);
+    let finished = device_launch.map_or(Ok(()), |l| l.finish(ran));
     if let Some((rc, what, msg)) = failed {
         if rc == STOPPED && what == "Kokkos" {
             // Ctrl-C, and the program stops: some work items ran, the others not.

@@ -14,7 +14,10 @@ impl Alloc {
     /// that lasts the call, so the call's kernels copy each array over once
     /// (not at every launch) and only a written one back (`drop_mirror`).
     /// None where the memory's length is unknown (the per-launch path then).
-    pub fn call_mirror(&self, write: bool) -> PkResult<Option<*mut u8>> {
+    /// `fills`: the launch stores every byte of it and reads none, so a stale
+    /// copy is not copied over; the second value says it was left unfilled
+    /// (the launch's `Launch::finish` forgets it should the kernel fail).
+    pub fn call_mirror(&self, write: bool, fills: bool) -> PkResult<Option<(*mut u8, bool)>> {
         let n = self.span();
         if !self.is_borrowed() || n == 0 || !self.trusted.load(Ordering::Acquire) {
             return Ok(None);
@@ -32,8 +35,9 @@ impl Alloc {
             self.dev_state.store(STALE, Ordering::Release);
             self.dev.store(d, Ordering::Release);
         }
+        let unfilled = fills && self.dev_state.load(Ordering::Acquire) == STALE;
         if self.dev_state.load(Ordering::Acquire) == STALE {
-            if h2d(c, d, self.ptr()?, n) != 0 {
+            if !unfilled && h2d(c, d, self.ptr()?, n) != 0 {
                 return Err(cuda_err("copying an array to the GPU"));
             }
             self.dev_state.store(SYNC, Ordering::Release);
@@ -41,7 +45,13 @@ impl Alloc {
         if write {
             self.dev_state.store(NEWER, Ordering::Release);
         }
-        Ok(Some(d))
+        Ok(Some((d, unfilled)))
+    }
+
+    /// A launch that was to fill this call copy failed: the copy holds what
+    /// no kernel wrote, so the caller's array stays as it was.
+    pub(super) fn forget_call_copy(&self) {
+        self.dev_state.store(STALE, Ordering::Release);
     }
 
     /// The call that held borrowed memory ended: what its kernels wrote comes

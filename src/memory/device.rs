@@ -9,6 +9,7 @@
 //! (NumPy arrays) gets a device buffer for the one launch: copied in, run,
 //! copied back, freed. None of this is reached unless a CUDA kernel ran.
 use super::alloc::{Alloc, NEWER, STALE, SYNC};
+pub use super::fills::Fills;
 use super::view::{PkViewArg, ViewVal};
 use crate::errors::{PkError, PkResult};
 use crate::kokkos::{self as runtime, settle, CudaFns};
@@ -203,6 +204,8 @@ struct Temp {
     hi: isize,
     dev: *mut u8,
     written: bool,
+    /// The launch stores all of it (`Fills`): not copied in.
+    filled: bool,
 }
 
 /// The view arguments of one kernel launch in `space`, in slot order.
@@ -216,12 +219,13 @@ pub fn kernel_views<'v>(
     space: Space,
     vals: impl Iterator<Item = &'v ViewVal>,
     writes: &[bool],
+    fills: Fills<'_>,
     args: &mut Vec<PkViewArg>,
 ) -> PkResult<Option<Launch>> {
     args.clear();
     if space == Space::Cuda {
         let vals: Vec<&ViewVal> = vals.collect();
-        let (l, device) = Launch::prepare(&vals, writes)?;
+        let (l, device) = Launch::prepare(&vals, writes, fills)?;
         *args = device;
         return Ok(Some(l));
     }
@@ -248,18 +252,26 @@ pub struct Launch {
     /// Memory owned by another CUDA library (CuPy, DLPack producers), which
     /// may use its own stream: such launches complete before returning.
     foreign: bool,
+    /// Call copies this launch fills without copying them over first.
+    unfilled: Vec<Arc<Alloc>>,
 }
 
 impl Launch {
     /// Device-pointer arguments for the given view values; `writes[i]` says
     /// whether view i may be written (all of them when `writes` is empty).
-    pub fn prepare(vals: &[&ViewVal], writes: &[bool]) -> PkResult<(Launch, Vec<PkViewArg>)> {
+    pub fn prepare(
+        vals: &[&ViewVal],
+        writes: &[bool],
+        fills: Fills<'_>,
+    ) -> PkResult<(Launch, Vec<PkViewArg>)> {
         let written = |i: usize| writes.get(i).copied().unwrap_or(true);
+        let filled = |i: usize| !fills.slots.is_empty() && fills.whole(i, vals);
         let mut l = Launch {
             c: None,
             temps: vec![],
             exported: vec![],
             foreign: false,
+            unfilled: vec![],
         };
         // Borrowed memory: one buffer per allocation over the union of ranges
         // (or the call's device copy, for arrays a pykokkos.numba call holds).
@@ -269,7 +281,12 @@ impl Launch {
             if !v.alloc.is_borrowed() || v.alloc.is_device_only() || v.range.0 == v.range.1 {
                 continue;
             }
-            if let Some(d) = v.alloc.call_mirror(written(i))? {
+            // (A call copy spans the whole array: filled only when this view does.)
+            let whole = filled(i) && v.range == (0, v.alloc.span() as isize);
+            if let Some((d, unfilled)) = v.alloc.call_mirror(written(i), whole)? {
+                if unfilled {
+                    l.unfilled.push(v.alloc.clone());
+                }
                 mirrored.push((i, d));
                 continue;
             }
@@ -285,6 +302,7 @@ impl Launch {
                     hi: v.range.1,
                     dev: std::ptr::null_mut(),
                     written: written(i),
+                    filled: filled(i),
                 }),
             }
         }
@@ -302,7 +320,7 @@ impl Launch {
                 }
                 t.dev = d;
                 let src = t.alloc.ptr()?.wrapping_offset(t.lo);
-                if h2d(c, d, src, n) != 0 {
+                if !t.filled && h2d(c, d, src, n) != 0 {
                     return Err(cuda_err("copying an array to the GPU"));
                 }
             }
@@ -333,13 +351,22 @@ impl Launch {
 
     /// After the kernel: borrowed and exported memory get the results back now
     /// (exported memory only when written: `host_sync` copies only a newer copy).
-    pub fn finish(mut self) -> PkResult<()> {
+    /// `ran`: every work item ran; if not, memory the launch was to fill
+    /// without copying it in keeps the caller's values (its copy is garbage).
+    pub fn finish(mut self, ran: bool) -> PkResult<()> {
         runtime::IN_FLIGHT.store(true, Ordering::Release);
         if self.foreign {
             settle();
         }
+        if !ran {
+            self.unfilled.iter().for_each(|a| a.forget_call_copy());
+        }
         if let Some(c) = self.c {
-            for t in self.temps.iter().filter(|t| t.written) {
+            for t in self
+                .temps
+                .iter()
+                .filter(|t| t.written && (ran || !t.filled))
+            {
                 let n = (t.hi - t.lo) as usize;
                 let dst = t.alloc.ptr()?.wrapping_offset(t.lo);
                 if d2h(c, dst, t.dev, n) != 0 {

@@ -7,6 +7,7 @@ mod call_mirror;
 pub mod device;
 pub mod dlpack;
 mod exports;
+mod fills;
 mod free;
 pub mod geometry;
 pub mod view;

@@ -1,6 +1,7 @@
 //! The kernels the pipelines run: one launch's, a run of repeats', a fused
 //! region's; each found in its in-process table, else translated, built and
 //! loaded.
+use crate::analysis::access::{self, Access};
 use crate::codegen::device::DeviceParts;
 use crate::codegen::{self, fused, KernelSpec};
 use crate::compile;
@@ -50,7 +51,8 @@ fn build_single(l: &Launch, origin: &dyn Origin, repeat: bool) -> PkResult<Arc<K
         l.key.space,
     )?;
     kernel.views = abi.view_slots.iter().map(|&k| (0, k)).collect();
-    kernel.view_writes = view_writes(&spec, &abi.view_slots);
+    let index = access::work_index(&def, l.is_method, spec.rank);
+    (kernel.view_writes, kernel.view_fills) = view_roles(&spec, &abi.view_slots, index);
     kernel.scalars = abi.scalar_slots.iter().map(|&(k, d)| (0, k, d)).collect();
     kernel.accs = abi.acc.map(|d| (0, d)).into_iter().collect();
     if let crate::types::Pattern::Reducer(r) = l.key.pattern {
@@ -186,16 +188,34 @@ fn nvrtc_load(nv: &str, d: &DeviceParts, label: &str, device: i32) -> PkResult<O
     }
 }
 
-/// CUDA kernels: which view slots the kernel may write (mirror bookkeeping).
-fn view_writes(spec: &KernelSpec, slots: &[usize]) -> Vec<bool> {
+/// CUDA kernels (mirror bookkeeping): which view slots the kernel may write,
+/// and which it fills (exec/kernel.rs `view_fills`).
+fn view_roles(spec: &KernelSpec, slots: &[usize], index: Option<&str>) -> (Vec<bool>, Vec<bool>) {
     if spec.space != Space::Cuda {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
-    let acc = crate::analysis::access::view_access(spec.def, &spec.args, None, Some(spec.globals));
-    slots
+    let acc = access::view_access(spec.def, &spec.args, index, Some(spec.globals));
+    let access = |k: usize| acc.get(&spec.args[k].0);
+    let writes = slots
         .iter()
-        .map(|&k| acc.get(&spec.args[k].0).is_none_or(|a| a.write))
-        .collect()
+        .map(|&k| access(k).is_none_or(|a| a.write))
+        .collect();
+    let fills = |a: &Access| a.write && !a.read && a.at_work_index && a.always_written;
+    let fills: Vec<bool> = match spec.rank {
+        1 => slots
+            .iter()
+            .map(|&k| access(k).is_some_and(fills))
+            .collect(),
+        _ => Vec::new(),
+    };
+    (
+        writes,
+        if fills.contains(&true) {
+            fills
+        } else {
+            Vec::new()
+        },
+    )
 }
 
 /// The kernel spec of a launch (its parsed definition and resolved names given).

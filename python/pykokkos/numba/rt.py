@@ -15,8 +15,9 @@ from ._rthist import histogram  # noqa: F401  (np.histogram in generated code)
 _SPACES_ON_HOST = ("OpenMP", "Serial", "Threads")
 # The Views a call was given (a View argument returned is handed back as is).
 _ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
-# Whether the call was given arrays in device memory (its serial code then runs on the device too).
-_ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=False)
+# What device arrays the call was given (`_device_kind`): its serial code then
+# runs on the device too, and the arrays it makes come back as device arrays.
+_ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=None)
 
 
 def _wrap(a):
@@ -30,7 +31,8 @@ def _wrap(a):
 def call(body, *args):
     """Runs a translated function body on Views of the arguments and hands back
     what Numba would: NumPy arrays (the caller's own when it returns one of its
-    arguments) and Python numbers, after every launch the call made has run."""
+    arguments; device arrays when it was given device arrays) and Python
+    numbers, after every launch the call made has run."""
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     # Launches on the caller's arrays may wait in the DAG (and fuse) while only
     # this call holds them, unless two arguments share memory: then they run
@@ -43,9 +45,7 @@ def call(body, *args):
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(True)
     token = _ARGS.set({id(v) for v in views})
-    # (a View answers __cuda_array_interface__ only when its memory is the GPU's)
-    device = _ON_DEVICE.set(any(hasattr(a, "__cuda_array_interface__") for a in args
-                                if not isinstance(a, (np.ndarray, int, float, complex))))
+    device = _ON_DEVICE.set(_device_kind(args))
     try:
         out = body(*views)
         pk.flush()
@@ -58,12 +58,36 @@ def call(body, *args):
                 v._set_trusted(False)
 
 
+def _device_kind(args) -> str | None:
+    """What a call's device arrays are: "cupy" when any is CuPy's, "view" for
+    other device memory (Cuda Views, DLPack producers), None when every array
+    is in host memory. A View answers __cuda_array_interface__ only when its
+    memory is the GPU's."""
+    kinds = [type(a).__module__.split(".")[0] for a in args
+             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, (np.ndarray, int, float, complex))]
+    return None if not kinds else ("cupy" if "cupy" in kinds else "view")
+
+
 def _result(x, own):
     if isinstance(x, tuple):
         return tuple(_result(v, own) for v in x)
     if isinstance(x, View):
         # An argument comes back as itself (a device array stays on the device).
-        return own[id(x)] if id(x) in own else (x if id(x) in _ARGS.get() else np.asarray(x))
+        if id(x) in own:
+            return own[id(x)]
+        if id(x) in _ARGS.get():
+            return x
+        # A new array stays where the call's arrays are: given device arrays,
+        # the call hands back device arrays of their kind (CuPy's own, sharing
+        # the View's memory and keeping it alive), not a copy in host memory.
+        kind = _ON_DEVICE.get()
+        if kind and hasattr(x, "__cuda_array_interface__"):
+            if kind == "cupy":
+                import cupy
+
+                return cupy.asarray(x)
+            return x
+        return np.asarray(x)
     if isinstance(x, pk.LazyNumber):
         x = x.__pk_number__()
     if isinstance(x, np.generic):
