@@ -39,6 +39,11 @@ def bump(i, v):
 
 
 @pk.workunit
+def bump_by(i, v, s):
+    v[i] = v[i] + s
+
+
+@pk.workunit
 def fill(i, a, x, y):
     y[i] = a * x[i]
 
@@ -171,6 +176,35 @@ def test_an_output_a_launch_only_stores_is_not_copied_in(pk_mode, rng):
     pk.flush()
     assert pk.device_copies()[0] - h2d == 2 * N * 8
     np.testing.assert_array_equal(y, xr + 7.0)
+
+
+def test_a_loop_of_launches_fusion_leaves_apart_replays_as_one_cuda_graph():
+    # Ten launches over ten ranges (no two fuse) and reads, again and again,
+    # in lazy mode: once learned, each iteration's launches go to the GPU as
+    # one CUDA graph, patched with the iteration's scalar (and, in the second
+    # half, view). Values equal NumPy's throughout.
+    was = pk._native.lazy_enabled()
+    pk._native.set_lazy(True)
+    try:
+        views = [pk.View([2000], pk.double) for _ in range(2)]
+        refs = [np.zeros(2000) for _ in range(2)]
+        for v in views:  # memory of its own first (a fresh one is another program)
+            pk.parallel_for(2000, bump_by, v=v, s=0.0)
+        pk.flush()  # (a learned flush replays only with nothing else pending)
+        runs = pk._native.tape_runs()
+        for it in range(40):
+            which = it % 2 if it >= 20 else 0
+            v, ref, s = views[which], refs[which], float(1 + it % 3)
+            for k in range(10):
+                pk.parallel_for(1000 + 100 * k, bump_by, v=v, s=s)
+                ref[:1000 + 100 * k] += s
+            assert float(v[1999]) == ref[1999] and float(v[0]) == ref[0]
+        replayed = pk._native.tape_runs() - runs
+    finally:
+        pk._native.set_lazy(was)
+    for v, ref in zip(views, refs):
+        np.testing.assert_array_equal(np.asarray(v), ref)
+    assert replayed >= 30, f"{replayed} of 40 iterations replayed"
 
 
 def test_back_to_back_launches_are_all_seen_by_the_host(pk_mode):

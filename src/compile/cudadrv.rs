@@ -39,6 +39,53 @@ pub struct Driver {
     pub memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuPtr, usize) -> CuResult,
     pub func_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, Handle) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    /// CUDA graphs (exec/graph.rs); None on a driver without them.
+    pub graph: Option<GraphFns>,
+}
+
+/// `CUDA_KERNEL_NODE_PARAMS_v2` of cuda.h: a kernel node's function, grid,
+/// block, dynamic shared bytes and parameters (`kern` and `ctx` NULL: the
+/// function in the current context).
+#[repr(C)]
+pub struct KernelNode {
+    pub func: Handle,
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared: c_uint,
+    pub params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+    pub kern: Handle,
+    pub ctx: Handle,
+}
+
+/// The driver's graph entry points: build a graph of kernel nodes,
+/// instantiate it, patch a node of the instance, launch it.
+pub struct GraphFns {
+    pub create: unsafe extern "C" fn(*mut Handle, c_uint) -> CuResult,
+    pub add_kernel: unsafe extern "C" fn(
+        *mut Handle,
+        Handle,
+        *const Handle,
+        usize,
+        *const KernelNode,
+    ) -> CuResult,
+    pub instantiate: unsafe extern "C" fn(*mut Handle, Handle, u64) -> CuResult,
+    pub set_kernel: unsafe extern "C" fn(Handle, Handle, *const KernelNode) -> CuResult,
+    pub launch: unsafe extern "C" fn(Handle, Handle) -> CuResult,
+    pub exec_destroy: unsafe extern "C" fn(Handle) -> CuResult,
+    pub destroy: unsafe extern "C" fn(Handle) -> CuResult,
+}
+
+fn graph_fns(lib: &'static libloading::Library) -> Option<GraphFns> {
+    Some(GraphFns {
+        create: sym(lib, "cuGraphCreate").ok()?,
+        add_kernel: sym(lib, "cuGraphAddKernelNode_v2").ok()?,
+        instantiate: sym(lib, "cuGraphInstantiateWithFlags").ok()?,
+        set_kernel: sym(lib, "cuGraphExecKernelNodeSetParams_v2").ok()?,
+        launch: sym(lib, "cuGraphLaunch").ok()?,
+        exec_destroy: sym(lib, "cuGraphExecDestroy").ok()?,
+        destroy: sym(lib, "cuGraphDestroy").ok()?,
+    })
 }
 
 /// Entry points of libnvrtc.
@@ -104,6 +151,7 @@ pub fn driver() -> PkResult<&'static Driver> {
                 memcpy_dtoh: sym(lib, "cuMemcpyDtoH_v2")?,
                 func_get_attribute: sym(lib, "cuFuncGetAttribute")?,
                 get_error_string: sym(lib, "cuGetErrorString")?,
+                graph: graph_fns(lib),
             };
             // SAFETY: `init` is cuInit, `CUresult cuInit(unsigned int Flags)`;
             // Flags must be 0. It may be called any number of times, from any

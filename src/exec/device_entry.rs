@@ -285,6 +285,8 @@ impl DeviceEntry {
             if grid == 0 {
                 return Ok(());
             }
+            // Launches a replay collected go first (exec/graph.rs).
+            super::graph::drain()?;
             // SAFETY: cuLaunchKernel's 11 arguments as cuda.h declares them. The
             // function is live (module never unloaded) in the context `call`
             // made current. Grid: 1..=i32::MAX blocks (the callers clamp; 0
@@ -325,6 +327,12 @@ impl DeviceEntry {
         match &self.kind {
             DeviceKind::For => {
                 let grid = (n as u64).div_ceil(FOR_BLOCK as u64).min(i32::MAX as u64);
+                // In a graph replay, a range kernel with no record to read
+                // back joins the graph instead of launching now.
+                let plain = team.is_none() && self.func.1.is_none() && self.func.2.is_none();
+                if plain && super::graph::collect(self.func.0, grid, FOR_BLOCK, &args) {
+                    return Ok(());
+                }
                 launch(grid, FOR_BLOCK, &mut [a])
             }
             DeviceKind::Reduce(dts) => {

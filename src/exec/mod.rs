@@ -7,6 +7,7 @@ mod device_bytes;
 pub mod device_entry;
 mod device_records;
 pub mod facts;
+pub mod graph;
 pub mod kernel;
 pub mod launch;
 pub mod run;

@@ -4,7 +4,7 @@ use super::args::{ArgVal, PkScalarArg};
 use super::kernel::{read_total, Entry, Kernel, Total};
 use crate::compile::loader;
 use crate::errors::{PkError, PkResult};
-use crate::memory::device;
+use crate::memory::device_launch as device;
 use crate::types::Space;
 use parking_lot::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -127,6 +127,9 @@ pub fn run(
         },
     };
     let device_launch = device::kernel_views(k.space, vals, &k.view_writes, fills, &mut views)?;
+    // (Memory copied back after the kernel: it cannot wait for a CUDA graph.)
+    let now = device_launch.as_ref().is_some_and(|l| !l.plain());
+    super::graph::set_off(now);
     // Small launches are the common case: scalars, bounds and results on the
     // stack, spilling to the heap only past these sizes.
     let mut scalar_buf = [PkScalarArg::int(0); 16];
@@ -166,6 +169,13 @@ pub fn run(
     let failed: Option<(i32, &str, String)> = {
         let _span = tracing::debug_span!("launch").entered();
         match &k.entry {
+            // A Kokkos kernel on Cuda: launches a replay collected go first.
+            Entry::Library { .. }
+                if k.space == Space::Cuda
+                    && let Err(e) = super::graph::drain() =>
+            {
+                Some((1, "CUDA", e))
+            }
             Entry::Library { run, error } => {
                 // SAFETY: `run` is the library's `pk_run`, declared by the code
                 // generator (codegen/single.rs, fused.rs) as `int pk_run(const
@@ -222,6 +232,9 @@ pub fn run(
         );
     }
     VIEW_ARGS.set(views);
+    if now {
+        super::graph::set_off(false);
+    }
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     // (A division by zero ran every work item, with a quotient of 0.)

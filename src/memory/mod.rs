@@ -5,6 +5,7 @@
 pub mod alloc;
 mod call_mirror;
 pub mod device;
+pub mod device_launch;
 pub mod dlpack;
 mod exports;
 mod fills;

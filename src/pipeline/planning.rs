@@ -132,17 +132,23 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
     Ok(planned)
 }
 
-/// What the memo learns from a plan of one fused region of all of `nodes`
-/// (memo/hold.rs).
+/// What the memo learns from a plan of all of `nodes` as one fused region,
+/// or as one region per launch (memo/hold.rs).
 fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
-    let [region] = &planned.regions[..] else {
-        return None;
+    let regions = &planned.regions[..];
+    let whole = |r: &Region, s| {
+        r.seqs.len() == s && r.deferred.is_empty() && r.strategy != Strategy::Repeat
     };
-    let plain = region.seqs.len() == nodes.len()
-        && region.deferred.is_empty()
-        && planned.overwritten.is_empty()
-        && region.strategy == Strategy::Fused;
-    program::lesson(shape, nodes, region.memo.as_ref().filter(|_| plain)?)
+    if !planned.overwritten.is_empty() || !regions.iter().all(|r| whole(r, r.seqs.len())) {
+        return None;
+    }
+    match regions {
+        [region] if whole(region, nodes.len()) => {
+            program::lesson(shape, nodes, Some(region.memo.as_ref()?))
+        }
+        _ if regions.len() == nodes.len() => program::lesson(shape, nodes, None),
+        _ => None,
+    }
 }
 
 /// A cached plan replayed on a flush of its shape. Under `PK_VERIFY=1` the

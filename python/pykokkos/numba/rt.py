@@ -15,9 +15,10 @@ from ._rthist import histogram  # noqa: F401  (np.histogram in generated code)
 _SPACES_ON_HOST = ("OpenMP", "Serial", "Threads")
 # The Views a call was given (a View argument returned is handed back as is).
 _ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
-# What device arrays the call was given (`_device_kind`): its serial code then
-# runs on the device too, and the arrays it makes come back as device arrays.
-_ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=None)
+# Whether the call was given arrays in device memory (its serial code then runs on the device too).
+_ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=False)
+# What the arrays the call makes come back as (`_made_kind`).
+_MADE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_made", default=None)
 
 
 def _wrap(a):
@@ -45,7 +46,10 @@ def call(body, *args):
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(True)
     token = _ARGS.set({id(v) for v in views})
-    device = _ON_DEVICE.set(_device_kind(args))
+    # (a View answers __cuda_array_interface__ only when its memory is the GPU's)
+    device = _ON_DEVICE.set(any(hasattr(a, "__cuda_array_interface__") for a in args
+                                if not isinstance(a, (np.ndarray, int, float, complex))))
+    made = _MADE.set(_made_kind(args))
     try:
         out = body(*views)
         pk.flush()
@@ -53,19 +57,22 @@ def call(body, *args):
     finally:
         _ARGS.reset(token)
         _ON_DEVICE.reset(device)
+        _MADE.reset(made)
         for v in views:
             if isinstance(v, View) and id(v) in own:
                 v._set_trusted(False)
 
 
-def _device_kind(args) -> str | None:
-    """What a call's device arrays are: "cupy" when any is CuPy's, "view" for
-    other device memory (Cuda Views, DLPack producers), None when every array
-    is in host memory. A View answers __cuda_array_interface__ only when its
-    memory is the GPU's."""
-    kinds = [type(a).__module__.split(".")[0] for a in args
-             if hasattr(a, "__cuda_array_interface__") and not isinstance(a, (np.ndarray, int, float, complex))]
-    return None if not kinds else ("cupy" if "cupy" in kinds else "view")
+def _made_kind(args) -> str | None:
+    """What the arrays a call makes come back as: "cupy" when it was given
+    CuPy arrays, "view" when it was given other device arrays, or Views while
+    kernels run on Cuda; None (NumPy arrays) otherwise."""
+    kinds = {type(a).__module__.split(".")[0] for a in args
+             if not isinstance(a, (np.ndarray, View, int, float, complex)) and hasattr(a, "__cuda_array_interface__")}
+    if "cupy" in kinds:
+        return "cupy"
+    cuda = getattr(pk.get_default_space(), "name", "") == "Cuda"
+    return "view" if kinds or (cuda and any(isinstance(a, View) for a in args)) else None
 
 
 def _result(x, own):
@@ -80,14 +87,13 @@ def _result(x, own):
         # A new array stays where the call's arrays are: given device arrays,
         # the call hands back device arrays of their kind (CuPy's own, sharing
         # the View's memory and keeping it alive), not a copy in host memory.
-        kind = _ON_DEVICE.get()
-        if kind and hasattr(x, "__cuda_array_interface__"):
-            if kind == "cupy":
-                import cupy
+        kind = _MADE.get()
+        if kind == "cupy":
+            import cupy
 
-                return cupy.asarray(x)
-            return x
-        return np.asarray(x)
+            # (A View no Cuda kernel wrote has no device memory to share.)
+            return cupy.asarray(x if hasattr(x, "__cuda_array_interface__") else np.asarray(x))
+        return x if kind == "view" else np.asarray(x)
     if isinstance(x, pk.LazyNumber):
         x = x.__pk_number__()
     if isinstance(x, np.generic):

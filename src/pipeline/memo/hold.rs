@@ -27,12 +27,13 @@
 //! GIL. While the fused kernel runs they still count, and a flush in another
 //! thread waits for it (`wait_run`).
 pub use super::program::Lesson;
-use super::program::{on, Ids, Program, Scratch, MAX_STEPS};
+use super::program::{on, Ids, Program, Replay, Scratch, MAX_STEPS};
 use super::slots::{self, Event, SLOTS};
 use crate::errors::PkResult;
 use crate::exec::args::ArgVal;
 use crate::exec::kernel::Total;
 use crate::exec::launch::Launch;
+use crate::exec::run::{run, Who};
 use crate::lazy::graph::{self, Node};
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -247,21 +248,44 @@ pub struct Run {
 }
 
 impl Run {
-    /// Runs the fused kernel over the held launches' arguments and `last`'s
-    /// (the GIL released): the last launch's total.
+    /// Runs the held launches and `last` as learned (the GIL released): the
+    /// last launch's total.
     pub fn go(self, last: &Launch) -> PkResult<Option<Total>> {
-        let mut bodies: SmallVec<[&[ArgVal]; MAX_STEPS]> =
-            self.held.iter().map(|l| &l.vals[..]).collect();
-        bodies.push(&last.vals);
-        let mut totals: SmallVec<[Option<Total>; MAX_STEPS]> =
-            smallvec::smallvec![None; bodies.len()];
-        // (The region's range is its first launch's, as a flush runs it.)
-        let first = &self.held[0];
-        let range = (&first.lo[..], &first.hi[..]);
-        let (kernel, label) = (&self.program.kernel, &self.program.label);
-        super::super::kernels::run_fused_kernel(kernel, &bodies, range, label, &mut totals)?;
+        let total = match &self.program.replay {
+            Replay::Fused { kernel, label } => {
+                let mut bodies: SmallVec<[&[ArgVal]; MAX_STEPS]> =
+                    self.held.iter().map(|l| &l.vals[..]).collect();
+                bodies.push(&last.vals);
+                let mut totals: SmallVec<[Option<Total>; MAX_STEPS]> =
+                    smallvec::smallvec![None; bodies.len()];
+                // (The region's range is its first launch's, as a flush runs it.)
+                let first = &self.held[0];
+                let range = (&first.lo[..], &first.hi[..]);
+                super::super::kernels::run_fused_kernel(
+                    kernel,
+                    &bodies,
+                    range,
+                    label,
+                    &mut totals,
+                )?;
+                totals.last().copied().flatten()
+            }
+            // Each launch runs as eagerly, its kernel launch collected into
+            // the graph (`for` launches only: no total).
+            Replay::Graph { kernels, graph } => {
+                let launches = self.held.iter().chain(std::iter::once(last));
+                crate::exec::graph::replay(graph, || {
+                    for (kernel, l) in kernels.iter().zip(launches) {
+                        let who = Who::Workunit(&l.workunit().name);
+                        run(kernel, &[&l.vals], &l.lo, &l.hi, who, &mut [None])?;
+                    }
+                    Ok(())
+                })?;
+                None
+            }
+        };
         FLAGS.runs.fetch_add(1, Ordering::Relaxed);
-        Ok(totals.last().copied().flatten())
+        Ok(total)
     }
 }
 

@@ -1,19 +1,25 @@
 //! A learned flush (hold.rs): what it keeps of the flush that taught it,
-//! and whether launches arriving are that flush's again.
+//! and whether launches arriving are that flush's again. It replays as one
+//! fused kernel (small host launches), or as one CUDA graph of the launches'
+//! own kernels (Cuda launches fusion left apart: exec/graph.rs).
 use super::plans::Memo;
 use super::shape::{launch_words, Shape, Sink};
 use crate::exec::args::ArgVal;
 use crate::exec::facts::Life;
-use crate::exec::kernel::{Kernel, KernelKey};
+use crate::exec::graph::Graph;
+use crate::exec::kernel::{Entry, Kernel, KernelKey, KERNELS};
 use crate::exec::launch::{Launch, Origin};
 use crate::lazy::graph::{self, Node};
 use crate::memory::alloc::Alloc;
-use crate::types::Pattern;
+use crate::types::{Pattern, Space};
+use parking_lot::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Most launches a program has, and allocations it binds.
-pub(super) const MAX_STEPS: usize = 8;
+/// Most launches a program has (one replayed fused: fewer), and allocations
+/// it binds.
+pub(super) const MAX_STEPS: usize = 16;
+const MAX_FUSED: usize = 8;
 const MAX_ALLOCS: usize = 16;
 
 /// A learned flush (facts only: a program keeps no memory alive).
@@ -26,9 +32,19 @@ pub(super) struct Program {
     lives: Vec<u8>,
     /// What a spilled launch is recorded with.
     pub(super) origins: Vec<Arc<dyn Origin>>,
-    pub(super) kernel: Arc<Kernel>,
+    pub(super) replay: Replay,
     labels: Vec<Arc<str>>,
-    pub(super) label: String,
+}
+
+/// How a program runs once its last launch arrives.
+pub(super) enum Replay {
+    /// One fused kernel over every launch, labelled as its region.
+    Fused { kernel: Arc<Kernel>, label: String },
+    /// Each launch's own Cuda kernel, launched as one CUDA graph (kept).
+    Graph {
+        kernels: Vec<Arc<Kernel>>,
+        graph: Mutex<Option<Graph>>,
+    },
 }
 
 /// Whether learned flushes are on: switched off by `set_on` (tests that
@@ -143,37 +159,47 @@ impl Sink for Buffer<'_> {
 }
 
 /// What a flush about to run would teach: its shape's words of its launches
-/// and lives, if it is one plain fused region (`region`'s kernel, planning
-/// says) of every pending launch, each a small host `for` but the last.
+/// and lives, if every pending launch is in it, and it is one plain fused
+/// region (`memo` keeps its kernel), each launch a small host `for` but the
+/// last, or (`memo` None) Cuda `for` launches each in a region of its own.
 pub struct Lesson {
     words: Vec<u64>,
     ends: Vec<usize>,
     lives: Vec<u8>,
-    memo: Memo,
+    memo: Option<Memo>,
 }
 
-/// The lesson of a flush planned as one fused region of all of `nodes`,
-/// whose kernel `memo` keeps (None unless it qualifies).
-pub fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], memo: &Memo) -> Option<Lesson> {
+/// The lesson of a flush of all of `nodes` planned as one fused region whose
+/// kernel `memo` keeps, or (None) as one region per launch (None unless it
+/// qualifies).
+pub fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], memo: Option<&Memo>) -> Option<Lesson> {
     let n = nodes.len();
-    if !on() || !(2..=MAX_STEPS).contains(&n) || n != graph::pending_count() {
+    let most = if memo.is_some() { MAX_FUSED } else { MAX_STEPS };
+    if !on() || !(2..=most).contains(&n) || n != graph::pending_count() {
         return None;
     }
     let plain = |k: usize, node: &Arc<Node>| {
         let l = &node.launch;
-        node.count() == 1
-            && !node.effects
-            && !l.is_method
+        let kind = match memo {
             // Small host launches (cost.rs' size): recording one costs
             // more than running it, so a learned pair beats recording a long
             // chain between rare reads; larger kernels gain more from the
             // longer fusion recording finds.
-            && super::super::cost::small(l)
-            && match l.key.pattern {
-                Pattern::For => true,
-                Pattern::Reduce | Pattern::Reducer(_) => k + 1 == n,
-                _ => false,
+            Some(_) => {
+                super::super::cost::small(l)
+                    && match l.key.pattern {
+                        Pattern::For => true,
+                        Pattern::Reduce | Pattern::Reducer(_) => k + 1 == n,
+                        _ => false,
+                    }
             }
+            // A kernel launch on the GPU costs more than recording one.
+            None => l.key.space == Space::Cuda && l.key.pattern == Pattern::For,
+        };
+        node.count() == 1
+            && !node.effects
+            && !l.is_method
+            && kind
             && (k == 0 || !l.repeats(&nodes[k - 1].launch))
             && l.view_facts().all(|(_, a)| !a.is_foreign())
     };
@@ -197,25 +223,39 @@ pub fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], memo: &Memo) -> Option<Les
         words: shape.words.0[..shape.ends[n - 1]].to_vec(),
         ends: shape.ends.clone(),
         lives: shape.lives.clone(),
-        memo: memo.clone(),
+        memo: memo.cloned(),
     })
 }
 
 impl Lesson {
-    /// The program, once the flush ran over `nodes` (if its region ran
-    /// fused: the memo's kernel, made for these labels).
+    /// The program, once the flush ran over `nodes`: if its region ran
+    /// fused, the memo's kernel, made for these labels; else if each
+    /// launch's own kernel is an NVRTC one, those.
     pub(super) fn program(self, nodes: &[Arc<Node>]) -> Option<Program> {
         let labels = nodes.iter().map(|n| n.launch.label.clone());
-        let fused = self.memo.get().filter(|f| f.fits(labels))?;
+        let (replay, labels) = match self.memo {
+            Some(memo) => {
+                let fused = memo.get().filter(|f| f.fits(labels))?;
+                let (kernel, label) = (fused.kernel.clone(), fused.label.clone());
+                (Replay::Fused { kernel, label }, fused.labels.clone())
+            }
+            None => {
+                let kernel = |n: &Arc<Node>| KERNELS.get(&n.launch.key).map(|k| k.clone());
+                let kernels: Option<Vec<_>> = nodes.iter().map(kernel).collect();
+                let kernels =
+                    kernels.filter(|ks| ks.iter().all(|k| matches!(k.entry, Entry::Device(_))))?;
+                let graph = Mutex::new(None);
+                (Replay::Graph { kernels, graph }, labels.collect())
+            }
+        };
         Some(Program {
             words: self.words,
             ends: self.ends,
             keys: nodes.iter().map(|n| n.launch.key.clone()).collect(),
             lives: self.lives,
             origins: nodes.iter().map(|n| n.origin.clone()).collect(),
-            kernel: fused.kernel.clone(),
-            labels: fused.labels.clone(),
-            label: fused.label.clone(),
+            replay,
+            labels,
         })
     }
 }
