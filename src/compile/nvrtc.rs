@@ -274,12 +274,11 @@ fn compile(
 
 /// Writes a cubin and its record through temporary files and renames.
 fn publish(bytes: &[u8], cubin: &std::path::Path, key: &str, identity: &str) -> PkResult<()> {
-    let tmp = cubin.with_extension(format!("{}.tmp", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    let done = trust::write_record(&tmp, cubin, key, identity)
-        .and_then(|()| fs::rename(&tmp, cubin).map_err(PkError::from));
-    if done.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    done
+    // (Removed when dropped, unless the rename publishes it.)
+    let dir = cubin.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::Builder::new().suffix(".tmp").tempfile_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    trust::write_record(tmp.path(), cubin, key, identity)?;
+    tmp.persist(cubin).map_err(|e| PkError::from(e.error))?;
+    Ok(())
 }

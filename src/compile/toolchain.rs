@@ -185,9 +185,11 @@ fn compiler() -> PkResult<(PathBuf, Vec<OsString>)> {
         text.push_str(&a.to_string_lossy());
         text.push('\n');
     }
-    let tmp = memo.with_extension(format!("{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, &memo);
+    let dir = memo.parent().unwrap_or(Path::new("."));
+    if let Ok(mut tmp) = tempfile::Builder::new().suffix(".tmp").tempfile_in(dir) {
+        if std::io::Write::write_all(&mut tmp, text.as_bytes()).is_ok() {
+            let _ = tmp.persist(&memo);
+        }
     }
     Ok((path, args))
 }

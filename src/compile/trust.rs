@@ -202,13 +202,13 @@ pub fn lock(dir: &Path, name: &str) -> PkResult<Lock> {
         .truncate(false)
         .write(true)
         .open(locks.join(format!("{name}.lock")))?;
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock on a descriptor this function owns; released on close.
-    while unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::Interrupted {
-            return Err(e.into());
+    // flock(2): released when the file closes (the Lock drops, or the
+    // process dies); a signal may interrupt the wait.
+    loop {
+        match f.lock() {
+            Ok(()) => return Ok(Lock(f)),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e.into()),
         }
     }
-    Ok(Lock(f))
 }

@@ -33,10 +33,21 @@ thread_local! {
     static OFF: Cell<bool> = const { Cell::new(false) };
 }
 
-/// While `off`, launches run at once even in a replay: memory copied back
-/// after a kernel (borrowed, foreign or exported) needs the kernel to have run.
-pub(super) fn set_off(off: bool) {
-    OFF.set(off);
+/// While one is alive, launches run at once even in a replay: memory copied
+/// back after a kernel (borrowed, foreign or exported) needs it to have run.
+pub(super) struct Off(());
+
+impl Off {
+    pub(super) fn new() -> Off {
+        OFF.set(true);
+        Off(())
+    }
+}
+
+impl Drop for Off {
+    fn drop(&mut self) {
+        OFF.set(false);
+    }
 }
 
 /// An instantiated graph and the launches it was last given.

@@ -128,8 +128,10 @@ pub fn run(
     };
     let device_launch = device::kernel_views(k.space, vals, &k.view_writes, fills, &mut views)?;
     // (Memory copied back after the kernel: it cannot wait for a CUDA graph.)
-    let now = device_launch.as_ref().is_some_and(|l| !l.plain());
-    super::graph::set_off(now);
+    let _now = device_launch
+        .as_ref()
+        .is_some_and(|l| !l.plain())
+        .then(super::graph::Off::new);
     // Small launches are the common case: scalars, bounds and results on the
     // stack, spilling to the heap only past these sizes.
     let mut scalar_buf = [PkScalarArg::int(0); 16];
@@ -168,14 +170,13 @@ pub fn run(
     // (code, what failed): 2 is an index outside a view (PK_BOUNDS_CHECK=1).
     let failed: Option<(i32, &str, String)> = {
         let _span = tracing::debug_span!("launch").entered();
+        // A Kokkos kernel on Cuda: launches a replay collected go first.
+        let drained = match (&k.entry, k.space) {
+            (Entry::Library { .. }, Space::Cuda) => super::graph::drain(),
+            _ => Ok(()),
+        };
         match &k.entry {
-            // A Kokkos kernel on Cuda: launches a replay collected go first.
-            Entry::Library { .. }
-                if k.space == Space::Cuda
-                    && let Err(e) = super::graph::drain() =>
-            {
-                Some((1, "CUDA", e))
-            }
+            _ if drained.is_err() => drained.err().map(|e| (1, "CUDA", e)),
             Entry::Library { run, error } => {
                 // SAFETY: `run` is the library's `pk_run`, declared by the code
                 // generator (codegen/single.rs, fused.rs) as `int pk_run(const
@@ -232,9 +233,6 @@ pub fn run(
         );
     }
     VIEW_ARGS.set(views);
-    if now {
-        super::graph::set_off(false);
-    }
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     // (A division by zero ran every work item, with a quotient of 0.)

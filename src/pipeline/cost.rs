@@ -194,7 +194,7 @@ pub fn recording_weight(l: &Launch) -> Option<u64> {
     x ^= x >> 7;
     x ^= x << 17;
     SIGNAL.records.store(x, Ordering::Relaxed);
-    Some(if x % 8 == 0 { 8 } else { 0 })
+    Some(if x.is_multiple_of(8) { 8 } else { 0 })
 }
 
 /// A small host launch was recorded, in `ns` counted `weight` times.
@@ -213,7 +213,7 @@ pub fn recorded(ns: u64, weight: u64) {
 pub fn time_at_once() -> bool {
     let runs = SIGNAL.runs.load(Ordering::Relaxed);
     SIGNAL.runs.store(runs + 1, Ordering::Relaxed);
-    switches().1 && runs % TIME_EVERY == 0
+    switches().1 && runs.is_multiple_of(TIME_EVERY)
 }
 
 /// A small host launch ran at once in `ns`.
@@ -242,7 +242,7 @@ pub fn flushed_small(launches: usize, ns: u64) {
     refresh();
     let n = SIGNAL.flushes.fetch_add(1, Ordering::Relaxed);
     // Measure the other side now and then (first: once recording was measured).
-    if n % PROBE == 0 {
+    if n.is_multiple_of(PROBE) {
         SIGNAL.eager_left.store(EAGER_TRIAL, Ordering::Relaxed);
     }
 }
