@@ -215,7 +215,9 @@ def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):
         def fresh_{token}(i, y):
             y[i] = i * 3.0 + 1.0
 
+        import os
         y = pk.View([10], pk.double)
+        print("pid", os.getpid(), flush=True)
         print("compiling", flush=True)
         try:
             pk.parallel_for(10, fresh_{token}, y=y)
@@ -227,8 +229,17 @@ def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):
     rc, out, err = signal_after(tmp_path, program, "compiling", 0.3)
     assert rc == 0, err
     assert "interrupted a kernel compile was interrupted (nothing was cached)" in out, out + err
-    left = [f for f in os.listdir(kernels) if f.endswith(".tmp.so") or f.endswith(".tmp.cpp")
-            or (f.endswith(".cpp") and token in open(os.path.join(kernels, f)).read())]
+    # Its own temporaries only (named with its pid): the cache is shared with
+    # the other test workers, whose compiles may be under way.
+    pid = out.split("pid ", 1)[1].split()[0]
+    mine = [f for f in os.listdir(kernels) if f".{pid}." in f and (f.endswith(".tmp.so") or f.endswith(".tmp.cpp"))]
+
+    def its_source(f):  # (another worker's file may go while this looks)
+        try:
+            return f.endswith(".cpp") and token in open(os.path.join(kernels, f)).read()
+        except OSError:
+            return False
+    left = mine + [f for f in os.listdir(kernels) if its_source(f)]
     assert left == []
     # The next run builds it and gets the right values.
     again = tmp_path / "again.py"
