@@ -118,14 +118,7 @@ pub fn run(
     // This thread's buffer of view arguments, lent for the launch (a kernel
     // never launches another from inside, and a failed launch just drops it).
     let mut views = VIEW_ARGS.take();
-    let fills = match (&k.view_fills[..], lo, his) {
-        ([], ..) | (_, [], _) | (_, _, []) => device::Fills::default(),
-        (slots, [lo, ..], [hi, ..]) => device::Fills {
-            slots,
-            lo: *lo,
-            hi: *hi,
-        },
-    };
+    let fills = || device::Fills::of(&k.view_fills, lo, his);
     let device_launch = device::kernel_views(k.space, vals, &k.view_writes, fills, &mut views)?;
     // (Memory copied back after the kernel: it cannot wait for a CUDA graph.)
     let _now = device_launch
@@ -171,8 +164,8 @@ pub fn run(
     let failed: Option<(i32, &str, String)> = {
         let _span = tracing::debug_span!("launch").entered();
         // A Kokkos kernel on Cuda: launches a replay collected go first.
-        let drained = match (&k.entry, k.space) {
-            (Entry::Library { .. }, Space::Cuda) => super::graph::drain(),
+        let drained = match &k.entry {
+            Entry::Library { .. } if k.space == Space::Cuda => super::graph::drain(),
             _ => Ok(()),
         };
         match &k.entry {
@@ -236,8 +229,8 @@ pub fn run(
     // The kernel ran (perhaps only in part): borrowed memory gets back what it
     // wrote, as the host's own memory would have, also when it then failed.
     // (A division by zero ran every work item, with a quotient of 0.)
-    let ran = failed.as_ref().is_none_or(|f| f.0 == 3);
-    let finished = device_launch.map_or(Ok(()), |l| l.finish(ran));
+    let ran = || failed.as_ref().is_none_or(|f| f.0 == 3);
+    let finished = device_launch.map_or(Ok(()), |l| l.finish(ran()));
     if let Some((rc, what, msg)) = failed {
         if rc == STOPPED && what == "Kokkos" {
             // Ctrl-C, and the program stops: some work items ran, the others not.

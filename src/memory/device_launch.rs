@@ -23,23 +23,24 @@ struct Temp {
 }
 
 /// The view arguments of one kernel launch in `space`, in slot order.
-/// `writes[i]` says whether view i may be written (all may, when empty).
+/// `writes[i]` says whether view i may be written (all may, when empty);
+/// `fills` which ones a CUDA launch stores whole (memory/fills.rs).
 /// CUDA launches get device pointers (and a `Launch` to finish after the
 /// kernel); host launches first take back what a GPU kernel left newer, and
 /// views they only read keep their device copy current.
 /// They go into `args` (cleared first): the caller reuses one buffer, so a
 /// launch of a cached kernel allocates nothing for them.
-pub fn kernel_views<'v>(
+pub fn kernel_views<'v, 'f>(
     space: Space,
     vals: impl Iterator<Item = &'v ViewVal>,
     writes: &[bool],
-    fills: Fills<'_>,
+    fills: impl FnOnce() -> Fills<'f>,
     args: &mut Vec<PkViewArg>,
 ) -> PkResult<Option<Launch>> {
     args.clear();
     if space == Space::Cuda {
         let vals: Vec<&ViewVal> = vals.collect();
-        let (l, device) = Launch::prepare(&vals, writes, fills)?;
+        let (l, device) = Launch::prepare(&vals, writes, fills())?;
         *args = device;
         return Ok(Some(l));
     }

@@ -15,7 +15,20 @@ pub struct Fills<'a> {
     pub hi: i64,
 }
 
-impl Fills<'_> {
+impl<'a> Fills<'a> {
+    /// The fills of a kernel's view slots (`Kernel::view_fills`) over the
+    /// range `lo..hi` (only its first dimension counts: fills are 1-D).
+    pub fn of(slots: &'a [bool], lo: &[i64], hi: &[i64]) -> Fills<'a> {
+        match (slots, lo, hi) {
+            ([], ..) | (_, [], _) | (_, _, []) => Fills::default(),
+            (slots, [lo, ..], [hi, ..]) => Fills {
+                slots,
+                lo: *lo,
+                hi: *hi,
+            },
+        }
+    }
+
     /// Whether the launch stores every byte of view i's range: contiguous,
     /// inside the work items, and no other view of the launch on its memory.
     pub(super) fn whole(&self, i: usize, vals: &[&ViewVal]) -> bool {
