@@ -136,14 +136,12 @@ pub fn plan(nodes: &[Arc<Node>], demand: &Demand<'_>) -> PkResult<Planned> {
 /// or as one region per launch (memo/hold.rs).
 fn lesson(shape: &Shape<'_>, nodes: &[Arc<Node>], planned: &Planned) -> Option<Lesson> {
     let regions = &planned.regions[..];
-    let whole = |r: &Region, s| {
-        r.seqs.len() == s && r.deferred.is_empty() && r.strategy != Strategy::Repeat
-    };
-    if !planned.overwritten.is_empty() || !regions.iter().all(|r| whole(r, r.seqs.len())) {
+    let plain = |r: &Region| r.deferred.is_empty() && r.strategy != Strategy::Repeat;
+    if !planned.overwritten.is_empty() || !regions.iter().all(plain) {
         return None;
     }
     match regions {
-        [region] if whole(region, nodes.len()) => {
+        [region] if region.seqs.len() == nodes.len() => {
             program::lesson(shape, nodes, Some(region.memo.as_ref()?))
         }
         _ if regions.len() == nodes.len() => program::lesson(shape, nodes, None),
