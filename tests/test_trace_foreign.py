@@ -175,3 +175,29 @@ def test_a_buffer_whose_first_bytes_are_not_stored_makes_the_replay_differ(recor
     f.write_bytes(bytes(f.stat().st_size))
     r = run(["-m", "pykokkos", "replay", copy, "--no-fuse"])
     assert r.returncode == 1 and f"DIFFER: buffer #{events[1]['args'][1]['buffer']}" in r.stdout, r.stdout + r.stderr
+
+
+BINSORT = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    keys = pk.array(np.random.default_rng(3).integers(0, 50, 300).astype(np.int64))
+    values = pk.array(np.arange(300, dtype=np.float64))
+    sorter = pk.BinSort(keys, pk.BinOp1D(keys, 10, 0, 50))
+    sorter.create_permute_vector()
+    sorter.sort(values)
+    print(float(np.asarray(values)[0]))
+""")
+
+
+def test_a_program_using_the_runtimes_own_kernels_replays(tmp_path):
+    # pk.BinSort's kernels live in the pykokkos package and import relatively:
+    # the replay imports them in their package, not as a loose file.
+    prog = tmp_path / "prog.py"
+    prog.write_text(BINSORT)
+    trace = tmp_path / "t.jsonl"
+    r = run([prog], cwd=tmp_path, env=dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1"))
+    assert r.returncode == 0, r.stderr
+    r = run(["-m", "pykokkos", "replay", trace, "--both"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("final buffers: equal to the recording") == 2, r.stdout

@@ -21,6 +21,17 @@ from . import _native
 from ._tracefile import Trace, TraceError
 
 
+
+def _own_module(path: str):
+    """The dotted name of `path` if it is a module of a pykokkos package (of
+    any installation: the recording run's may be another), else None."""
+    parts = [os.path.splitext(os.path.basename(path))[0]]
+    d = os.path.dirname(os.path.abspath(path))
+    while os.path.exists(os.path.join(d, "__init__.py")):
+        parts.insert(0, os.path.basename(d))
+        d = os.path.dirname(d)
+    return ".".join(parts) if len(parts) > 1 and parts[0] == "pykokkos" else None
+
 class _Stream:
     """A random pool argument: the recorded stream."""
 
@@ -59,6 +70,13 @@ class Replayer:
                         sys.path.insert(0, d)
                 sys.path += [d for d in self.trace.header.get("sys_path", [])
                              if os.path.isdir(d) and d not in sys.path]
+            own = _own_module(path)
+            if own is not None:
+                # A workunit of the runtime itself (pk.BinSort's kernels): this
+                # installation's module, imported in its package (it imports
+                # relatively).
+                self.modules[path] = importlib.import_module(own)
+                return self.modules[path]
             spec = importlib.util.spec_from_file_location(f"_pk_replay_{len(self.modules)}", path)
             mod = importlib.util.module_from_spec(spec)
             sys.modules[spec.name] = mod
