@@ -255,12 +255,13 @@ def _kernel_safe(e, t) -> bool:
     return True
 
 
-def workunit(t, kname: str, indices: list[str], params: list, body: list, acc: str | None = None) -> None:
+def workunit(t, kname: str, indices: list[str], params: list, body: list, acc: str | None = None,
+             acc_name: str = "acc") -> None:
     """Adds `@pk.workunit def kname(<indices>, [acc: pk.Acc[<acc>]], <params>)` to
     the module; params are names or ast.arg (annotated scalars)."""
     args = [ast.arg(i) for i in indices]
     if acc is not None:
-        args.append(ast.arg("acc", ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc), ast.Load())))
+        args.append(ast.arg(acc_name, ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc), ast.Load())))
     args += [p if isinstance(p, ast.arg) else ast.arg(p) for p in params]
     fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body or [ast.Pass()],
                            [name("pk.workunit")], None)

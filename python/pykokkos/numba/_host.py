@@ -6,7 +6,7 @@ import ast
 
 import numpy as np
 
-from . import _arrayexpr, _hostmake, _loops, _reduce, _serial
+from . import _arrayexpr, _hostmake, _loops, _reduce, _serial, _serial_gpu
 from ._arrayexpr import call, name
 from ._errors import UnsupportedError, unsupported
 from ._normalize import NUMPY
@@ -64,7 +64,9 @@ class HostBody:
         rebound each step) runs on the host instead, each statement a kernel
         (the usual time-step loop around stencils and array updates)."""
         try:
-            return _serial.serial(self.t, stmts)
+            par = _serial_gpu.parallel(self.t, stmts[0]) if len(stmts) == 1 else None
+            ser = _serial.serial(self.t, stmts)
+            return ser if par is None else [ast.If(call("rt.serial_on_gpu", []), par, ser)]
         except UnsupportedError:
             if not any(self.has_array_stmt(s) for s in stmts):
                 raise

@@ -6,32 +6,18 @@ from __future__ import annotations
 
 import ast
 
+from . import _rows
 from ._arrayexpr import call, name, workunit
 from ._errors import unsupported
 from ._inline import inline_temporaries
-from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names, zero_of
+from ._kbody import KernelBody, assigned_names, loop_vars, pk_type, read_names
 from ._kloops import lower_bound
+from ._kstmt import SCALARS as _SCALARS
+from ._kstmt import clone as _clone
+from ._kstmt import declare as _declare
 from ._typer import Arr
 
 REDUCE_OPS = {ast.Add: "Sum", ast.Sub: "Sum", ast.Mult: "Prod"}
-
-
-def _declare(t, body: list, locals_: set, env) -> list:
-    """Kernel locals declared with their Numba types before the body (the
-    kernel language would otherwise type each from its first assignment)."""
-    decl = []
-    for n in sorted(locals_):
-        ty = env.get(n)
-        if isinstance(ty, str) and ty in _SCALARS:
-            decl.append(ast.AnnAssign(name(n, ast.Store()), pk_type(ty), zero_of(ty), 1))
-        elif isinstance(ty, Arr):
-            raise unsupported(t.ctx, assigned_names(body)[n], f"'{n}' is an array made inside a kernel; "
-                              "allocate arrays outside prange loops and serial loops")
-    return decl + body
-
-
-_SCALARS = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8",
-            "bool", "complex128", "complex64"}
 
 
 def _params(t, names: set) -> tuple[list[ast.arg], list[ast.keyword]]:
@@ -62,14 +48,6 @@ def _rewrite(t, body, parallel_index=None, index_lb=None):
         r = kb.visit(_clone(s))
         out.extend(r if isinstance(r, list) else [r])
     return out
-
-
-def _clone(s):
-    c = ast.parse(ast.unparse(s)).body[0]
-    for a, b in zip(ast.walk(s), ast.walk(c)):
-        if hasattr(a, "lineno"):
-            b.lineno, b.col_offset = a.lineno, a.col_offset
-    return c
 
 
 def _accumulators(t, body, index):
@@ -225,7 +203,9 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
         body = _declare(t, pre_body + _rewrite(t, s.body, index, index_lb), locals_, t.env)
         kname = t.kernel_name("prange")
         _workunit(t, kname, index, None, params, body)
-        out.append(ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws)))
+        flat = ast.Expr(call("pk.parallel_for", [policy, name(kname)], kws))
+        team = _rows.team_launch(t, s, idx, lo, hi, params, kws, locals_, index_lb) if len(a) < 3 else None
+        out.append(flat if team is None else ast.If(call("rt.teams", []), [team], [flat]))
         return out
     top = out
     if any(red in ("Min", "Max") for red, _ in accs.values()):

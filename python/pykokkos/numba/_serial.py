@@ -8,7 +8,10 @@ import ast
 from ._arrayexpr import call, name
 from ._errors import unsupported
 from ._kbody import assigned_names, loop_vars, pk_type, read_names
-from ._loops import _SCALARS, _clone, _declare, _params, _rewrite, _workunit
+from ._kstmt import SCALARS as _SCALARS
+from ._kstmt import clone as _clone
+from ._kstmt import declare as _declare
+from ._loops import _params, _rewrite, _workunit
 from ._typer import Arr, Const, Tup
 
 
@@ -78,8 +81,30 @@ class _Returns(ast.NodeTransformer):
         return [ast.copy_location(x, s) for x in out]
 
 
+class _LoopVarOut(ast.NodeTransformer):
+    """`for i in ...: body` with `i` read after the loop: the loop runs over a
+    fresh name and the body first sets `i`, an ordinary local the host gets
+    back (a kernel's loop index ends with its loop)."""
+
+    def __init__(self, t, names):
+        self.t, self.names = t, names
+
+    def visit_For(self, s):
+        self.generic_visit(s)
+        if isinstance(s.target, ast.Name) and s.target.id in self.names:
+            n = s.target.id
+            it = self.t.fresh(f"{n}_it")
+            self.t.env[it] = self.t.env.get(n)
+            s.body.insert(0, ast.copy_location(ast.Assign([name(n, ast.Store())], name(it)), s))
+            s.target = ast.copy_location(name(it, ast.Store()), s.target)
+        return s
+
+
 def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     """Host statements running `block` as one work item."""
+    kept = loop_vars(block) & _reads_outside(t.fdef, block)
+    if kept:
+        block = [ast.fix_missing_locations(_LoopVarOut(t, kept).visit(_clone(s))) for s in block]
     stored = set(assigned_names(block)) - loop_vars(block)
     live_in = set()
     first: dict = {}

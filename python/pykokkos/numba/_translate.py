@@ -89,6 +89,8 @@ class Translation:
         self.env = typer.run(self.fdef.body)
         self.returns = typer.returns
         self.counter = 0
+        # Names of the arrays the translation allocates (fresh("a")): new memory no argument aliases.
+        self.made: set = set()
 
     # -- services for the emitters ---------------------------------------
     def type_of(self, e, env=None):
@@ -101,6 +103,8 @@ class Translation:
         while n in self.env or n in self.params:
             self.counter += 1
             n = f"{base}_{self.counter}"
+        if base == "a":
+            self.made.add(n)
         return n
 
     def kernel_name(self, what: str) -> str:

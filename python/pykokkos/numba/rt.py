@@ -177,6 +177,20 @@ def ran(policy) -> bool:
     return policy.end > policy.begin
 
 
+def teams() -> bool:
+    """Whether kernels run on a GPU, where a loop over rows runs as one team per row."""
+    return not any(h in getattr(pk.get_default_space(), "name", "") for h in _SPACES_ON_HOST)
+
+
+def league(lo, hi) -> int:
+    return max(0, int(hi) - int(lo))
+
+
+def serial_on_gpu() -> bool:
+    """Whether serial code runs on the GPU: kernels run there and the call was given device arrays."""
+    return teams() and _ON_DEVICE.get()
+
+
 def serial_policy():
     """One work item, on the host when the default space is a GPU (serial code
     runs where Numba would run it), unless the call was given device arrays
