@@ -57,6 +57,8 @@ lint: setup
 	$(PY) -m mypy.stubtest pykokkos._native
 	$(PY) scripts/check_layers.py
 	$(VENV)/bin/ruff check -q python scripts
+	$(VENV)/bin/ruff format -q --check python scripts
+	$(PY) scripts/check_py_imports.py
 	@# The user's guide (docs/, mkdocs.yml) builds with no broken link.
 	@$(PY) -m mkdocs build --strict -d $(STAMPS)/site > $(STAMPS)/docs.log 2>&1 || { cat $(STAMPS)/docs.log; exit 1; }
 

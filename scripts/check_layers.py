@@ -8,6 +8,7 @@ An import is any path a file names: `use` items (braces expanded) and inline
 file declares. A path resolves to the deepest file of src/ it names. `mod x;`
 declarations are not imports, and `#[cfg(test)]` modules are not read.
 """
+
 from __future__ import annotations
 
 import re
@@ -69,7 +70,7 @@ def strip(text: str) -> str:
         elif text.startswith("/*", i):
             j = text.find("*/", i + 2)
             i = n if j < 0 else j + 2
-        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+        elif c == "r" and re.match(r'r#*"', text[i : i + 10]) and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
             hashes = re.match(r"r(#*)\"", text[i:]).group(1)
             j = text.find('"' + hashes, i + 2 + len(hashes))
             i = n if j < 0 else j + 1 + len(hashes)
@@ -80,7 +81,7 @@ def strip(text: str) -> str:
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
             out.append('""')
-        elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[i:i + 4]):
+        elif c == "'" and re.match(r"'(\\.|[^\\'])'", text[i : i + 4]):
             i += len(re.match(r"'(\\.|[^\\'])'", text[i:]).group(0))
         else:
             out.append(c)
@@ -239,8 +240,10 @@ def main() -> int:
         for p in problems:
             print("  - " + p)
         return 1
-    print(f"check_layers: {len(FILES)} files, no import cycle, layers look down, sizes within {BUDGET} lines"
-          + (f" ({len(OVER_BUDGET)} named exception(s))" if OVER_BUDGET else ""))
+    print(
+        f"check_layers: {len(FILES)} files, no import cycle, layers look down, sizes within {BUDGET} lines"
+        + (f" ({len(OVER_BUDGET)} named exception(s))" if OVER_BUDGET else "")
+    )
     return 0
 
 

@@ -12,6 +12,7 @@ recording's, unfused and fused.
 `fetch` tool's layout, `owner+name/repo` also works). Prints one line per
 program and run, then the counts.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,14 @@ def missing_needs(prog: dict) -> list[str]:
 def replay(trace: pathlib.Path, cwd: pathlib.Path, timeout: int, env: dict) -> tuple[str, str]:
     """(verdict, detail) of `replay --both` on one trace."""
     try:
-        r = subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), "--both"],
-                           capture_output=True, text=True, cwd=cwd, timeout=timeout, env=dict(os.environ, **env))
+        r = subprocess.run(
+            [sys.executable, "-m", "pykokkos", "replay", str(trace), "--both"],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            timeout=timeout,
+            env=dict(os.environ, **env),
+        )
     except subprocess.TimeoutExpired:
         return "replay-timeout", ""
     finals = re.findall(r"final buffers: (.*)", r.stdout)
@@ -78,8 +85,9 @@ def run_one(prog: dict, gd: pathlib.Path, work: pathlib.Path, timeout: int) -> l
         row = {"repo": prog["repo"], "path": prog["path"], "args": prog.get("args", []), "fuse": fuse}
         t0 = time.perf_counter()
         try:
-            r = subprocess.run([sys.executable, str(script), *prog.get("args", [])], capture_output=True,
-                               text=True, cwd=cwd, env=env, timeout=timeout)
+            r = subprocess.run(
+                [sys.executable, str(script), *prog.get("args", [])], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
+            )
         except subprocess.TimeoutExpired:
             out.append(dict(row, verdict="run-timeout", detail=f"over {timeout} s"))
             continue
@@ -126,8 +134,10 @@ def main() -> int:
         else:
             rows += run_one(p, gd, work, a.timeout)
             for r in rows[-2:]:
-                print(f"{r['verdict']:>13s}  fuse={r.get('fuse', '-')}  {r['repo']}/{r['path']} "
-                      f"{' '.join(r['args'])}  {r.get('detail', '')}", flush=True)
+                print(
+                    f"{r['verdict']:>13s}  fuse={r.get('fuse', '-')}  {r['repo']}/{r['path']} {' '.join(r['args'])}  {r.get('detail', '')}",
+                    flush=True,
+                )
             continue
         print(f"{rows[-1]['verdict']:>13s}  {p['repo']}/{p['path']}  {rows[-1]['detail']}", flush=True)
     counts: dict = {}

@@ -17,6 +17,7 @@ A program "runs unchanged" when eager and fused are equal (values and dtypes),
 and is "fully offloaded" when every jitted function it called ran as Kokkos
 kernels and strict mode is equal too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,7 @@ def extract(mirrors: pathlib.Path, work: pathlib.Path, repo: str, commit: str, f
         if mark.exists():
             continue
         dest.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", f"--git-dir={git}", "archive", commit, folder], capture_output=True,
-                                 check=False)
+        archive = subprocess.run(["git", f"--git-dir={git}", "archive", commit, folder], capture_output=True, check=False)
         if archive.returncode != 0:
             raise SystemExit(f"{repo}@{commit}:{folder}: {archive.stderr.decode().strip()}")
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
@@ -111,14 +111,18 @@ def summarize(results: list) -> None:
     n = len(results)
     unchanged = sum(r["status"] in ("offloaded", "fallback") for r in results)
     offloaded = sum(r["status"] == "offloaded" for r in results)
-    print(f"\n{n} programs from {len({r['source'] for r in results})} sources: {unchanged} run unchanged and equal "
-          f"to Numba (eager and fused); {offloaded} fully offloaded ({100 * offloaded / max(n, 1):.0f}%)")
+    print(
+        f"\n{n} programs from {len({r['source'] for r in results})} sources: {unchanged} run unchanged and equal "
+        f"to Numba (eager and fused); {offloaded} fully offloaded ({100 * offloaded / max(n, 1):.0f}%)"
+    )
     by_status = collections.Counter(r["status"] for r in results)
     print("  " + ", ".join(f"{k} {v}" for k, v in sorted(by_status.items())))
     for src in sorted({r["source"] for r in results}):
         mine = [r for r in results if r["source"] == src]
-        print(f"  {src:20s} {len(mine):3d} programs, {sum(r['status'] == 'offloaded' for r in mine):3d} offloaded, "
-              f"{sum(r['status'] in ('offloaded', 'fallback') for r in mine):3d} unchanged")
+        print(
+            f"  {src:20s} {len(mine):3d} programs, {sum(r['status'] == 'offloaded' for r in mine):3d} offloaded, "
+            f"{sum(r['status'] in ('offloaded', 'fallback') for r in mine):3d} unchanged"
+        )
     reasons = collections.Counter(r.get("reason", "") for r in results if r["status"] == "fallback")
     if reasons:
         print("why not offloaded (first reason per program):")

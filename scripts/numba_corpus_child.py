@@ -2,6 +2,7 @@
 the reference under the real Numba, then pykokkos.numba eager, fused and
 strict, each on a fresh copy of the inputs and a fresh load of the module.
 Prints one JSON line: status, and what differed or why it was not offloaded."""
+
 from __future__ import annotations
 
 import copy
@@ -48,6 +49,7 @@ def npbench_maker(tree: pathlib.Path, folder: pathlib.Path):
                 outs = (outs,)
             env.update(zip(init["output_args"], outs))
         return tuple(env[k] for k in info["input_args"])
+
     return npbench
 
 
@@ -73,8 +75,10 @@ def compare(got, want, what: str) -> str | None:
     """None when equal in value and type, else what differs."""
     if isinstance(want, (tuple, list)):
         if type(got) is not type(want) or len(got) != len(want):
-            return f"{what}: {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'} " \
-                   f"instead of {type(want).__name__} of {len(want)}"
+            return (
+                f"{what}: {type(got).__name__} of {len(got) if hasattr(got, '__len__') else '?'} "
+                f"instead of {type(want).__name__} of {len(want)}"
+            )
         for k, (g, w) in enumerate(zip(got, want)):
             bad = compare(g, w, f"{what}[{k}]")
             if bad:
@@ -87,15 +91,13 @@ def compare(got, want, what: str) -> str | None:
             return f"{what}: {type(got).__name__} instead of an array"
         if got.dtype != want.dtype or got.shape != want.shape:
             return f"{what}: {got.dtype}{got.shape} instead of {want.dtype}{want.shape}"
-    elif type(got) is not type(want) and not (isinstance(got, np.generic) and isinstance(want, np.generic)
-                                              and got.dtype == want.dtype):
+    elif type(got) is not type(want) and not (isinstance(got, np.generic) and isinstance(want, np.generic) and got.dtype == want.dtype):
         return f"{what}: {type(got).__name__} instead of {type(want).__name__}"
     g, w = np.asarray(got), np.asarray(want)
     if w.dtype.kind in "biuSUOV":
         return None if np.array_equal(g, w) else f"{what}: values differ"
     rtol, atol = tol(w.dtype)
-    if not np.allclose(g, w, rtol=rtol, atol=atol * max(1.0, float(np.nanmax(np.abs(w))) if w.size else 1.0),
-                       equal_nan=True):
+    if not np.allclose(g, w, rtol=rtol, atol=atol * max(1.0, float(np.nanmax(np.abs(w))) if w.size else 1.0), equal_nan=True):
         err = np.nanmax(np.abs(g - w)) if w.size else 0
         return f"{what}: values differ (max abs difference {err:.3g})"
     return None
@@ -114,6 +116,7 @@ def main() -> int:
 
     import pykokkos as pk
     import pykokkos.numba as pkn
+
     try:
         ref_mod = load(path, real, "corpus_ref")
         args, kwargs = inputs(entry, tree, path, ref_mod)
@@ -142,8 +145,12 @@ def main() -> int:
             if bad is None and isinstance(w, np.ndarray):
                 bad = compare(g, w, f"argument {j} after the call")
         from pykokkos.numba._dispatch import ALL
-        ran = [(d.py_func.__name__, d.last_ran, d.why.get(d.last_key, "")) for d in ALL
-               if d.py_func.__module__ == mod.__name__ and d.last_ran is not None]
+
+        ran = [
+            (d.py_func.__name__, d.last_ran, d.why.get(d.last_key, ""))
+            for d in ALL
+            if d.py_func.__module__ == mod.__name__ and d.last_ran is not None
+        ]
         return bad, ran
 
     for mode in ("eager", "fused"):
@@ -151,8 +158,11 @@ def main() -> int:
             bad, ran = attempt(mode)
         except Exception as e:  # noqa: BLE001
             tb = traceback.extract_tb(e.__traceback__)[-1]
-            out.update(status="error", detail=f"{mode}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-                       f" ({pathlib.Path(tb.filename).name}:{tb.lineno})"[:400])
+            out.update(
+                status="error",
+                detail=f"{mode}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                f" ({pathlib.Path(tb.filename).name}:{tb.lineno})"[:400],
+            )
             print(json.dumps(out))
             return 0
         if bad:
@@ -171,8 +181,11 @@ def main() -> int:
         else:
             out["status"] = "offloaded"
     except pkn.UnsupportedError as e:
-        out.update(status="fallback" if fell else "bug", reason=reason(str(e)),
-                   detail="" if fell else f"strict raised though eager offloaded: {reason(str(e))}")
+        out.update(
+            status="fallback" if fell else "bug",
+            reason=reason(str(e)),
+            detail="" if fell else f"strict raised though eager offloaded: {reason(str(e))}",
+        )
     except Exception as e:  # noqa: BLE001
         out.update(status="error", detail=f"strict: {type(e).__name__}: {str(e)[:200]}")
     print(json.dumps(out))

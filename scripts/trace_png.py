@@ -5,6 +5,7 @@ their parent, names written in the spans wide enough to hold them.
 
     python scripts/trace_png.py run.json out.png [--window START_MS END_MS | --last-ms MS]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -14,8 +15,13 @@ import zlib
 from PIL import Image, ImageDraw, ImageFont
 
 WIDTH, ROW, LABEL, TOP = 1600, 22, 170, 40
-COLORS = {"record": (117, 160, 219), "plan": (234, 160, 72), "compile": (196, 98, 98),
-          "kernel": (96, 170, 112), "fused launch": (155, 205, 160)}
+COLORS = {
+    "record": (117, 160, 219),
+    "plan": (234, 160, 72),
+    "compile": (196, 98, 98),
+    "kernel": (96, 170, 112),
+    "fused launch": (155, 205, 160),
+}
 
 
 def tracks(events):
@@ -23,8 +29,7 @@ def tracks(events):
     names = {e["tid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e["name"] == "thread_name"}
     out = {}
     for tid in sorted({e["tid"] for e in events if e.get("ph") == "X"}):
-        spans = sorted((e for e in events if e.get("ph") == "X" and e["tid"] == tid),
-                       key=lambda e: (e["ts"], -e["dur"]))
+        spans = sorted((e for e in events if e.get("ph") == "X" and e["tid"] == tid), key=lambda e: (e["ts"], -e["dur"]))
         stack, rows = [], []
         for s in spans:
             # 10 ns of slack: the event times are rounded to the nanosecond.

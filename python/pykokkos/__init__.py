@@ -2,6 +2,7 @@
 
 `import pykokkos as pk` runs existing PyKokkos programs unchanged.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -13,23 +14,95 @@ from . import _native
 from ._install import install_kokkos as _install_kokkos
 from ._kernels import classtype, function, functor, workunit
 from ._workload import Iterate, Rank, callback, execute, main, printf, workload
-from ._launch import (AUTO, ExecutionPolicy, MDRangePolicy, RangePolicy, TeamPolicy, Timer, fence, flush,
-                      get_default_space, parallel_for, parallel_reduce, parallel_scan,
-                      set_default_space)
-from ._types import (Acc, Atomic, Cuda, CudaSpace, CudaUVMSpace, DataType, DeviceExecutionSpace, ExecutionSpace,
-                     ExecutionSpaceInstance, HostParallelExecutionSpace, HostSerialExecutionSpace,
-                     HostSpace, Layout, LayoutDefault, LayoutLeft, LayoutRight, MemorySpace, OpenMP,
-                     PerTeam, PerThread, RandomAccess, Restrict, ScratchView1D, ScratchView2D,
-                     ScratchView, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D,
-                     ScratchView7D, ScratchView8D, Serial, TeamMember, TeamThreadMDRange, TeamThreadRange,
-                     TeamVectorMDRange, TeamVectorRange, ThreadVectorMDRange,
-                     ThreadVectorRange, Trait, Unmanaged, View1D, View2D, View3D, View4D, View5D,
-                     View6D, View7D, View8D, ViewTypeInfo, single)
+from ._launch import (
+    AUTO,
+    ExecutionPolicy,
+    MDRangePolicy,
+    RangePolicy,
+    TeamPolicy,
+    Timer,
+    fence,
+    flush,
+    get_default_space,
+    parallel_for,
+    parallel_reduce,
+    parallel_scan,
+    set_default_space,
+)
+from ._types import (
+    Acc,
+    Atomic,
+    Cuda,
+    CudaSpace,
+    CudaUVMSpace,
+    DataType,
+    DeviceExecutionSpace,
+    ExecutionSpace,
+    ExecutionSpaceInstance,
+    HostParallelExecutionSpace,
+    HostSerialExecutionSpace,
+    HostSpace,
+    Layout,
+    LayoutDefault,
+    LayoutLeft,
+    LayoutRight,
+    MemorySpace,
+    OpenMP,
+    PerTeam,
+    PerThread,
+    RandomAccess,
+    Restrict,
+    ScratchView1D,
+    ScratchView2D,
+    ScratchView,
+    ScratchView3D,
+    ScratchView4D,
+    ScratchView5D,
+    ScratchView6D,
+    ScratchView7D,
+    ScratchView8D,
+    Serial,
+    TeamMember,
+    TeamThreadMDRange,
+    TeamThreadRange,
+    TeamVectorMDRange,
+    TeamVectorRange,
+    ThreadVectorMDRange,
+    ThreadVectorRange,
+    Trait,
+    Unmanaged,
+    View1D,
+    View2D,
+    View3D,
+    View4D,
+    View5D,
+    View6D,
+    View7D,
+    View8D,
+    ViewTypeInfo,
+    single,
+)
 from ._lazy import LazyNumber
 from ._ext import compile_into_module
 from ._rng import RandomPool, Random_XorShift64_Pool, Random_XorShift1024_Pool, rand
-from ._reducers import (BAnd, BOr, LAnd, LOr, Max, MaxLoc, Min, MinLoc, MinMax, MinMaxLoc,
-                        MinMaxLocScalar, MinMaxScalar, Prod, Reducer, Sum, ValLoc)
+from ._reducers import (
+    BAnd,
+    BOr,
+    LAnd,
+    LOr,
+    Max,
+    MaxLoc,
+    Min,
+    MinLoc,
+    MinMax,
+    MinMaxLoc,
+    MinMaxLocScalar,
+    MinMaxScalar,
+    Prod,
+    Reducer,
+    Sum,
+    ValLoc,
+)
 from ._views import View, array, asarray, from_numpy, full, ones, zeros
 
 KernelSyntaxError = _native.KernelSyntaxError
@@ -134,6 +207,7 @@ def pending() -> int:
     """Number of pending launches recorded and not yet run (lazy mode); exact
     repeats of the newest pending launch are folded into it and count once."""
     return _native.pending_count()
+
 
 from ._binsort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402
 from ._compat import *  # noqa: E402,F401,F403  (the rest of PyKokkos' names)

@@ -1,5 +1,6 @@
 """`python -m pykokkos`: replay and summarize profiling traces, and look after
 the compile cache. `python -m pykokkos <command> --help` explains each."""
+
 from __future__ import annotations
 
 import argparse
@@ -57,8 +58,11 @@ def _replay(args) -> int:
         bad = r.check()
         if r.data:
             rounded = f", {r.rounded} within rounding on {args.space}" if r.rounded else ""
-            print("  final buffers: " + ("equal to the recording" if not bad else "DIFFER: " + ", ".join(bad))
-                  + f" ({r.compared} of {len(r.buffers)} compared{rounded})")
+            print(
+                "  final buffers: "
+                + ("equal to the recording" if not bad else "DIFFER: " + ", ".join(bad))
+                + f" ({r.compared} of {len(r.buffers)} compared{rounded})"
+            )
             if bad:
                 return 1
     if len(results) == 2 and results["fused"] > 0:
@@ -87,8 +91,7 @@ def _compile_only(trace, args) -> int:
         pk._native.set_build_only(False)
     built = [c for c in compiles if not c["cached"] and c["kernel"] != "support"]
     hits = [c for c in compiles if c["cached"] and c["kernel"] != "support"]
-    print(f"compiled {len(built)} kernel(s), {len(hits)} already in the cache, "
-          f"in {time.perf_counter() - t0:.2f} s")
+    print(f"compiled {len(built)} kernel(s), {len(hits)} already in the cache, in {time.perf_counter() - t0:.2f} s")
     return 0
 
 
@@ -112,15 +115,15 @@ def _summary_one(t, args, bound):
     comp = sum(c["us"] for c in built)
     end = max((e["t_us"] for e in t.events), default=0.0)
     rank = f" (rank {t.header['rank']} of {t.header['ranks']})" if "rank" in t.header else ""
-    print(f"{t.path}{rank}: {len(launches)} launches recorded, {len(kernels)} kernels run, "
-          f"{len(t.of('flush'))} flushes")
-    print(f"kernel time {total / 1e3:.3f} ms; compile {comp / 1e3:.1f} ms for {len(built)} kernel(s) "
-          f"({100 * comp / end if end else 0:.0f}% of the {end / 1e6:.3f} s recorded), "
-          f"{len(compiles) - len(built)} cache hit(s)")
+    print(f"{t.path}{rank}: {len(launches)} launches recorded, {len(kernels)} kernels run, {len(t.of('flush'))} flushes")
+    print(
+        f"kernel time {total / 1e3:.3f} ms; compile {comp / 1e3:.1f} ms for {len(built)} kernel(s) "
+        f"({100 * comp / end if end else 0:.0f}% of the {end / 1e6:.3f} s recorded), "
+        f"{len(compiles) - len(built)} cache hit(s)"
+    )
     reloads = sum(len(e.get("reload", {})) for e in launches)
     if t.header.get("data"):
-        print(f"stored data: {reloads} buffer(s) stored again after the host wrote them "
-              "(element writes, NumPy edits, messages received)")
+        print(f"stored data: {reloads} buffer(s) stored again after the host wrote them (element writes, NumPy edits, messages received)")
     moved = collections.defaultdict(int)
     for e in launches:
         moved[e["label"]] += sum(a["bytes"][1] - a["bytes"][0] for a in e["args"] if a["kind"] == "view")
@@ -133,11 +136,13 @@ def _summary_one(t, args, bound):
     space = space[0][0] if space else None
     if bound is None:
         bound = args.bandwidth or _copy_bandwidth(space)
-        print(f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'}"
-              f"{'' if args.bandwidth or not space else ' on ' + space})")
+        print(
+            f"byte bound: {bound:.1f} GB/s ({'given' if args.bandwidth else 'a copy kernel measured now'}"
+            f"{'' if args.bandwidth or not space else ' on ' + space})"
+        )
     print(f"{'time (ms)':>10s} {'runs':>6s}  {'GB/s':>7s}  {'of bound':>8s}  kernel")
     for n, (c, us) in sorted(per.items(), key=lambda kv: -kv[1][1])[: args.top]:
-        labels = n[len("fused("):-1].split("+") if n.startswith("fused(") else [n]
+        labels = n[len("fused(") : -1].split("+") if n.startswith("fused(") else [n]
         b = sum(moved.get(x, 0) for x in labels) / max(1, sum(1 for e in launches if e["label"] in labels)) * c
         rate = b / us / 1e3 if us > 0 else 0.0
         print(f"{us / 1e3:10.3f} {c:6d}  {rate:7.2f}  {100 * rate / bound:7.1f}%  {n}")
@@ -188,8 +193,7 @@ def _cache(args) -> int:
 
     root = pk.config()["cache"]
     kernels = os.path.join(root, "kernels")
-    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(kernels) for f in fs) \
-        if os.path.isdir(kernels) else 0
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(kernels) for f in fs) if os.path.isdir(kernels) else 0
     if args.action == "where":
         print(root)
     elif args.action == "size":
@@ -263,8 +267,9 @@ def main(argv=None) -> int:
     r.add_argument("--rules", help="fusion rules directory (as PK_FUSION_RULES)")
     r.add_argument("--disable", help="rules (and passes) to switch off, comma-separated (as PK_FUSION_DISABLE)")
     r.add_argument("--chrome", help="also write the replay as Chrome trace events (Perfetto) to this file")
-    r.add_argument("--compile-only", action="store_true",
-                   help="build every kernel and fused region the trace needs, run none (prewarms the cache)")
+    r.add_argument(
+        "--compile-only", action="store_true", help="build every kernel and fused region the trace needs, run none (prewarms the cache)"
+    )
     r.set_defaults(func=_replay)
     t = sub.add_parser("trace", help="inspect a trace")
     ts = t.add_subparsers(dest="what", required=True)
@@ -291,8 +296,9 @@ def main(argv=None) -> int:
     m.add_argument("-o", "--output", help="where to write the PyKokkos program (default: stdout)")
     m.add_argument("--args", default="", help="the program's command line for that run, as one string")
     m.set_defaults(func=lambda a: __import__("pykokkos.numba._migrate", fromlist=["main"]).main(a))
-    d = sub.add_parser("doctor", help="what this machine offers (compiler, Kokkos, CUDA, cache, MPI, Numba), "
-                                      "and the fix for anything missing")
+    d = sub.add_parser(
+        "doctor", help="what this machine offers (compiler, Kokkos, CUDA, cache, MPI, Numba), and the fix for anything missing"
+    )
     d.set_defaults(func=lambda a: __import__("pykokkos._doctor", fromlist=["doctor"]).doctor())
     c = sub.add_parser("cache", help="the compile cache: where, size, clear")
     c.add_argument("action", choices=["where", "size", "clear"])
@@ -312,7 +318,7 @@ def main(argv=None) -> int:
         for flag in ("--rules", "--disable"):
             while flag in rest:
                 k = rest.index(flag)
-                del rest[k:k + 2]
+                del rest[k : k + 2]
             rest = [a for a in rest if not a.startswith(flag + "=")]
         import subprocess
 

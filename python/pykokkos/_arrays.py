@@ -9,6 +9,7 @@ broadcasting between different shapes, sorting-like functions) is computed by
 NumPy on the Views' memory after their pending work ran, and returned as a
 View: correct, but not a kernel.
 """
+
 from __future__ import annotations
 
 import linecache
@@ -22,23 +23,51 @@ import numpy as np
 from ._kernels import workunit
 from . import _native
 from ._launch import MDRangePolicy, _finish
-from ._types import numpy_dtype
+from ._types import PATTERN, numpy_dtype
 from ._views import View, array
 
 # name -> the element expression in x (and y, or the scalar s)
 UNARY = {
-    "sqrt": "math.sqrt(x)", "exp": "math.exp(x)", "exp2": "math.exp2(x)", "log": "math.log(x)",
-    "log2": "math.log2(x)", "log10": "math.log10(x)", "log1p": "math.log1p(x)", "sin": "math.sin(x)",
-    "cos": "math.cos(x)", "tan": "math.tan(x)", "tanh": "math.tanh(x)", "negative": "-x",
-    "positive": "x", "square": "x * x", "reciprocal": "1 / x", "floor": "math.floor(x)",
-    "ceil": "math.ceil(x)", "trunc": "math.trunc(x)", "isnan": "math.isnan(x)", "isinf": "math.isinf(x)",
-    "isfinite": "math.isfinite(x)", "logical_not": "not x", "sign": "x if x != x else float((x > 0) - (x < 0))",  # sign(NaN) is NaN
+    "sqrt": "math.sqrt(x)",
+    "exp": "math.exp(x)",
+    "exp2": "math.exp2(x)",
+    "log": "math.log(x)",
+    "log2": "math.log2(x)",
+    "log10": "math.log10(x)",
+    "log1p": "math.log1p(x)",
+    "sin": "math.sin(x)",
+    "cos": "math.cos(x)",
+    "tan": "math.tan(x)",
+    "tanh": "math.tanh(x)",
+    "negative": "-x",
+    "positive": "x",
+    "square": "x * x",
+    "reciprocal": "1 / x",
+    "floor": "math.floor(x)",
+    "ceil": "math.ceil(x)",
+    "trunc": "math.trunc(x)",
+    "isnan": "math.isnan(x)",
+    "isinf": "math.isinf(x)",
+    "isfinite": "math.isfinite(x)",
+    "logical_not": "not x",
+    "sign": "x if x != x else float((x > 0) - (x < 0))",  # sign(NaN) is NaN
 }
 BINARY = {
-    "add": "x + y", "subtract": "x - y", "multiply": "x * y", "divide": "x / y", "true_divide": "x / y",
-    "floor_divide": "x // y", "power": "x ** y", "fmod": "math.fmod(x, y)", "greater": "x > y",
-    "equal": "x == y", "logical_and": "(x != 0) and (y != 0)", "logical_or": "(x != 0) or (y != 0)",
-    "logical_xor": "(x != 0) != (y != 0)", "fmax": "math.fmax(x, y)", "fmin": "math.fmin(x, y)",
+    "add": "x + y",
+    "subtract": "x - y",
+    "multiply": "x * y",
+    "divide": "x / y",
+    "true_divide": "x / y",
+    "floor_divide": "x // y",
+    "power": "x ** y",
+    "fmod": "math.fmod(x, y)",
+    "greater": "x > y",
+    "equal": "x == y",
+    "logical_and": "(x != 0) and (y != 0)",
+    "logical_or": "(x != 0) or (y != 0)",
+    "logical_xor": "(x != 0) != (y != 0)",
+    "fmax": "math.fmax(x, y)",
+    "fmin": "math.fmin(x, y)",
     "logaddexp": "math.log(math.exp(x) + math.exp(y))",
     "logaddexp2": "math.log2(math.exp2(x) + math.exp2(y))",
 }
@@ -66,10 +95,24 @@ def _generate() -> str:
             for tag, kinds in (("vv", ("view", "view")), ("vs", ("view", "scalar")), ("sv", ("scalar", "view"))):
                 body = _element(expr, rank, x=kinds[0], y=kinds[1])
                 lines += ["@workunit", f"def _b_{name}_{tag}_{rank}({params}, x, y, out):", f"    {out} = {body}", ""]
-    lines += ["@workunit", "def _r_sum_1(i, acc, x):", "    acc += x[i]", "",
-              "@workunit", "def _r_sum_2(i, j, acc, x):", "    acc += x[i][j]", "",
-              "@workunit", "def _r_sq_1(i, acc, m, x):", "    acc += (x[i] - m) * (x[i] - m)", "",
-              "@workunit", "def _r_sq_2(i, j, acc, m, x):", "    acc += (x[i][j] - m) * (x[i][j] - m)", ""]
+    lines += [
+        "@workunit",
+        "def _r_sum_1(i, acc, x):",
+        "    acc += x[i]",
+        "",
+        "@workunit",
+        "def _r_sum_2(i, j, acc, x):",
+        "    acc += x[i][j]",
+        "",
+        "@workunit",
+        "def _r_sq_1(i, acc, m, x):",
+        "    acc += (x[i] - m) * (x[i] - m)",
+        "",
+        "@workunit",
+        "def _r_sq_2(i, j, acc, m, x):",
+        "    acc += (x[i][j] - m) * (x[i][j] - m)",
+        "",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -106,13 +149,14 @@ def _user_frame():
 
 def parallel_for(policy, kernel, **kw) -> None:
     f = _user_frame()
-    _native.launch(0, policy, kernel.__pk_workunit__, kw, None, False, None, None, f.f_code, f.f_lasti)
+    _native.launch(PATTERN["parallel_for"], policy, kernel.__pk_workunit__, kw, None, False, None, None, f.f_code, f.f_lasti)
 
 
 def parallel_reduce(policy, kernel, **kw):
     f = _user_frame()
-    return _finish(_native.launch(1, policy, kernel.__pk_workunit__, kw, None, False, None, None,
-                                  f.f_code, f.f_lasti), None)
+    return _finish(
+        _native.launch(PATTERN["parallel_reduce"], policy, kernel.__pk_workunit__, kw, None, False, None, None, f.f_code, f.f_lasti), None
+    )
 
 
 def _host(x):
@@ -177,8 +221,7 @@ def _binary(name: str):
         shape = (x if xv else y).shape
         dt = _result_dtype(name, x, y)
         floats = all(np.issubdtype(_np_dtype(v), np.floating) for v in (x, y) if _is_view(v))
-        if (len(shape) not in (1, 2) or (xv and yv and x.shape != y.shape)
-                or (name in _FLOAT_ONLY and not floats)):
+        if len(shape) not in (1, 2) or (xv and yv and x.shape != y.shape) or (name in _FLOAT_ONLY and not floats):
             return array(np.asarray(getattr(np, name)(_host(x) if xv else x, _host(y) if yv else y)))
         tag = "vv" if xv and yv else ("vs" if xv else "sv")
         out = _new(shape, dt) if out is None else out
@@ -243,9 +286,27 @@ def _via_numpy(name: str, np_name: str | None = None):
     return fn
 
 
-for _name in ("matmul", "transpose", "hstack", "reshape", "ravel", "expand_dims", "unique", "in1d",
-              "searchsorted", "argmax", "linspace", "logspace", "zeros_like", "ones_like", "full_like",
-              "round", "isclose", "all", "any"):
+for _name in (
+    "matmul",
+    "transpose",
+    "hstack",
+    "reshape",
+    "ravel",
+    "expand_dims",
+    "unique",
+    "in1d",
+    "searchsorted",
+    "argmax",
+    "linspace",
+    "logspace",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "round",
+    "isclose",
+    "all",
+    "any",
+):
     FUNCTIONS[_name] = _via_numpy(_name, "isin" if _name == "in1d" else None)
 
 
@@ -258,8 +319,7 @@ def matmul(viewA, viewB, profiler_name=None):
     """`pk.matmul(a, b)`: NumPy's matmul; mismatched lengths raise upstream's RuntimeError."""
     a, b = (v if _is_view(v) else np.asarray(v) for v in (viewA, viewB))
     if a.shape and b.shape and _inner(a, b)[0] != _inner(a, b)[1]:
-        raise RuntimeError("Input operand 1 has a mismatch in its core dimension "
-                           f"(Size {a.shape[0]} is different from {b.shape[0]})")
+        raise RuntimeError(f"Input operand 1 has a mismatch in its core dimension (Size {a.shape[0]} is different from {b.shape[0]})")
     return _matmul(a, b)
 
 

@@ -1,6 +1,7 @@
 """The byte bound `trace summary` compares kernels with: the best rate of a
 parallel copy kernel over 2^25 doubles on this machine (bytes read plus
 written), in the default execution space."""
+
 from __future__ import annotations
 
 import time

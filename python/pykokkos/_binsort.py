@@ -5,6 +5,7 @@ its application run as kernels in parallel (_binsort_kernels.py); within a bin,
 entries keep their index order (one of the orders Kokkos' atomic fill may
 give, and the same in every run), or are sorted by key when
 `sort_within_bins` is set (NumPy on the host)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,10 @@ class BinOp3D(BinOp):
 
     def bins(self, keys: np.ndarray) -> np.ndarray:
         k = keys.astype(np.float64)
-        per = [(1.0 * b / (hi - lo) * (k[:, d] - lo)).astype(np.int64)
-               for d, (b, lo, hi) in enumerate(zip(self.max_bins, self.min_value, self.max_value))]
+        per = [
+            (1.0 * b / (hi - lo) * (k[:, d] - lo)).astype(np.int64)
+            for d, (b, lo, hi) in enumerate(zip(self.max_bins, self.min_value, self.max_value))
+        ]
         nb = self.max_bins
         return (per[0] * nb[1] + per[1]) * nb[2] + per[2]
 
@@ -68,7 +71,7 @@ class BinSort:
     def create_permute_vector(self) -> None:
         keys = self.keys if isinstance(self.keys, View) else array(np.asarray(self.keys))
         if self.range_begin or self.range_end != keys.shape[0]:
-            keys = keys[self.range_begin:self.range_end]
+            keys = keys[self.range_begin : self.range_end]
         n = self.bin_op.bin_count()
         if self.sort_within_bins and len(keys.shape) == 1:
             self._numpy_order(np.asarray(keys), n)
@@ -83,8 +86,10 @@ class BinSort:
         bad = (bins < 0) | (bins >= n)
         if bad.any():
             i = int(np.argmax(bad))
-            raise ValueError(f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
-                             f"[{self.bin_op.min_value}, {self.bin_op.max_value}]")
+            raise ValueError(
+                f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
+                f"[{self.bin_op.min_value}, {self.bin_op.max_value}]"
+            )
 
     def _numpy_order(self, keys: np.ndarray, n: int) -> None:
         """`sort_within_bins`: ordered by bin, then by key, then by index."""
@@ -116,7 +121,7 @@ class BinSort:
             kernels.permute(values, self._permute, shift, self.range_begin)
             return
         a = np.asarray(values)
-        a[self.range_begin:self.range_begin + n] = a[np.asarray(self._permute) + shift].copy()
+        a[self.range_begin : self.range_begin + n] = a[np.asarray(self._permute) + shift].copy()
 
     def get_permute_vector(self) -> View:
         self._need()

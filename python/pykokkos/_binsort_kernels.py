@@ -5,6 +5,7 @@ entries in index order). Parallel over chunks, on any space, and the same
 permutation as a stable sort by bin whatever the number of chunks (Kokkos'
 own BinSort fills bins with atomics, so its order within a bin changes from
 run to run)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -70,8 +71,20 @@ def bins_of(op, keys: View) -> View:
     else:
         m = [1.0 * b / (hi - lo) for b, lo, hi in zip(op.max_bins, op.min_value, op.max_value)]
         lo = [float(v) for v in op.min_value]
-        parallel_for(n, _bins3, keys=keys, bins=bins, mx=m[0], my=m[1], mz=m[2], lx=lo[0], ly=lo[1], lz=lo[2],
-                     ny=int(op.max_bins[1]), nz=int(op.max_bins[2]))
+        parallel_for(
+            n,
+            _bins3,
+            keys=keys,
+            bins=bins,
+            mx=m[0],
+            my=m[1],
+            mz=m[2],
+            lx=lo[0],
+            ly=lo[1],
+            lz=lo[2],
+            ny=int(op.max_bins[1]),
+            nz=int(op.max_bins[2]),
+        )
     return bins
 
 

@@ -3,6 +3,7 @@ precision, layout and memory space queries, UVM and device selection, and
 names for types that programs use in annotations and isinstance checks.
 Where this machine cannot give upstream's behaviour, the name exists and
 says so when used."""
+
 from __future__ import annotations
 
 import enum
@@ -15,6 +16,7 @@ from typing import Optional  # noqa: F401  (PyKokkos re-exports it)
 import numpy as np
 
 from ._types import DataType, ExecutionSpace, LayoutLeft, LayoutRight, MemorySpace, numpy_dtype
+from ._types import get_default_precision, set_default_precision  # noqa: F401  (pk.* names)
 from ._views import View
 
 DataTypeClass = DataType  # PyKokkos' base of pk.double, pk.int32, ...: annotations and checks
@@ -33,8 +35,10 @@ def _fetch(op):
             owner[last] = op(old, value)
             return old
 
-    fetch.__doc__ = ("Host-side atomic read-modify-write of one element: returns the old value, "
-                     "as the same call inside a kernel (Kokkos' atomic_fetch_*) does.")
+    fetch.__doc__ = (
+        "Host-side atomic read-modify-write of one element: returns the old value, "
+        "as the same call inside a kernel (Kokkos' atomic_fetch_*) does."
+    )
     return fetch
 
 
@@ -69,20 +73,6 @@ def atomic_compare_exchange(view, indices, comparison, new):
         if old == comparison:
             owner[last] = new
         return old
-
-
-_PRECISION = [DataType.float64]
-
-
-def get_default_precision():
-    """The dtype of Views made without one (pk.double unless changed)."""
-    return _PRECISION[0]
-
-
-def set_default_precision(precision) -> None:
-    if not isinstance(precision, DataType) or not np.issubdtype(numpy_dtype(precision.value), np.floating):
-        raise TypeError(f"the default precision is a floating dtype (pk.float32 or pk.float64), not {precision!r}")
-    _PRECISION[0] = precision
 
 
 def is_host_execution_space(space) -> bool:
@@ -125,8 +115,10 @@ def set_device_id(device_id: int) -> None:
     if not isinstance(device_id, int):
         raise TypeError("'device_id' must be of type 'int'")
     if device_id != 0:
-        raise RuntimeError(f"device {device_id}: this runtime drives GPU 0 of the process (run one process per "
-                           "GPU and select it with CUDA_VISIBLE_DEVICES)")
+        raise RuntimeError(
+            f"device {device_id}: this runtime drives GPU 0 of the process (run one process per "
+            "GPU and select it with CUDA_VISIBLE_DEVICES)"
+        )
 
 
 def astype(view, dtype) -> View:
@@ -138,8 +130,9 @@ def astype(view, dtype) -> View:
 
 def result_type(*operands):
     """NumPy's result type of Views, dtypes and numbers, as a pk dtype."""
-    conv = [numpy_dtype(o.dtype.value) if isinstance(o, View) else
-            (numpy_dtype(o.value) if isinstance(o, DataType) else o) for o in operands]
+    conv = [
+        numpy_dtype(o.dtype.value) if isinstance(o, View) else (numpy_dtype(o.value) if isinstance(o, DataType) else o) for o in operands
+    ]
     dt = np.result_type(*conv)
     return DataType[dt.name] if dt.name in DataType.__members__ else dt
 
@@ -163,10 +156,9 @@ class _Unsupported:
         return f"pk.{self._name} (not supported: {self._why})"
 
 
-
-
 class Decorator(enum.Enum):
     """The kinds of PyKokkos decorators (PyKokkos exports this enum)."""
+
     Workload = "workload"
     Functor = "functor"
     WorkUnit = "workunit"

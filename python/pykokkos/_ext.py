@@ -6,6 +6,7 @@ The module is compiled with the toolchain the kernels use and linked to the
 same Kokkos libraries, so Kokkos objects it creates live in this process's
 Kokkos. It is written to `path/<module_name>/<space>/`, as PyKokkos does.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,8 +25,9 @@ def compile_into_module(path, source, module_name: str, executionSpace: Executio
     try:
         import pybind11
     except ImportError:
-        raise ImportError("pk.compile_into_module builds pybind11 modules: install pybind11 "
-                          "(pip install pybind11) in this environment") from None
+        raise ImportError(
+            "pk.compile_into_module builds pybind11 modules: install pybind11 (pip install pybind11) in this environment"
+        ) from None
     if not module_name.isidentifier():
         raise ValueError(f"module name {module_name!r} is not a Python identifier")
     cfg = dict(_native.toolchain_info())

@@ -1,6 +1,7 @@
 """The first kernel of a fresh install builds Kokkos: `pip install` of the
 package is all a user runs (the build happens once per cache folder, under
 kokkos_setup's lock, so processes starting together build it once)."""
+
 from __future__ import annotations
 
 import shutil
@@ -12,13 +13,17 @@ def install_kokkos(cuda: bool) -> None:
     from . import kokkos_setup
 
     if cuda and not shutil.which("nvcc"):
-        raise RuntimeError("the CUDA build of Kokkos (PK_KOKKOS_CUDA=1) needs nvcc, the CUDA toolkit's compiler, "
-                           "on PATH; without a GPU toolkit, unset PK_KOKKOS_CUDA for the host build")
+        raise RuntimeError(
+            "the CUDA build of Kokkos (PK_KOKKOS_CUDA=1) needs nvcc, the CUDA toolkit's compiler, "
+            "on PATH; without a GPU toolkit, unset PK_KOKKOS_CUDA for the host build"
+        )
     t0 = time.time()
     kind = "Serial+OpenMP+CUDA" if cuda else "Serial+OpenMP"
-    kokkos_setup.say(f"Kokkos {kokkos_setup.KOKKOS_VERSION} ({kind}) is not built yet in "
-                     f"{kokkos_setup.cache_root()}: building it once, a few minutes on 2 cores "
-                     "(`python -m pykokkos.kokkos_setup` does the same ahead of time)")
+    kokkos_setup.say(
+        f"Kokkos {kokkos_setup.KOKKOS_VERSION} ({kind}) is not built yet in "
+        f"{kokkos_setup.cache_root()}: building it once, a few minutes on 2 cores "
+        "(`python -m pykokkos.kokkos_setup` does the same ahead of time)"
+    )
     try:
         kokkos_setup.ensure(cuda)
     except SystemExit:  # kokkos_setup.fail: its reason is on stderr already

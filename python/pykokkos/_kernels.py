@@ -1,5 +1,6 @@
 """Decorators: capture a kernel's source once, and resolve its free names when it
 is first compiled (so functions defined later in the module are found)."""
+
 from __future__ import annotations
 
 import ast
@@ -67,6 +68,7 @@ def workunit(fn=None, scratch=None, **view_info):
 
 def function(fn=None, **_):
     """`@pk.function`: a helper callable from kernels (and still from Python)."""
+
     def mark(f):
         setattr(f, _ATTR, _capture(f))
         f.__pk_function__ = True
@@ -77,6 +79,7 @@ def function(fn=None, **_):
 
 def functor(cls=None, **_):
     """`@pk.functor`: members come from the instance at each launch."""
+
     def mark(c):
         c.__pk_functor__ = True
         return c
@@ -95,8 +98,6 @@ def classtype(cls):
         if name != "__init__" and inspect.isfunction(fn) and not hasattr(fn, _ATTR):
             setattr(fn, _ATTR, _capture(fn))
     return cls
-
-
 
 
 def _classify(value):
@@ -121,8 +122,9 @@ def _classify(value):
         return ("dtype", value.value)
     if isinstance(value, type) and getattr(value, "__pk_classtype__", False):
         init = value.__dict__.get("__init__")
-        methods = {k: native_of(f) for k, f in value.__dict__.items()
-                   if k != "__init__" and inspect.isfunction(f) and native_of(f) is not None}
+        methods = {
+            k: native_of(f) for k, f in value.__dict__.items() if k != "__init__" and inspect.isfunction(f) and native_of(f) is not None
+        }
         return ("classtype", value.__name__, native_of(init) if init is not None else None, methods)
     nat = native_of(value)
     if nat is not None and getattr(value, "__pk_function__", False):
@@ -178,8 +180,8 @@ def _resolve(fn) -> dict:
     names |= _local_annotation_names(fn)
     # Parameter defaults, as Python evaluated them when the function was defined.
     if fn.__defaults__:
-        pos = code.co_varnames[:code.co_argcount]
-        for pname, value in zip(pos[len(pos) - len(fn.__defaults__):], fn.__defaults__):
+        pos = code.co_varnames[: code.co_argcount]
+        for pname, value in zip(pos[len(pos) - len(fn.__defaults__) :], fn.__defaults__):
             kind = _classify(value)
             if kind is not None:
                 found["default:" + pname] = kind
@@ -211,8 +213,13 @@ def _plain_helper(value, fn, name: str) -> bool:
     @pk.function (upstream compiles these as helpers, recursively). A name
     that is also a math function (`log`, `sqrt`) stays the math function in
     kernels, whatever the module defines under it."""
-    return (isinstance(value, types.FunctionType) and native_of(value) is None and not hasattr(math, name)
-            and value.__module__ == getattr(fn, "__module__", None) and value.__name__ != "<lambda>")
+    return (
+        isinstance(value, types.FunctionType)
+        and native_of(value) is None
+        and not hasattr(math, name)
+        and value.__module__ == getattr(fn, "__module__", None)
+        and value.__name__ != "<lambda>"
+    )
 
 
 def _helper_native(value):

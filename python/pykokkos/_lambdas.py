@@ -8,11 +8,14 @@ Each lambda becomes a workunit once (per code object): its body is read from
 the source, `self.x` and the variables it closes over become arguments, and
 module names resolve as in any kernel. Launches then go the usual way
 (recorded and fused under PK_FUSE=1)."""
+
 from __future__ import annotations
 
 import ast
 import linecache
 import types
+
+from ._types import PATTERN, WIRE
 
 _BUILT: dict = {}
 
@@ -74,12 +77,14 @@ def _lambda_node(fn) -> ast.Lambda:
     tree = _FILES[path]
     if tree is None:
         raise TypeError("cannot read the source of a lambda kernel: define it in a file")
-    params = list(code.co_varnames[:code.co_argcount])
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno
-             and [a.arg for a in n.args.args] == params]
+    params = list(code.co_varnames[: code.co_argcount])
+    found = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno and [a.arg for a in n.args.args] == params
+    ]
     if len(found) != 1:
-        raise TypeError(f"cannot tell the lambda kernel at {path}:{code.co_firstlineno} apart from others "
-                        "on its line: write it with def")
+        raise TypeError(f"cannot tell the lambda kernel at {path}:{code.co_firstlineno} apart from others on its line: write it with def")
     return found[0]
 
 
@@ -95,7 +100,7 @@ def _build(fn, pattern: int, has_target: bool):
         body = t.visit(body)
         fields = t.fields
     expr = ast.unparse(body)
-    if pattern == 1:  # reduce: `acc + e` or `e + acc`
+    if pattern == PATTERN["parallel_reduce"]:  # reduce: `acc + e` or `e + acc`
         if len(params) != 2:
             raise TypeError("a reduction lambda takes (i, acc) and returns acc + value")
         acc = params[1]
@@ -103,7 +108,7 @@ def _build(fn, pattern: int, has_target: bool):
             raise TypeError(f"a reduction lambda returns {acc} + value, not {expr}")
         rest = ast.unparse(_Replace(acc).visit(body))  # the value added: acc taken as 0
         stmt = f"{acc} += {rest}"
-    elif pattern >= 3:  # a built-in reducer: the lambda returns the new accumulator
+    elif pattern in WIRE["reducers"].values():  # a built-in reducer: the lambda returns the new accumulator
         if len(params) != 2:
             raise TypeError("a reduction lambda takes (i, acc) and returns the new accumulator")
         stmt = f"{params[1]} = {expr}"
@@ -119,8 +124,7 @@ def _build(fn, pattern: int, has_target: bool):
     filename = f"<pykokkos lambda {fn.__code__.co_filename}:{fn.__code__.co_firstlineno}>"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     code = compile(src, filename, "exec")
-    made = types.FunctionType(next(c for c in code.co_consts if isinstance(c, types.CodeType)),
-                              fn.__globals__, name)
+    made = types.FunctionType(next(c for c in code.co_consts if isinstance(c, types.CodeType)), fn.__globals__, name)
     from ._kernels import workunit
 
     return workunit(made), owner, fields

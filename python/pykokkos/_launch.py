@@ -1,4 +1,5 @@
 """Policies and launches. Kept thin: normalise arguments, call the Rust core."""
+
 from __future__ import annotations
 
 import sys
@@ -12,7 +13,7 @@ from ._lambdas import is_lambda, lambda_kernel
 from ._rng import RandomPool
 from ._scratch import sized_policy
 from ._reducers import finish as finish_reduced, launch_code, reducer_name
-from ._types import SPACES, ExecutionSpace, space_code
+from ._types import PATTERN, SPACES, ExecutionSpace, space_code
 
 AUTO = -1
 
@@ -173,11 +174,12 @@ def _launch(pattern, args, what, kwargs, initial=None):
 # the common call (policy, plain @pk.workunit function, keyword arguments)
 # launches without a Python frame of ours; every other form comes here.
 
+
 def _parallel_for(*args, **kwargs):
     if len(args) >= 2 and isinstance(args[-1], list):
         name, policy, wus = _split(args, "parallel_for")
         return _explicit_fusion(policy, wus, kwargs)
-    return _launch(0, args, "parallel_for", kwargs)
+    return _launch(PATTERN["parallel_for"], args, "parallel_for", kwargs)
 
 
 def _parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
@@ -188,7 +190,7 @@ def _parallel_reduce(*args, initial_value=None, reducer=None, **kwargs):
                 raise TypeError(f"initial_value is not supported with reducer=pk.{name}")
             r = _launch(launch_code(name), args, "parallel_reduce", kwargs)
             return finish_reduced(name, r, initial_value)
-    return _launch(1, args, "parallel_reduce", kwargs, initial_value)
+    return _launch(PATTERN["parallel_reduce"], args, "parallel_reduce", kwargs, initial_value)
 
 
 _native.set_launch_forms(_parallel_for, _parallel_reduce, _finish, _FunctionType)
@@ -197,7 +199,7 @@ parallel_reduce = _native.parallel_reduce
 
 
 def parallel_scan(*args, **kwargs):
-    return _launch(2, args, "parallel_scan", kwargs)
+    return _launch(PATTERN["parallel_scan"], args, "parallel_scan", kwargs)
 
 
 def _explicit_fusion(policy, wus, kwargs):

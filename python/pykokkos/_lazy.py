@@ -1,4 +1,5 @@
 """Lazy reduction results: a number that runs the work it depends on when used."""
+
 from __future__ import annotations
 
 import math
@@ -118,10 +119,20 @@ def _binary(op):
 
 
 for _name, _op in {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
-    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow, "divmod": divmod,
-    "and": operator.and_, "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
-    "rshift": operator.rshift, "matmul": operator.matmul,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "truediv": operator.truediv,
+    "floordiv": operator.floordiv,
+    "mod": operator.mod,
+    "pow": operator.pow,
+    "divmod": divmod,
+    "and": operator.and_,
+    "or": operator.or_,
+    "xor": operator.xor,
+    "lshift": operator.lshift,
+    "rshift": operator.rshift,
+    "matmul": operator.matmul,
 }.items():
     _f, _r = _binary(_op)
     setattr(LazyNumber, f"__{_name}__", _f)

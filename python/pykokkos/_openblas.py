@@ -15,6 +15,7 @@ environment). 2^22 cycles (about 1.5 ms) still keeps the threads awake
 between BLAS calls in a loop; a call after a longer pause wakes them, which
 costs microseconds against a call big enough to be threaded.
 """
+
 from __future__ import annotations
 
 import os

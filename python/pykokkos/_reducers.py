@@ -6,14 +6,16 @@ with the reducer's operation. The struct reducers hand the body a record:
 `acc.val`/`acc.loc` (MinLoc, MaxLoc), `acc.min_val`/`acc.max_val` (MinMax),
 and all four for MinMaxLoc; their result is a named tuple with those fields.
 """
+
 from __future__ import annotations
 
 import operator
 from collections import namedtuple
 
-# In the order of the native launch codes (3 + position); Sum is the plain reduce.
-_ORDER = ("Prod", "Min", "Max", "LAnd", "LOr", "BAnd", "BOr",
-          "MinLoc", "MaxLoc", "MinMax", "MinMaxLoc")
+from ._types import PATTERN, WIRE
+
+# Each reducer's native launch code; Sum is the plain reduce.
+_CODES = WIRE["reducers"]
 
 ValLoc = namedtuple("ValLoc", "val loc")
 MinMaxScalar = namedtuple("MinMaxScalar", "min_val max_val")
@@ -21,9 +23,14 @@ MinMaxLocScalar = namedtuple("MinMaxLocScalar", "min_val min_loc max_val max_loc
 
 # Joins an initial_value with the reduced total, as the reducer joins partial results.
 _JOIN = {
-    "Sum": operator.add, "Prod": operator.mul, "Min": min, "Max": max,
-    "LAnd": lambda a, b: bool(a and b), "LOr": lambda a, b: bool(a or b),
-    "BAnd": operator.and_, "BOr": operator.or_,
+    "Sum": operator.add,
+    "Prod": operator.mul,
+    "Min": min,
+    "Max": max,
+    "LAnd": lambda a, b: bool(a and b),
+    "LOr": lambda a, b: bool(a or b),
+    "BAnd": operator.and_,
+    "BOr": operator.or_,
 }
 
 
@@ -48,8 +55,7 @@ BOr = _make("BOr", "Bitwise or; the accumulator starts at 0.")
 MinLoc = _make("MinLoc", "The minimum and its index: acc.val, acc.loc.")
 MaxLoc = _make("MaxLoc", "The maximum and its index: acc.val, acc.loc.")
 MinMax = _make("MinMax", "Minimum and maximum: acc.min_val, acc.max_val.")
-MinMaxLoc = _make("MinMaxLoc", "Minimum, maximum and their indices: acc.min_val, acc.max_val, "
-                  "acc.min_loc, acc.max_loc.")
+MinMaxLoc = _make("MinMaxLoc", "Minimum, maximum and their indices: acc.min_val, acc.max_val, acc.min_loc, acc.max_loc.")
 
 ALL = (Sum, Prod, Min, Max, LAnd, LOr, BAnd, BOr, MinLoc, MaxLoc, MinMax, MinMaxLoc)
 
@@ -63,15 +69,14 @@ def reducer_name(reducer) -> str:
     elif isinstance(reducer, Reducer):
         name = reducer.name
     else:
-        raise TypeError(f"reducer= takes one of pk.{', pk.'.join(r.name for r in ALL)}, "
-                        f"not {reducer!r}")
-    if name != "Sum" and name not in _ORDER:
+        raise TypeError(f"reducer= takes one of pk.{', pk.'.join(r.name for r in ALL)}, not {reducer!r}")
+    if name != "Sum" and name not in _CODES:
         raise TypeError(f"unknown reducer '{name}': use one of {', '.join(r.name for r in ALL)}")
     return name
 
 
 def launch_code(name: str) -> int:
-    return 1 if name == "Sum" else 3 + _ORDER.index(name)
+    return PATTERN["parallel_reduce"] if name == "Sum" else _CODES[name]
 
 
 def finish(name: str, total, initial):

@@ -6,6 +6,7 @@ from their modules (imported by path, so a program must guard its main with
 `if __name__ == "__main__"`), checked against the recorded source digest.
 Pending launches are flushed where the recorded run flushed.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,7 +22,6 @@ from . import _native
 from ._tracefile import Trace, TraceError
 
 
-
 def _own_module(path: str):
     """The dotted name of `path` if it is a module of a pykokkos package (of
     any installation: the recording run's may be another), else None."""
@@ -31,6 +31,7 @@ def _own_module(path: str):
         parts.insert(0, os.path.basename(d))
         d = os.path.dirname(d)
     return ".".join(parts) if len(parts) > 1 and parts[0] == "pykokkos" else None
+
 
 class _Stream:
     """A random pool argument: the recorded stream."""
@@ -68,8 +69,7 @@ class Replayer:
                 for d in (os.path.dirname(script), os.path.dirname(os.path.abspath(path))):
                     if d and os.path.isdir(d) and d not in sys.path:
                         sys.path.insert(0, d)
-                sys.path += [d for d in self.trace.header.get("sys_path", [])
-                             if os.path.isdir(d) and d not in sys.path]
+                sys.path += [d for d in self.trace.header.get("sys_path", []) if os.path.isdir(d) and d not in sys.path]
             own = _own_module(path)
             if own is not None:
                 # A workunit of the runtime itself (pk.BinSort's kernels): this
@@ -109,8 +109,10 @@ class Replayer:
         fn, owner = found
         text = textwrap.dedent("".join(inspect.getsourcelines(fn)[0]))
         if _native.hash_text(text) != wu["source_hash"]:
-            raise TraceError(f"{self.trace.path}:{e['_line']}: the source of workunit '{wu['name']}' in "
-                             f"{wu['file']} changed since the trace was recorded")
+            raise TraceError(
+                f"{self.trace.path}:{e['_line']}: the source of workunit '{wu['name']}' in "
+                f"{wu['file']} changed since the trace was recorded"
+            )
         self.targets[key] = (fn, owner)
         return fn, owner
 
@@ -123,9 +125,8 @@ class Replayer:
 
         wu, src = e["workunit"], e["source"]
         if _native.hash_text(src) != wu["source_hash"]:
-            raise TraceError(f"{self.trace.path}:{e['_line']}: the source of lambda kernel '{wu['name']}' "
-                             "does not match its digest")
-        real = wu["file"][len("<pykokkos lambda "):-1].rsplit(":", 1)[0]
+            raise TraceError(f"{self.trace.path}:{e['_line']}: the source of lambda kernel '{wu['name']}' does not match its digest")
+        real = wu["file"][len("<pykokkos lambda ") : -1].rsplit(":", 1)[0]
         mod = self._module(real, e["_line"])
         linecache.cache[wu["file"]] = (len(src), None, src.splitlines(True), wu["file"])
         ns: dict = {}
@@ -151,18 +152,21 @@ class Replayer:
             if a["rank"] > 1:
                 # An N-D view of the shared memory: NumPy's strided view of the base,
                 # wrapped (its launches run in order with the base's, as for any NumPy memory).
-                flat = np.asarray(base)[a["offset"] // size:]
+                flat = np.asarray(base)[a["offset"] // size :]
                 self.keep.append(flat)
-                return pk.asarray(np.lib.stride_tricks.as_strided(
-                    flat, shape=tuple(a["shape"]), strides=tuple(x * size for x in a["strides"])))
+                return pk.asarray(
+                    np.lib.stride_tricks.as_strided(flat, shape=tuple(a["shape"]), strides=tuple(x * size for x in a["strides"]))
+                )
             o, n, s = a["offset"] // size, a["shape"][0], a["strides"][0]
-            return base[o:o + n] if s == 1 else base[o:o + (n - 1) * s + 1:s]
+            return base[o : o + n] if s == 1 else base[o : o + (n - 1) * s + 1 : s]
         geo = (a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"])
         known = self.buffers.get(a["buffer"])
         if known is not None:
             if known[0] != geo:
-                raise TraceError(f"{self.trace.path}:{line}: buffer #{a['buffer']} is used through views of "
-                                 "different dtypes or negative strides; replay does not rebuild such aliasing")
+                raise TraceError(
+                    f"{self.trace.path}:{line}: buffer #{a['buffer']} is used through views of "
+                    "different dtypes or negative strides; replay does not rebuild such aliasing"
+                )
             return known[1]
         v = self._fresh(a)
         self.buffers[a["buffer"]] = (geo, v)
@@ -262,8 +266,7 @@ class Replayer:
             return
         v = self.buffers[buf][1]
         arr = np.asarray(v)
-        meta = _meta(v, buf, self) if buf in self.bases else next(
-            a for a in e["args"] if a.get("buffer") == buf)
+        meta = _meta(v, buf, self) if buf in self.bases else next(a for a in e["args"] if a.get("buffer") == buf)
         path = os.path.join(self.data, name)
         arr[...] = _window(_read(path), arr.dtype, meta, path)
 
@@ -340,12 +343,17 @@ def _shared_buffers(trace: Trace) -> dict:
     out = {}
     for buf, uses in seen.items():
         geos = {(a["dtype"], tuple(a["shape"]), tuple(a["strides"]), a["offset"]) for a in uses}
-        if len(geos) > 1 and len({a["dtype"] for a in uses}) == 1 and all(
-                x >= 0 for a in uses for x in a["strides"]):
+        if len(geos) > 1 and len({a["dtype"] for a in uses}) == 1 and all(x >= 0 for a in uses for x in a["strides"]):
             size = np.dtype(uses[0]["dtype"]).itemsize
-            reach = max(a["offset"] // size + sum((n - 1) * st for n, st in zip(a["shape"], a["strides"])) + 1
-                        for a in uses if all(n > 0 for n in a["shape"])) if any(
-                all(n > 0 for n in a["shape"]) for a in uses) else 1
+            reach = (
+                max(
+                    a["offset"] // size + sum((n - 1) * st for n, st in zip(a["shape"], a["strides"])) + 1
+                    for a in uses
+                    if all(n > 0 for n in a["shape"])
+                )
+                if any(all(n > 0 for n in a["shape"]) for a in uses)
+                else 1
+            )
             out[buf] = (uses[0]["dtype"], reach)
     return out
 
@@ -367,10 +375,9 @@ def _window(raw: np.ndarray, dtype: np.dtype, a: dict, path: str = "stored data"
     if any(n == 0 for n in a["shape"]):
         return np.empty(tuple(a["shape"]), dtype=dtype)
     if lo < 0 or hi > raw.size:
-        raise TraceError(f"{path} holds {raw.size} bytes, but the view stored in it reaches bytes [{lo}, {hi}): "
-                         "the trace's data is incomplete")
-    body = raw[a["offset"]:]  # the offset is in bytes
+        raise TraceError(
+            f"{path} holds {raw.size} bytes, but the view stored in it reaches bytes [{lo}, {hi}): the trace's data is incomplete"
+        )
+    body = raw[a["offset"] :]  # the offset is in bytes
     flat = body[: body.size - body.size % dtype.itemsize].view(dtype)
-    return np.lib.stride_tricks.as_strided(
-        flat, shape=tuple(a["shape"]),
-        strides=tuple(s * dtype.itemsize for s in a["strides"])).copy()
+    return np.lib.stride_tricks.as_strided(flat, shape=tuple(a["shape"]), strides=tuple(s * dtype.itemsize for s in a["strides"])).copy()

@@ -11,6 +11,7 @@ over all their values, as Kokkos' `rand<>` gives.
 Both pool kinds share one generator (xorshift64*); `num_states` is accepted
 for compatibility and has no effect, since no state is shared between items.
 """
+
 from __future__ import annotations
 
 import itertools

@@ -8,6 +8,7 @@ kernel's `team_size` argument (or the policy's team size when none is passed).
 The launch adds these sizes to whatever the policy already asks for with
 set_scratch_size, on a copy: the caller's policy is left as it was.
 """
+
 from __future__ import annotations
 
 from . import _native
@@ -56,8 +57,7 @@ def sized_policy(policy, entries, kwargs, obj):
         if n < 0:
             raise ValueError(f"a scratch size function returned {n} elements")
         sizes[2 * level] += ScratchView1D[dtype].shmem_size(n)
-    copy = _native.Policy.__new__(type(policy), list(policy.begin), list(policy.end),
-                                  _native.Policy.space.__get__(policy), True)
+    copy = _native.Policy.__new__(type(policy), list(policy.begin), list(policy.end), _native.Policy.space.__get__(policy), True)
     for level in (0, 1):
         copy.set_scratch_size(level, PerTeam(sizes[2 * level]), PerThread(sizes[2 * level + 1]))
     return copy

@@ -7,6 +7,7 @@ under PK_FUSE=1 the call is recorded and fused like any launch. Result dtypes
 are SciPy's: float32 stays float32, integers become float64, complex stays
 complex, and the Hankel functions are complex (complex64 from float32).
 """
+
 from __future__ import annotations
 
 import linecache
@@ -16,10 +17,24 @@ import numpy as np
 from ._kernels import workunit
 from ._views import View, array
 
-NAMES = ("erf", "erfc", "erfcx", "expint1",
-         "cyl_bessel_j0", "cyl_bessel_j1", "cyl_bessel_y0", "cyl_bessel_y1",
-         "cyl_bessel_i0", "cyl_bessel_i1", "cyl_bessel_k0", "cyl_bessel_k1",
-         "cyl_bessel_h10", "cyl_bessel_h11", "cyl_bessel_h20", "cyl_bessel_h21")
+NAMES = (
+    "erf",
+    "erfc",
+    "erfcx",
+    "expint1",
+    "cyl_bessel_j0",
+    "cyl_bessel_j1",
+    "cyl_bessel_y0",
+    "cyl_bessel_y1",
+    "cyl_bessel_i0",
+    "cyl_bessel_i1",
+    "cyl_bessel_k0",
+    "cyl_bessel_k1",
+    "cyl_bessel_h10",
+    "cyl_bessel_h11",
+    "cyl_bessel_h20",
+    "cyl_bessel_h21",
+)
 _SOURCE_NAME = "<pykokkos special functions>"
 _kernels: dict = {}
 
@@ -27,8 +42,9 @@ _kernels: dict = {}
 def _kernel(name: str, rank: int):
     if not _kernels:
         idx = {1: ("i", "[i]"), 2: ("i, j", "[i][j]")}
-        text = "".join(f"@workunit\ndef _sf_{n}_{r}({p}, x, out):\n    out{ix} = {n}(x{ix})\n\n"
-                       for n in NAMES for r, (p, ix) in idx.items())
+        text = "".join(
+            f"@workunit\ndef _sf_{n}_{r}({p}, x, out):\n    out{ix} = {n}(x{ix})\n\n" for n in NAMES for r, (p, ix) in idx.items()
+        )
         # Kernels read their source through `inspect`: register the text as a file.
         linecache.cache[_SOURCE_NAME] = (len(text), None, text.splitlines(True), _SOURCE_NAME)
         scope = {"workunit": workunit}
@@ -49,6 +65,7 @@ def result_dtype(name: str, dt: np.dtype) -> np.dtype:
 
 def _apply(name: str, x, out):
     from ._arrays import parallel_for, _policy  # (the array functions import this module)
+
     if not isinstance(x, View):
         host = np.asarray(x)
         if host.dtype.kind not in "biufc":
@@ -80,6 +97,7 @@ def _apply(name: str, x, out):
 
 def _np(v: View) -> np.dtype:
     from ._types import numpy_dtype
+
     return numpy_dtype(v.dtype.value)
 
 
@@ -92,8 +110,7 @@ def _function(name: str):
         return _apply(name, view, out)
 
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = (f"`pk.{name}(x)`: scipy.special's function, elementwise (a kernel); on a number, "
-                  "a number. Also callable inside workunits.")
+    fn.__doc__ = f"`pk.{name}(x)`: scipy.special's function, elementwise (a kernel); on a number, a number. Also callable inside workunits."
     return fn
 
 

@@ -1,6 +1,7 @@
 """Reading a profiling trace (the format trace.py writes; docs/trace-format.md):
 the header is checked for the format and version, every event for the fields
 its kind needs; a bad line is a TraceError naming the file, line and field."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,9 @@ def load(path: str) -> Trace:
     if header.get("format") != FORMAT:
         raise TraceError(f"{path}:1: not a pykokkos-fuse trace (format {header.get('format')!r})")
     if header.get("version") != VERSION:
-        raise TraceError(f"{path}:1: trace format version {header.get('version')!r}; this pykokkos-fuse "
-                         f"reads version {VERSION} (record the run again)")
+        raise TraceError(
+            f"{path}:1: trace format version {header.get('version')!r}; this pykokkos-fuse reads version {VERSION} (record the run again)"
+        )
     t = Trace(path, header)
     for n, line in enumerate(lines[1:], start=2):
         if not line.strip():

@@ -3,6 +3,7 @@ that matter (the built-in rules, each rule off, the size limits halved and
 doubled, fusion off), each in a process of its own (rules are read at a
 process's start), and writes the fastest rule set as a rules directory for
 PK_FUSION_RULES, with the table of what it measured."""
+
 from __future__ import annotations
 
 import os
@@ -28,6 +29,7 @@ def _write(rules: dict, folder: str) -> None:
 def _limits(text: str, factor: float) -> str:
     def scale(m):
         return f"{m.group(1)} = {max(1, int(int(m.group(2)) * factor))}"
+
     return re.sub(r"^(max_launches|max_statements)\s*=\s*(\d+)", scale, text, flags=re.M)
 
 
@@ -49,8 +51,7 @@ def tune(trace: str, out: str, repeat: int) -> int:
             folder = os.path.join(d, f"v{k}")
             _write(rules, folder)
             env = dict(os.environ, PK_FUSION_RULES=folder)
-            cmd = [sys.executable, "-m", "pykokkos", "replay", trace, "--repeat", str(repeat),
-                   "--no-fuse" if nofuse else "--fuse"]
+            cmd = [sys.executable, "-m", "pykokkos", "replay", trace, "--repeat", str(repeat), "--no-fuse" if nofuse else "--fuse"]
             r = subprocess.run(cmd, env=env, capture_output=True, text=True)
             ms = next((float(m.group(2)) for m in map(_TIME.match, r.stdout.splitlines()) if m), None)
             if r.returncode != 0 or ms is None:

@@ -1,18 +1,40 @@
 """dtypes, layouts, spaces, traits and annotation helpers, spelled as in PyKokkos."""
+
 from __future__ import annotations
 
 import enum
 
 import numpy as np
 
-# Codes shared with the Rust core (types.rs DType order).
-_NAMES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-          "complex64", "complex128"]
-_NUMPY = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-          np.float32, np.float64, np.complex64, np.complex128]
+from . import _native
+
+# The codes the native core takes, from its one table (src/python/wire.rs):
+# dtypes in code order, spaces, layouts, launch patterns and reducers.
+WIRE = _native.wire_codes()
+PATTERN = WIRE["patterns"]  # {"parallel_for": code, "parallel_reduce": ..., "parallel_scan": ...}
+_NAMES = WIRE["dtypes"]
+_NUMPY = [
+    np.bool_,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.float32,
+    np.float64,
+    np.complex64,
+    np.complex128,
+]
 
 # Repeated values make aliases: pk.float is float32 and pk.double/pk.real float64, as in PyKokkos.
-DataType = enum.Enum("DataType", [(n, i) for i, n in enumerate(_NAMES)] + [("float", 9), ("double", 10), ("real", 10)])
+DataType = enum.Enum(
+    "DataType",
+    [(n, i) for i, n in enumerate(_NAMES)]
+    + [("float", _NAMES.index("float32")), ("double", _NAMES.index("float64")), ("real", _NAMES.index("float64"))],
+)
 DataType.__doc__ = "Element types of Views (pk.double, pk.int32, pk.complex128, ...)."
 # Upstream's dtypes are classes; programs (and its tests) parse str(view.dtype) as one.
 DataType.__str__ = lambda self: f"<class 'pykokkos.interface.data_types.{self.name}'>"
@@ -21,7 +43,7 @@ DataType.__str__ = lambda self: f"<class 'pykokkos.interface.data_types.{self.na
 def _make_value(self, *args):
     """`pk.double(3)`, `pk.complex128(1.0, 2.0)`: a NumPy scalar of this dtype."""
     t = _NUMPY[self.value]
-    if self.value >= 11 and len(args) == 2:  # (real, imaginary), as PyKokkos' complex types take
+    if _NAMES[self.value].startswith("complex") and len(args) == 2:  # (real, imaginary), as PyKokkos' complex types take
         return t(complex(float(args[0]), float(args[1])))
     return t(*args)
 
@@ -53,14 +75,15 @@ def dtype_code(d) -> int:
     try:
         return _BY_NUMPY[np.dtype(d)]
     except (TypeError, KeyError):
-        raise TypeError(f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double, "
-                        "pk.bool, pk.complex64 or pk.complex128") from None
+        raise TypeError(
+            f"unsupported View dtype {d!r}: use pk.int8 ... pk.uint64, pk.float32, pk.double, pk.bool, pk.complex64 or pk.complex128"
+        ) from None
 
 
 class Layout(enum.Enum):
-    LayoutRight = 0
-    LayoutLeft = 1
-    LayoutDefault = 2
+    LayoutRight = WIRE["layouts"]["LayoutRight"]
+    LayoutLeft = WIRE["layouts"]["LayoutLeft"]
+    LayoutDefault = max(WIRE["layouts"].values()) + 1  # (the core reads it as LayoutRight)
 
 
 LayoutRight = Layout.LayoutRight
@@ -69,11 +92,11 @@ LayoutDefault = Layout.LayoutDefault
 
 
 class ExecutionSpace(enum.Enum):
-    Serial = 0
-    OpenMP = 1
-    Cuda = 2
-    Debug = 3
-    Default = 4
+    Serial = WIRE["exec_spaces"]["Serial"]
+    OpenMP = WIRE["exec_spaces"]["OpenMP"]
+    Cuda = WIRE["exec_spaces"]["Cuda"]
+    Debug = WIRE["exec_spaces"]["Debug"]
+    Default = max(WIRE["exec_spaces"].values()) + 1  # (resolved in Python, never passed)
 
 
 Serial = ExecutionSpace.Serial
@@ -94,9 +117,7 @@ class ExecutionSpaceInstance:
 
     def __init__(self, space: ExecutionSpace, stream=None):
         if space is ExecutionSpace.Default:
-            from ._launch import get_default_space
-
-            space = get_default_space()
+            space = ExecutionSpace(_native.default_space())
         if not isinstance(space, ExecutionSpace):
             raise TypeError(f"pk.ExecutionSpaceInstance takes an execution space, not {space!r}")
         if stream is not None and space is not ExecutionSpace.Cuda:
@@ -105,9 +126,7 @@ class ExecutionSpaceInstance:
         self.stream = stream
 
     def fence(self) -> None:
-        from ._launch import fence
-
-        fence()
+        _native.fence()
 
     def __repr__(self) -> str:
         return f"pk.ExecutionSpaceInstance({self.space})"
@@ -130,9 +149,9 @@ def space_code(s) -> int | None:
 
 
 class MemorySpace(enum.Enum):
-    HostSpace = 0
-    CudaSpace = 1
-    CudaUVMSpace = 2
+    HostSpace = WIRE["memory_spaces"]["HostSpace"]
+    CudaSpace = WIRE["memory_spaces"]["CudaSpace"]
+    CudaUVMSpace = WIRE["memory_spaces"]["CudaUVMSpace"]
 
 
 HostSpace = MemorySpace.HostSpace
@@ -169,9 +188,7 @@ class _Subscriptable:
 
 
 Acc = _Subscriptable("Acc")
-View1D, View2D, View3D, View4D, View5D, View6D, View7D, View8D = (
-    _Subscriptable(f"View{k}D") for k in range(1, 9)
-)
+View1D, View2D, View3D, View4D, View5D, View6D, View7D, View8D = (_Subscriptable(f"View{k}D") for k in range(1, 9))
 TeamMember = _Subscriptable("TeamMember")
 
 
@@ -193,16 +210,16 @@ class _ScratchView:
             try:
                 size = np.dtype(dtype).itemsize
             except TypeError:
-                raise TypeError(f"pk.ScratchView{self._rank}D[...] takes an element type (pk.double, int, ...), "
-                                f"not {dtype!r}") from None
+                raise TypeError(f"pk.ScratchView{self._rank}D[...] takes an element type (pk.double, int, ...), not {dtype!r}") from None
         return _ScratchView(self._rank, size)
 
     def shmem_size(self, *extents) -> int:
         """Bytes of scratch the view takes: its elements, rounded up to the
         8-byte alignment each scratch allocation starts at (newer PyKokkos')."""
         if self._itemsize is None:
-            raise TypeError(f"pk.ScratchView{self._rank}D.shmem_size needs the element type: "
-                            f"pk.ScratchView{self._rank}D[pk.double].shmem_size(...)")
+            raise TypeError(
+                f"pk.ScratchView{self._rank}D.shmem_size needs the element type: pk.ScratchView{self._rank}D[pk.double].shmem_size(...)"
+            )
         if len(extents) != self._rank:
             raise TypeError(f"shmem_size of a {self._rank}-D scratch view takes {self._rank} extent(s)")
         n = 1
@@ -214,8 +231,9 @@ class _ScratchView:
         return f"pk.ScratchView{self._rank}D"
 
 
-ScratchView1D, ScratchView2D, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D, ScratchView7D, \
-    ScratchView8D = (_ScratchView(k) for k in range(1, 9))
+ScratchView1D, ScratchView2D, ScratchView3D, ScratchView4D, ScratchView5D, ScratchView6D, ScratchView7D, ScratchView8D = (
+    _ScratchView(k) for k in range(1, 9)
+)
 ScratchView = _ScratchView  # the type of pk.ScratchView1D ... 8D
 
 
@@ -259,3 +277,17 @@ class ViewTypeInfo:
 
     def __init__(self, layout=None, space=None, trait=None):
         self.layout, self.space, self.trait = layout, space, trait
+
+
+_PRECISION = [DataType.float64]
+
+
+def get_default_precision():
+    """The dtype of Views made without one (pk.double unless changed)."""
+    return _PRECISION[0]
+
+
+def set_default_precision(precision) -> None:
+    if not isinstance(precision, DataType) or not np.issubdtype(numpy_dtype(precision.value), np.floating):
+        raise TypeError(f"the default precision is a floating dtype (pk.float32 or pk.float64), not {precision!r}")
+    _PRECISION[0] = precision

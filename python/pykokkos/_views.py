@@ -1,4 +1,5 @@
 """Views: Rust-owned memory with NumPy-like host behaviour."""
+
 from __future__ import annotations
 
 import operator
@@ -6,7 +7,7 @@ import operator
 import numpy as np
 
 from . import _native
-from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, numpy_dtype
+from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
 
 
 _native_new = _native.View.__new__
@@ -28,8 +29,6 @@ def _normalize_args(shape, dtype, space, layout):
         raise TypeError(f"pk.View needs a shape: an int or a list of ints, not {shape!r}")
     shape = _extents(shape)
     if dtype is None:  # PyKokkos' default precision (pk.set_default_precision)
-        from ._compat import get_default_precision
-
         dtype = get_default_precision()
     # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
     space_code = space.value if isinstance(space, MemorySpace) else 0
@@ -47,8 +46,15 @@ class View(_native.View):
     def __new__(cls, shape=None, dtype=None, space=None, layout=None, trait=None, **internal):
         # The common `pk.View([n, ...], pk.double)` in one native call (temporaries
         # made in loops pay for every step of the general path below).
-        if (cls is View and type(shape) is list and type(dtype) is DataType and space is None and layout is None
-                and trait is None and not internal):
+        if (
+            cls is View
+            and type(shape) is list
+            and type(dtype) is DataType
+            and space is None
+            and layout is None
+            and trait is None
+            and not internal
+        ):
             try:  # ints (and __index__ types) go as they are
                 return _native_new(cls, shape, dtype._value_)
             except TypeError:  # the rest as the general path takes them
@@ -153,7 +159,7 @@ class View(_native.View):
         if any(k is Ellipsis for k in key):
             at = next(d for d, k in enumerate(key) if k is Ellipsis)
             fill = (slice(None),) * (len(shape) - len(key) + 1)
-            key = key[:at] + fill + key[at + 1:]
+            key = key[:at] + fill + key[at + 1 :]
         if len(key) > len(shape):
             raise IndexError(f"too many indices for a View with {len(shape)} dimension(s)")
         start, length, step, keep = [], [], [], []

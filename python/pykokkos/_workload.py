@@ -7,6 +7,7 @@ through the same runtime as any other (recorded, fused and flushed on demand
 under PK_FUSE=1), and anything Python allows in it works. The workunits see the
 instance's fields (Views and numbers) as members, like a functor's.
 """
+
 from __future__ import annotations
 
 import enum
@@ -19,6 +20,7 @@ from ._types import ExecutionSpace
 def workload(cls=None, **_):
     """`@pk.workload`: a class with one `@pk.main`, optional `@pk.callback`s and
     `@pk.workunit` methods."""
+
     def mark(c):
         c.__pk_functor__ = True
         c.__pk_workload__ = True
@@ -112,6 +114,7 @@ def printf(fmt: str, *args) -> None:
 
 class Iterate(enum.Enum):
     """Iteration order of an MDRangePolicy (results never depend on it)."""
+
     Left = "Kokkos::Iterate::Left"
     Right = "Kokkos::Iterate::Right"
     Default = "Kokkos::Iterate::Default"

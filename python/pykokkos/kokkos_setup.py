@@ -15,6 +15,7 @@ With `nvcc` on PATH a second prefix with Serial+OpenMP+CUDA is built beside the 
 `--print-sdist` only fetches (or finds) the verified sdist and prints its path.
 `PK_BUILD_JOBS` sets the build's parallelism (default: all cores).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -79,9 +80,11 @@ def private_root(d: Path) -> Path:
     if st.st_uid == os.geteuid() and not st.st_mode & 0o022:
         return d
     if not st.st_mode & stat.S_ISVTX:
-        fail(f"cache folder {d} can be written by other users and has no sticky bit: they could "
-             "replace anything built there, so it is not used; point PK_CACHE_DIR at a folder of "
-             "your own (or at a sticky shared folder such as /tmp)")
+        fail(
+            f"cache folder {d} can be written by other users and has no sticky bit: they could "
+            "replace anything built there, so it is not used; point PK_CACHE_DIR at a folder of "
+            "your own (or at a sticky shared folder such as /tmp)"
+        )
     mine = d / f"pykokkos-fuse-{os.geteuid()}"
     make_private(mine)
     return mine
@@ -151,8 +154,7 @@ def fetch_sdist(dest: Path) -> Path:
             fail(f"PK_KOKKOS_SDIST={local} is not a file")
         got = sha256_of(path)
         if got != SDIST_SHA256:
-            fail(f"PK_KOKKOS_SDIST={local}: sha256 {got} is not the pinned {SDIST_SHA256} "
-                 f"of {SDIST_FILE}")
+            fail(f"PK_KOKKOS_SDIST={local}: sha256 {got} is not the pinned {SDIST_SHA256} of {SDIST_FILE}")
         say(f"using local sdist {path}")
         return path
     target = dest / SDIST_FILE
@@ -191,7 +193,7 @@ def extract_kokkos(sdist: Path, work: Path) -> Path:
         members = []
         for m in tar.getmembers():
             if m.name.startswith(prefix) and len(m.name) > len(prefix):
-                m.name = m.name[len(prefix):]
+                m.name = m.name[len(prefix) :]
                 members.append(m)
         tar.extractall(tmp, members=members, filter="data")
     tmp.rename(src)
@@ -214,7 +216,13 @@ def cmake_build(src: Path, build: Path, prefix: Path, cuda: bool, staging: Path)
     cmake, ninja = ensure_build_tools()
     cxx = require_compiler()
     args = [
-        cmake, "-S", str(src), "-B", str(build), "-G", "Ninja",
+        cmake,
+        "-S",
+        str(src),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
         f"-DCMAKE_MAKE_PROGRAM={ninja}",
         f"-DCMAKE_INSTALL_PREFIX={prefix}",
         "-DCMAKE_BUILD_TYPE=Release",
@@ -306,8 +314,7 @@ def build_into(root: Path, name: str, prefix: Path, cuda: bool) -> None:
     (staging / ".pk-complete").write_text(json.dumps({"version": KOKKOS_VERSION, "cuda": cuda}))
     shutil.rmtree(prefix, ignore_errors=True)  # an unfinished prefix of an older version
     staging.rename(prefix)
-    say(f"Kokkos {KOKKOS_VERSION} ({'Serial+OpenMP+CUDA' if cuda else 'Serial+OpenMP'}) "
-        f"installed in {prefix} ({time.time() - t0:.0f} s)")
+    say(f"Kokkos {KOKKOS_VERSION} ({'Serial+OpenMP+CUDA' if cuda else 'Serial+OpenMP'}) installed in {prefix} ({time.time() - t0:.0f} s)")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ written on the host and goes back to the device before a kernel reads it).
 Where the MPI library is CUDA-aware, `device_buffer(view)` hands MPI the
 device memory instead, with no staging copy.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -50,14 +51,23 @@ def describe(comm=None) -> str:
 
     if comm is None:
         from mpi4py import MPI
+
         comm = MPI.COMM_WORLD
-    local = next((os.environ[k] for k in ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
-                                          "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID") if k in os.environ), "?")
+    local = next(
+        (
+            os.environ[k]
+            for k in ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
+            if k in os.environ
+        ),
+        "?",
+    )
     threads = pk._native.initialize()
     device = pk._native.device_id()
     gpu = f"GPU {device}" if device >= 0 else "no GPU"
-    return (f"rank {comm.Get_rank()}/{comm.Get_size()} (node-local {local}): {threads} host thread(s), "
-            f"{gpu}, CUDA-aware MPI: {'yes' if cuda_aware() else 'no'}")
+    return (
+        f"rank {comm.Get_rank()}/{comm.Get_size()} (node-local {local}): {threads} host thread(s), "
+        f"{gpu}, CUDA-aware MPI: {'yes' if cuda_aware() else 'no'}"
+    )
 
 
 class DeviceBuffer:
@@ -95,6 +105,8 @@ def device_buffer(view, require: bool = True):
     if cuda_aware():
         return DeviceBuffer(view)
     if require:
-        raise RuntimeError("this MPI library is not CUDA-aware (MPIX_Query_cuda_support() is 0 or absent): "
-                           "pass the View itself, which MPI reads and writes through its host copy")
+        raise RuntimeError(
+            "this MPI library is not CUDA-aware (MPIX_Query_cuda_support() is 0 or absent): "
+            "pass the View itself, which MPI reads and writes through its host copy"
+        )
     return view

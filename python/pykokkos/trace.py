@@ -7,6 +7,7 @@ The file holds one JSON object per line (docs/trace-format.md): a header
 with the format name and version, then `launch`, `flush`, `kernel` and
 `compile` events in order. `python -m pykokkos replay|trace summary` read it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,7 @@ def data_dir(path: str) -> str:
 
 def mpi_rank() -> tuple[int, int] | None:
     """(rank, ranks) from the MPI launcher's environment, when there are several."""
-    for r, n in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
-                 ("SLURM_PROCID", "SLURM_NTASKS")):
+    for r, n in (("PMI_RANK", "PMI_SIZE"), ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"), ("SLURM_PROCID", "SLURM_NTASKS")):
         if os.environ.get(r, "").isdigit() and os.environ.get(n, "").isdigit() and int(os.environ[n]) > 1:
             return int(os.environ[r]), int(os.environ[n])
     return None

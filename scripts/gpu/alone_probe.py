@@ -1,6 +1,7 @@
 """Flushes of one launch on the Cuda space, lazy / eager side by side (a
 check of src/pipeline/memo/slots.rs; run with PK_FUSION_DISABLE=adaptive to see
 lazy mode without it). Usage: python3 scripts/gpu/alone_probe.py"""
+
 import sys
 from pathlib import Path
 
@@ -23,5 +24,8 @@ for n in (1 << 16, 1 << 20, 1 << 24):
 
     for name, f in (("two_reads", two_reads), ("map_fence", map_fence)):
         s = _side_by_side(f, 500, reps=7, settle=20)
-        print(f"n=2^{n.bit_length() - 1} {name}: lazy {s.lazy:.1f} us, eager {s.eager:.1f} us, "
-              f"lazy / eager {s.ratio:.3f} (lazy slower in {s.slower}/{s.pairs} pairs)", flush=True)
+        print(
+            f"n=2^{n.bit_length() - 1} {name}: lazy {s.lazy:.1f} us, eager {s.eager:.1f} us, "
+            f"lazy / eager {s.ratio:.3f} (lazy slower in {s.slower}/{s.pairs} pairs)",
+            flush=True,
+        )

@@ -8,6 +8,7 @@
 use super::kw::Kw;
 use super::launch::launch_with;
 use super::lazy::Pending;
+use super::wire;
 use super::workunit::Workunit;
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::ffi;
@@ -84,7 +85,7 @@ fn enter<'py>(
         None => Kw::Dict(None),
     };
     // A reducer or an initial value goes through the Python form.
-    let special = pattern == 1
+    let special = pattern == wire::PATTERN_REDUCE
         && (kw.has(pyo3::intern!(py, "reducer"))? || kw.has(pyo3::intern!(py, "initial_value"))?);
     // PyKokkos' labelled form `pk.parallel_for("name", policy, wu, ...)` too
     // (ExaMiniMD labels every launch).
@@ -115,7 +116,11 @@ fn enter<'py>(
             });
         }
     }
-    let form = if pattern == 0 { &f.for_ } else { &f.reduce };
+    let form = if pattern == wire::PATTERN_FOR {
+        &f.for_
+    } else {
+        &f.reduce
+    };
     form.bind(py)
         .call(PyTuple::new(py, pos)?, kw.dict(py)?.as_ref())
 }

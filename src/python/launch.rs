@@ -10,6 +10,7 @@ use super::lazy::record_result;
 use super::origin::{call_site, CallOrigin, PyOrigin, Site};
 use super::policy::policy_of;
 use super::resolve;
+use super::wire;
 use super::workunit::Workunit;
 use crate::codegen::KernelSpec;
 use crate::errors::PkResult;
@@ -25,14 +26,15 @@ use pyo3::types::PyDict;
 use std::cell::Cell;
 use std::sync::Arc;
 
-/// 0 for, 1 reduce (sum), 2 scan, 3.. reduce through `Reducer::ALL[code - 3]`.
+/// The launch kind of a wire code (`wire`): for, reduce (sum), scan, or a
+/// reduce through one of `Reducer::ALL`.
 fn pattern_of(code: u8) -> PyResult<Pattern> {
     match code {
-        0 => Ok(Pattern::For),
-        1 => Ok(Pattern::Reduce),
-        2 => Ok(Pattern::Scan),
+        wire::PATTERN_FOR => Ok(Pattern::For),
+        wire::PATTERN_REDUCE => Ok(Pattern::Reduce),
+        wire::PATTERN_SCAN => Ok(Pattern::Scan),
         c => Reducer::ALL
-            .get(c as usize - 3)
+            .get((c as usize).wrapping_sub(wire::REDUCER_BASE as usize))
             .map(|&r| Pattern::Reducer(r))
             .ok_or_else(|| PyTypeError::new_err(format!("unknown launch kind {c}"))),
     }

@@ -26,6 +26,7 @@ mod view_export;
 mod view_ops;
 mod view_raw;
 mod view_slice;
+mod wire;
 mod workunit;
 
 use pyo3::prelude::*;
@@ -91,6 +92,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime::set_default_space, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::default_space, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::toolchain_info, m)?)?;
+    m.add_function(wrap_pyfunction!(wire::wire_codes, m)?)?;
     m.add("KernelSyntaxError", py.get_type::<KernelSyntaxError>())?;
     m.add("KernelTypeError", py.get_type::<KernelTypeError>())?;
     m.add("CompileError", py.get_type::<CompileError>())?;

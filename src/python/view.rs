@@ -4,6 +4,7 @@
 //! runtime to flush what is pending on the memory first.
 use super::bridge::py_err;
 use super::lazy::{flush_host, take_swallowed};
+use super::wire;
 use crate::memory::alloc::Alloc;
 use crate::memory::dlpack;
 
@@ -253,7 +254,11 @@ impl View {
     }
     #[getter]
     fn _layout_code(&self) -> u8 {
-        u8::from(self.declared == Layout::Left)
+        if self.declared == Layout::Left {
+            wire::LAYOUT_LEFT
+        } else {
+            wire::LAYOUT_RIGHT
+        }
     }
     #[getter]
     fn _kernel_layout(&self) -> &'static str {

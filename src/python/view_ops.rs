@@ -4,6 +4,7 @@ use super::bridge::py_err;
 use super::buffer;
 use super::view::born;
 use super::view::View;
+use super::wire;
 use crate::memory::alloc::{Alloc, ForeignBuf};
 use crate::memory::device;
 use crate::memory::geometry::{allocation_bytes, classify, contiguous_strides, subview};
@@ -33,15 +34,13 @@ impl View {
     ) -> PyResult<View> {
         let dtype = DType::from_code(dtype_code)
             .ok_or_else(|| PyValueError::new_err("unknown dtype code"))?;
-        let declared = if layout_code == 1 {
+        let declared = if layout_code == wire::LAYOUT_LEFT {
             Layout::Left
         } else {
             Layout::Right
         };
         let bytes = allocation_bytes(&shape, dtype).map_err(py_err)?;
-        // 0 HostSpace, 1 CudaSpace (host memory mirrored on the device when a
-        // CUDA kernel needs it), 2 CudaUVMSpace (managed memory).
-        let uvm = space_code == 2;
+        let uvm = space_code == wire::MEMORY_UVM;
         if uvm {
             device::check_managed(bytes).map_err(py_err)?;
         }

@@ -2,6 +2,7 @@
 NumPy (and CuPy) arrays among a launch's keyword arguments as Views of the same
 memory, in place, as a launch takes them. A dtype the workunit's annotation
 disagrees with is then refused by the launch, naming the dtype it expects."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -12,6 +12,7 @@ A function the translation cannot take runs under the real Numba (plain Python
 without it), with one FallbackWarning saying where and why; `report()` lists
 how each function last ran. PK_NUMBA_STRICT=1 turns the fallback off.
 """
+
 from __future__ import annotations
 
 import os as _os
@@ -45,11 +46,26 @@ def __getattr__(name: str):
     """The rest of Numba's API (vectorize, stencil, typed, objmode, ...) is the
     real package's: what uses it runs under Numba itself."""
     from ._fallback import real_numba
+
     real = real_numba()
     if real is None or name.startswith("__"):
         raise AttributeError(f"module 'pykokkos.numba' has no attribute {name!r}")
     return getattr(real, name)
 
 
-__all__ = ["Dispatcher", "jit", "njit", "prange", "stencil", "vectorize", "UnsupportedError", "FallbackWarning", "report", "types",
-           "config", "get_num_threads", "set_num_threads", *sorted(_TYPES)]
+__all__ = [
+    "Dispatcher",
+    "jit",
+    "njit",
+    "prange",
+    "stencil",
+    "vectorize",
+    "UnsupportedError",
+    "FallbackWarning",
+    "report",
+    "types",
+    "config",
+    "get_num_threads",
+    "set_num_threads",
+    *sorted(_TYPES),
+]

@@ -6,6 +6,7 @@ dimension (step 0 where NumPy broadcasts), scalars are kernel arguments or are
 computed in the kernel. Offsets, steps and shapes are computed on the host at
 each call (rt.Region), so one compiled kernel serves every slice bound.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,20 +18,96 @@ from ._kbody import NP_RENAME, KernelBody, pk_type, vectorized_call
 from ._typer import Arr
 
 ELEMENTWISE_NP = {
-    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "arcsin", "arccos",
-    "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "abs", "absolute", "fabs", "floor",
-    "ceil", "trunc", "power", "arctan2", "hypot", "minimum", "maximum", "fmin", "fmax", "where", "square",
-    "negative", "sign", "isnan", "isinf", "isfinite", "add", "subtract", "multiply", "divide", "true_divide",
-    "conj", "conjugate", "real", "imag", "rint", "cbrt", "copysign", "fmod", "logical_and", "logical_or",
-    "logical_not", "logical_xor", "greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
-    "floor_divide", "remainder", "mod", "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "bitwise_not",
-    "deg2rad", "rad2deg", "degrees", "radians",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "abs",
+    "absolute",
+    "fabs",
+    "floor",
+    "ceil",
+    "trunc",
+    "power",
+    "arctan2",
+    "hypot",
+    "minimum",
+    "maximum",
+    "fmin",
+    "fmax",
+    "where",
+    "square",
+    "negative",
+    "sign",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "conj",
+    "conjugate",
+    "real",
+    "imag",
+    "rint",
+    "cbrt",
+    "copysign",
+    "fmod",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "logical_xor",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "equal",
+    "not_equal",
+    "floor_divide",
+    "remainder",
+    "mod",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "invert",
+    "bitwise_not",
+    "deg2rad",
+    "rad2deg",
+    "degrees",
+    "radians",
 }
-NP_BINARY = {"add": ast.Add, "subtract": ast.Sub, "multiply": ast.Mult, "divide": ast.Div, "true_divide": ast.Div,
-             "floor_divide": ast.FloorDiv, "remainder": ast.Mod, "mod": ast.Mod, "bitwise_and": ast.BitAnd,
-             "bitwise_or": ast.BitOr, "bitwise_xor": ast.BitXor}
-NP_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq,
-              "not_equal": ast.NotEq}
+NP_BINARY = {
+    "add": ast.Add,
+    "subtract": ast.Sub,
+    "multiply": ast.Mult,
+    "divide": ast.Div,
+    "true_divide": ast.Div,
+    "floor_divide": ast.FloorDiv,
+    "remainder": ast.Mod,
+    "mod": ast.Mod,
+    "bitwise_and": ast.BitAnd,
+    "bitwise_or": ast.BitOr,
+    "bitwise_xor": ast.BitXor,
+}
+NP_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq, "not_equal": ast.NotEq}
 # NumPy names of kernel math the kernel language spells otherwise.
 NP_MATH = {"deg2rad": "radians", "rad2deg": "degrees"}
 
@@ -102,8 +179,7 @@ class Expr:
         # v[i0, i1, ...]: the work index, which the fusion engine can fuse.
         if kept == ndim == self.rank:
             ix = [name(f"i{d}") for d in range(ndim)]
-            self.plain[id(node)] = ast.Subscript(name(v), ast.Tuple(ix, ast.Load()) if ndim > 1 else ix[0],
-                                                 ast.Load())
+            self.plain[id(node)] = ast.Subscript(name(v), ast.Tuple(ix, ast.Load()) if ndim > 1 else ix[0], ast.Load())
         else:
             self.plain_ok = False
         return node
@@ -117,11 +193,11 @@ class Expr:
                 if id(n) in plain:
                     return plain[id(n)]
                 return self.generic_visit(n)
+
         return Swap().visit(tree)  # the general kernel's text is already emitted
 
     def plain_params(self):
-        return [p for p in self.params if not any(p == f"{v}_o{d}" or p == f"{v}_s{d}"
-                                                  for v in self.prefix.values() for d in range(8))]
+        return [p for p in self.params if not any(p == f"{v}_o{d}" or p == f"{v}_s{d}" for v in self.prefix.values() for d in range(8))]
 
     def plain_kwargs(self):
         return [ast.keyword(v, ast.Attribute(name(r), "view", ast.Load())) for r, v in self.prefix.items()]
@@ -134,8 +210,7 @@ class Expr:
         if isinstance(e, ast.Name):
             v, _, nd = self.region(e, None, e)
             return self.index(v, None, nd, e)
-        if isinstance(e, ast.Subscript) and not isinstance(e.slice, (ast.Tuple, ast.Slice)) and \
-                isinstance(self.t.type_of(e.slice), Arr):
+        if isinstance(e, ast.Subscript) and not isinstance(e.slice, (ast.Tuple, ast.Slice)) and isinstance(self.t.type_of(e.slice), Arr):
             return self._on_host(e, t)  # a[mask]: its own array first
         if isinstance(e, ast.Subscript):
             v, _, nd = self.region(e.value, e.slice, e)
@@ -167,8 +242,7 @@ class Expr:
                 if f == "logical_not":
                     return ast.UnaryOp(ast.Not(), _truth(args[0]))
                 if f in ("invert", "bitwise_not"):
-                    return ast.UnaryOp(ast.Invert(), args[0]) if self.t.type_of(e).dtype != "bool" else \
-                        ast.UnaryOp(ast.Not(), args[0])
+                    return ast.UnaryOp(ast.Invert(), args[0]) if self.t.type_of(e).dtype != "bool" else ast.UnaryOp(ast.Not(), args[0])
                 if f == "square":
                     return ast.BinOp(args[0], ast.Mult(), args[0])
                 return call(f"np.{NP_RENAME.get(f, NP_MATH.get(f, f))}", args)
@@ -177,8 +251,7 @@ class Expr:
             if kind is not None and kind[0] == "math":
                 return call(f"math.{kind[1]}", [self.element(a) for a in e.args])
             if kind is not None and kind[0] == "vectorize":
-                return vectorized_call(self.t, kind[1], e.args, [self.t.type_of(a) for a in e.args], e,
-                                       self.element)
+                return vectorized_call(self.t, kind[1], e.args, [self.t.type_of(a) for a in e.args], e, self.element)
             if isinstance(e.func, ast.Attribute) and e.func.attr == "astype":
                 return ast.Call(pk_type(t.dtype), [self.element(e.func.value)], [])
             # Anything else with an array value (a helper's result, an allocation)
@@ -187,8 +260,7 @@ class Expr:
         raise self.err(e, f"{ast.unparse(e)[:40]} is not an elementwise array expression pykokkos.numba supports")
 
     def _on_host(self, e, t) -> ast.expr:
-        from ._host import HostBody
-        value = HostBody(self.t).expr(_copy(e), self.pre)  # e stays as written, for typing
+        value = self.t.host_expr(_copy(e), self.pre)  # e stays as written, for typing
         tmp = self.t.fresh("a")
         self.t.env[tmp] = t
         self.pre.append(ast.Assign([name(tmp, ast.Store())], value))
@@ -217,8 +289,7 @@ class Expr:
                     self.kwargs.append(ast.keyword(n, name(n)))
             body = KernelBody(self.t, self.t.env, self.t.fresh)
             return body.visit(_copy(e))
-        from ._host import HostBody
-        value = HostBody(self.t).expr(_copy(e), self.pre)
+        value = self.t.host_expr(_copy(e), self.pre)
         s = self.t.fresh("s")
         self.pre.append(ast.Assign([name(s, ast.Store())], value))
         self.params.append(s)
@@ -236,8 +307,7 @@ def _host_key(key) -> ast.expr:
     out = []
     for i in items:
         if isinstance(i, ast.Slice):
-            out.append(call("slice", [i.lower or ast.Constant(None), i.upper or ast.Constant(None),
-                                      i.step or ast.Constant(None)]))
+            out.append(call("slice", [i.lower or ast.Constant(None), i.upper or ast.Constant(None), i.step or ast.Constant(None)]))
         else:
             out.append(i)
     return ast.Tuple(out, ast.Load())
@@ -247,24 +317,21 @@ def _kernel_safe(e, t) -> bool:
     for x in ast.walk(e):
         if isinstance(x, ast.Call):
             kind = t.names.callee(x.func)
-            if kind is None or kind[0] in ("helper", "vectorize", "stencil") or \
-                    (kind[0] == "np" and kind[1] not in ELEMENTWISE_NP):
+            if kind is None or kind[0] in ("helper", "vectorize", "stencil") or (kind[0] == "np" and kind[1] not in ELEMENTWISE_NP):
                 return False
         if isinstance(x, ast.Subscript) and isinstance(t.type_of(x), Arr):
             return False
     return True
 
 
-def workunit(t, kname: str, indices: list[str], params: list, body: list, acc: str | None = None,
-             acc_name: str = "acc") -> None:
+def workunit(t, kname: str, indices: list[str], params: list, body: list, acc: str | None = None, acc_name: str = "acc") -> None:
     """Adds `@pk.workunit def kname(<indices>, [acc: pk.Acc[<acc>]], <params>)` to
     the module; params are names or ast.arg (annotated scalars)."""
     args = [ast.arg(i) for i in indices]
     if acc is not None:
         args.append(ast.arg(acc_name, ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(acc), ast.Load())))
     args += [p if isinstance(p, ast.arg) else ast.arg(p) for p in params]
-    fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body or [ast.Pass()],
-                           [name("pk.workunit")], None)
+    fdef = ast.FunctionDef(kname, ast.arguments([], args, None, [], [], None, []), body or [ast.Pass()], [name("pk.workunit")], None)
     t.module.add(fdef)
 
 
@@ -298,8 +365,9 @@ def assign(t, target, value, op=None, new: str | None = None) -> list[ast.stmt]:
         pre.append(ast.Assign([name(shape, ast.Store())], call("rt.shape_of", operands)))
         pre.append(ast.Assign([name(new, ast.Store())], call("rt.zeros", [name(shape), ast.Constant(dt)])))
         tv, tr = t.fresh("out"), None
-        store = ast.Subscript(name(tv), ast.Tuple([name(f"i{d}") for d in range(x.rank)], ast.Load())
-                              if x.rank > 1 else name("i0"), ast.Store())
+        store = ast.Subscript(
+            name(tv), ast.Tuple([name(f"i{d}") for d in range(x.rank)], ast.Load()) if x.rank > 1 else name("i0"), ast.Store()
+        )
         x.params.insert(0, tv)
         launch_kw = [ast.keyword(tv, name(new))]
     else:
@@ -334,6 +402,7 @@ def launches(t, x, shape: str, what: str, body, acc, extra_kw, result: str | Non
     def stmt(k, kws):
         c = call(pattern, [call("rt.policy", [name(shape)]), name(k)], kws)
         return ast.Assign([name(result, ast.Store())], c) if result else ast.Expr(c)
+
     general = stmt(kname, kw)
     if not x.plain_ok:
         return [general]

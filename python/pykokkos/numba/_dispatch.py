@@ -1,5 +1,6 @@
 """njit / jit: a Dispatcher per decorated function, translated once per
 argument types (as Numba compiles once per signature) into PyKokkos code."""
+
 from __future__ import annotations
 
 import functools
@@ -13,9 +14,26 @@ from ._errors import UnsupportedError
 from ._translate import translate
 from ._typer import _view_type
 
-_OPTIONS = {"parallel", "fastmath", "cache", "nogil", "nopython", "boundscheck", "error_model", "inline",
-            "forceobj", "looplift", "debug", "locals", "target", "no_cpython_wrapper", "no_cfunc_wrapper",
-            "fallback", "_nrt", "signature_or_function"}
+_OPTIONS = {
+    "parallel",
+    "fastmath",
+    "cache",
+    "nogil",
+    "nopython",
+    "boundscheck",
+    "error_model",
+    "inline",
+    "forceobj",
+    "looplift",
+    "debug",
+    "locals",
+    "target",
+    "no_cpython_wrapper",
+    "no_cfunc_wrapper",
+    "fallback",
+    "_nrt",
+    "signature_or_function",
+}
 
 
 def _strict() -> bool:
@@ -25,6 +43,7 @@ def _strict() -> bool:
 
 def _pk():
     import pykokkos
+
     return pykokkos
 
 
@@ -57,6 +76,8 @@ def _key(a):
 
 class Dispatcher:
     """What @njit returns: call it like the function; `py_func` is the original."""
+
+    __pk_dispatcher__ = True  # (how the fallback tells one apart without importing this module)
 
     def __init__(self, py_func, options: dict):
         unknown = set(options) - _OPTIONS
@@ -91,6 +112,7 @@ class Dispatcher:
 
     def _bind(self, args, kwargs):
         import inspect
+
         bound = inspect.signature(self.py_func).bind(*args, **kwargs)
         bound.apply_defaults()
         return tuple(bound.args)
@@ -105,8 +127,10 @@ class Dispatcher:
                 raise
             return self._fall_back(key, args, str(err))
         except Exception as err:  # noqa: BLE001 - a translator bug must not stop the program
-            located = UnsupportedError(f"{_fallback.where(self.py_func)}: pykokkos.numba could not translate "
-                                       f"{self.py_func.__qualname__} ({type(err).__name__}: {err})")
+            located = UnsupportedError(
+                f"{_fallback.where(self.py_func)}: pykokkos.numba could not translate "
+                f"{self.py_func.__qualname__} ({type(err).__name__}: {err})"
+            )
             if _strict():
                 raise located from err
             return self._fall_back(key, args, str(located))
@@ -122,8 +146,10 @@ class Dispatcher:
                 raise
             if _strict():  # located at the user's function; the generated code's error is its cause
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                raise UnsupportedError(f"{_fallback.where(self.py_func)}: the kernels pykokkos.numba made of "
-                                       f"{self.py_func.__qualname__} were refused ({first})") from err
+                raise UnsupportedError(
+                    f"{_fallback.where(self.py_func)}: the kernels pykokkos.numba made of "
+                    f"{self.py_func.__qualname__} were refused ({first})"
+                ) from err
             for a, before in saved:
                 a[...] = before
             return self._fall_back(key, args, str(err))
@@ -170,10 +196,12 @@ class Dispatcher:
 def _numba_call(twin):
     """Calls Numba's twin of a function; jitted functions passed as arguments
     go as their own Numba twins (Numba cannot call a pykokkos.numba Dispatcher)."""
+
     def call(*args):
         if any(isinstance(a, Dispatcher) for a in args):
             args = tuple(_fallback.numba_version(a) if isinstance(a, Dispatcher) else a for a in args)
         return twin(*args)
+
     return call
 
 
@@ -201,8 +229,9 @@ def _numpy_division(text: str) -> str:
             return ast.Assign([node.target], call(node.op, load, node.value))
 
     tree = ast.parse(text)
-    kernels = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)
-               and any(ast.unparse(d).startswith("pk.") for d in f.decorator_list)]
+    kernels = [
+        f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and any(ast.unparse(d).startswith("pk.") for d in f.decorator_list)
+    ]
     if not any(isinstance(n, ast.BinOp | ast.AugAssign) and type(n.op) in ops for k in kernels for n in ast.walk(k)):
         return text
     for k in kernels:
@@ -241,6 +270,7 @@ def _decorate(args, options):
 
     def wrap(fn):
         return Dispatcher(fn, options)
+
     return wrap
 
 

@@ -1,5 +1,6 @@
 """Located errors: every construct outside the subset names the user's file,
 line and column, shows the line with a caret, and says what to do."""
+
 from __future__ import annotations
 
 import ast
@@ -14,6 +15,7 @@ class UnsupportedError(TypeError):
 @dataclass
 class Source:
     """Where a function's source came from, to point errors at the user's lines."""
+
     filename: str
     first_line: int  # line of the function's first source line in the file
     lines: list[str]  # the dedented source lines

@@ -8,6 +8,7 @@ every other jitted function become real Numba's: Numba then compiles the whole
 call tree, as it would have without pykokkos.numba. Numba freezes globals at
 compile time anyway, so the copy changes nothing it would see.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -23,8 +24,11 @@ class FallbackWarning(UserWarning):
 _REAL: list = []  # [module or None], once looked up
 # Numba imported before pykokkos.numba (a driver that then lets `import numba`
 # name pykokkos.numba): that module is the real one.
-if getattr(sys.modules.get("numba"), "__name__", None) == "numba" and \
-        hasattr(sys.modules.get("numba"), "njit") and "numba.core" in sys.modules:
+if (
+    getattr(sys.modules.get("numba"), "__name__", None) == "numba"
+    and hasattr(sys.modules.get("numba"), "njit")
+    and "numba.core" in sys.modules
+):
     _REAL.append(sys.modules["numba"])
 
 
@@ -69,8 +73,7 @@ class Builder:
         self.made: dict = {}  # id(Dispatcher) -> real dispatcher
 
     def value(self, v):
-        from ._dispatch import Dispatcher
-        if isinstance(v, Dispatcher):
+        if getattr(type(v), "__pk_dispatcher__", False):  # a pykokkos.numba Dispatcher
             return self.dispatcher(v)
         if getattr(v, "__pk_vectorize__", False):  # Numba's own ufunc of the same function
             return v.numba_version(self.real)
@@ -126,7 +129,7 @@ def warn(fn, how: str, why: str) -> None:
     reason = why.strip().splitlines()
     first = reason[0] if reason else "not translatable"
     rest = "\n".join(reason[1:])
-    text = (f"pykokkos.numba: {fn.__qualname__} ({where(fn)}) runs under {how}, not as Kokkos kernels: "
-            f"{first}" + (f"\n{rest}" if rest else ""))
-    warnings.warn_explicit(text, FallbackWarning, fn.__code__.co_filename, fn.__code__.co_firstlineno,
-                           module=fn.__module__)
+    text = f"pykokkos.numba: {fn.__qualname__} ({where(fn)}) runs under {how}, not as Kokkos kernels: {first}" + (
+        f"\n{rest}" if rest else ""
+    )
+    warnings.warn_explicit(text, FallbackWarning, fn.__code__.co_filename, fn.__code__.co_firstlineno, module=fn.__module__)

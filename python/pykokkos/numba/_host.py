@@ -1,5 +1,6 @@
 """The host side of a translated function: its statements in order, with
 kernels launched where the loops and array expressions were."""
+
 from __future__ import annotations
 
 import ast
@@ -28,8 +29,7 @@ class HostBody:
         return unsupported(self.t.ctx, node, msg)
 
     def is_prange(self, s) -> bool:
-        return isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and \
-            self.t.names.callee(s.iter.func) == ("builtin", "prange")
+        return isinstance(s, ast.For) and isinstance(s.iter, ast.Call) and self.t.names.callee(s.iter.func) == ("builtin", "prange")
 
     def has_prange(self, s) -> bool:
         return any(self.is_prange(x) for x in ast.walk(s))
@@ -123,8 +123,22 @@ class HostBody:
                 return pre + _arrayexpr.assign(t, tgt, value)
         if isinstance(s, ast.AugAssign) and isinstance(t.type_of(s.target), Arr):
             return _arrayexpr.assign(t, s.target, s.value, op=s.op)
-        if isinstance(s, (ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef,
-                          ast.With, ast.Try, ast.Raise, ast.Delete, ast.AsyncFunctionDef)):
+        if isinstance(
+            s,
+            (
+                ast.Global,
+                ast.Nonlocal,
+                ast.Import,
+                ast.ImportFrom,
+                ast.ClassDef,
+                ast.FunctionDef,
+                ast.With,
+                ast.Try,
+                ast.Raise,
+                ast.Delete,
+                ast.AsyncFunctionDef,
+            ),
+        ):
             if isinstance(s, ast.Raise):
                 return [s]
             raise self.err(s, f"'{type(s).__name__}' statements are not supported in jitted functions")
@@ -217,8 +231,11 @@ class _Rewrite(ast.NodeTransformer):
                 return call("rt.array", [self.visit(e.args[0]), ast.Constant(ty.dtype)])
             if what == "asarray" and ty == t.type_of(e.args[0]):
                 return self.visit(e.args[0])
-            return self._materialize(ast.BinOp(e.args[0], ast.Mult(), ast.Constant(1)), e, ty) \
-                if ty.dtype != "bool" else self._materialize(e.args[0], e, ty)
+            return (
+                self._materialize(ast.BinOp(e.args[0], ast.Mult(), ast.Constant(1)), e, ty)
+                if ty.dtype != "bool"
+                else self._materialize(e.args[0], e, ty)
+            )
         if k == "np" and what == "reshape" and len(e.args) == 2:
             return call("rt.reshape", [self.visit(e.args[0]), self.visit(e.args[1])])
         if k == "np" and what == "cumsum" and len(e.args) == 1:
@@ -226,14 +243,18 @@ class _Rewrite(ast.NodeTransformer):
         if k == "np" and what == "linspace":
             ty = t.type_of(e)
             args = [self.visit(a) for a in e.args]
-            num = args[2] if len(args) > 2 else next((self.visit(k.value) for k in e.keywords if k.arg == "num"),
-                                                     ast.Constant(50))
+            num = args[2] if len(args) > 2 else next((self.visit(k.value) for k in e.keywords if k.arg == "num"), ast.Constant(50))
             return call("rt.linspace", [args[0], args[1], num, ast.Constant(ty.dtype)])
         if k == "np" and what == "histogram":
             given = dict(zip(("a", "bins", "range"), e.args)) | {kw.arg: kw.value for kw in e.keywords}
-            return call("rt.histogram", [call("rt.flat", [self.visit(given["a"])]),
-                                         self.visit(given.get("bins", ast.Constant(10))),
-                                         self.visit(given.get("range", ast.Constant(None)))])
+            return call(
+                "rt.histogram",
+                [
+                    call("rt.flat", [self.visit(given["a"])]),
+                    self.visit(given.get("bins", ast.Constant(10))),
+                    self.visit(given.get("range", ast.Constant(None))),
+                ],
+            )
         if k == "np" and what == "sort" and len(e.args) == 1:
             return call("rt.sorted_copy", [self.visit(e.args[0])])
         if k == "stencil":
@@ -315,10 +336,13 @@ class _Rewrite(ast.NodeTransformer):
     def visit_Subscript(self, e):
         """a[m] with m a boolean array: the elements where m is true (a count, then a scan)."""
         t = self.t
-        if isinstance(e.ctx, ast.Load) and isinstance(t.type_of(e.value), Arr) and \
-                not isinstance(e.slice, (ast.Tuple, ast.Slice)) and isinstance(t.type_of(e.slice), Arr):
-            mask = e.slice if isinstance(e.slice, ast.Name) else \
-                self._materialize(e.slice, e.slice, t.type_of(e.slice))
+        if (
+            isinstance(e.ctx, ast.Load)
+            and isinstance(t.type_of(e.value), Arr)
+            and not isinstance(e.slice, (ast.Tuple, ast.Slice))
+            and isinstance(t.type_of(e.slice), Arr)
+        ):
+            mask = e.slice if isinstance(e.slice, ast.Name) else self._materialize(e.slice, e.slice, t.type_of(e.slice))
             return call("rt.compress", [self.visit(e.value), self.visit(mask)])
         return self.generic_visit(e)
 
@@ -355,8 +379,7 @@ def emit_host_function(t, fname: str) -> None:
     out = HostBody(t).block(body)
     # The function called by its user keeps every parameter; a helper's dtype or function ones are dropped.
     params = [p for p in t.params if not (not t.top and isinstance(t.arg_types.get(p), Const))]
-    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-                           out or [ast.Pass()], [], None)
+    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []), out or [ast.Pass()], [], None)
     t.module.add(fdef)
 
 
@@ -364,6 +387,7 @@ def emit_caller(t, fname: str, body: str) -> None:
     """The function with the original signature: arrays in, NumPy arrays and numbers out."""
     args = [ast.arg(p) for p in t.params]
     ret = ast.Return(call("rt.call", [name(body), *[name(p) for p in t.params]]))
-    doc = ast.Expr(ast.Constant(f"{fname}{tuple(t.params)!s} translated from {t.ctx.filename}:{t.ctx.first_line}"
-                                .replace("'", "").replace(",)", ")")))
+    doc = ast.Expr(
+        ast.Constant(f"{fname}{tuple(t.params)!s} translated from {t.ctx.filename}:{t.ctx.first_line}".replace("'", "").replace(",)", ")"))
+    )
     t.module.add(ast.FunctionDef(fname, ast.arguments([], args, None, [], [], None, []), [doc, ret], [], None))

@@ -7,6 +7,7 @@ where it cannot change a value: the temporary is bound once, by an
 elementwise expression, everything it reads is bound at most once before it
 and never written through an index in the body, and no use indexes it or
 hands it to a function (which could keep or change it)."""
+
 from __future__ import annotations
 
 import ast
@@ -15,8 +16,19 @@ import copy
 from ._arrayexpr import ELEMENTWISE_NP
 from ._typer import Arr
 
-_EXPR_OK = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.Name, ast.Constant, ast.Subscript, ast.Call, ast.Slice,
-            ast.Tuple, ast.IfExp, ast.BoolOp)
+_EXPR_OK = (
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.Name,
+    ast.Constant,
+    ast.Subscript,
+    ast.Call,
+    ast.Slice,
+    ast.Tuple,
+    ast.IfExp,
+    ast.BoolOp,
+)
 
 
 def _elementwise(t, e) -> bool:
@@ -71,10 +83,15 @@ def inline_temporaries(t, body: list) -> list:
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             n = st.targets[0].id
             reads = {x.id for x in ast.walk(st.value) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
-            if stores.get(n) == 1 and n not in written and isinstance(t.type_of(st.value), Arr) and \
-                    _elementwise(t, st.value) and _uses_ok(body[k + 1:], n) and \
-                    all(stores.get(r, 0) == 0 or (stores[r] == 1 and r in bound) for r in reads) and \
-                    not reads & written:
+            if (
+                stores.get(n) == 1
+                and n not in written
+                and isinstance(t.type_of(st.value), Arr)
+                and _elementwise(t, st.value)
+                and _uses_ok(body[k + 1 :], n)
+                and all(stores.get(r, 0) == 0 or (stores[r] == 1 and r in bound) for r in reads)
+                and not reads & written
+            ):
                 subst[n] = st.value
                 continue
         for x in ast.walk(st):

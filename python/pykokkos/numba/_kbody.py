@@ -6,6 +6,7 @@ metadata (`a.shape[0]` is `a.extent(0)`), iteration over arrays, enumerate and
 zip, tuple assignment, NumPy's spellings of math functions and constants, and
 calls to other jitted functions (which become @pk.function helpers).
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,29 +18,97 @@ from . import _kelem
 from ._errors import unsupported
 from ._kloops import KernelLoops, _extent, lower_bound, unravel
 from ._typer import Arr, Const
+from ._types import PK_DTYPE, pk_type  # noqa: F401  (the kernel emitters import them from here)
 
-NP_RENAME = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "arcsinh": "asinh",
-             "arccosh": "acosh", "arctanh": "atanh", "power": "pow", "absolute": "abs", "fabs": "fabs",
-             "minimum": "minimum", "maximum": "maximum", "fmin": "fmin", "fmax": "fmax"}
+NP_RENAME = {
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "power": "pow",
+    "absolute": "abs",
+    "fabs": "fabs",
+    "minimum": "minimum",
+    "maximum": "maximum",
+    "fmin": "fmin",
+    "fmax": "fmax",
+}
 CONSTANTS = {"pi": math.pi, "e": math.e}
 # What the kernel language's math takes (src/lower/math.rs), and NumPy's other kernel calls.
 KERNEL_MATH = {
-    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
-    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "erf", "erfc", "tgamma",
-    "lgamma", "degrees", "radians", "pow", "atan2", "hypot", "fmod", "fmin", "fmax", "copysign", "isnan",
-    "isinf", "isfinite", "floor", "ceil", "trunc", "round",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "fabs",
+    "cbrt",
+    "erf",
+    "erfc",
+    "tgamma",
+    "lgamma",
+    "degrees",
+    "radians",
+    "pow",
+    "atan2",
+    "hypot",
+    "fmod",
+    "fmin",
+    "fmax",
+    "copysign",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
 }
-NP_KERNEL = {"abs", "absolute", "conj", "conjugate", "real", "imag", "minimum", "maximum", "rint", "around",
-             "float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8",
-             "bool_", "complex128", "complex64", "float", "int"}
-PK_DTYPE = {"float64": "pk.float64", "float32": "pk.float32", "int64": "pk.int64", "int32": "pk.int32",
-            "int16": "pk.int16", "int8": "pk.int8", "uint64": "pk.uint64", "uint32": "pk.uint32",
-            "uint16": "pk.uint16", "uint8": "pk.uint8", "bool": "pk.bool", "complex128": "pk.complex128",
-            "complex64": "pk.complex64"}
-
-
-def pk_type(dt: str) -> ast.expr:
-    return ast.parse(PK_DTYPE[dt], mode="eval").body
+NP_KERNEL = {
+    "abs",
+    "absolute",
+    "conj",
+    "conjugate",
+    "real",
+    "imag",
+    "minimum",
+    "maximum",
+    "rint",
+    "around",
+    "float64",
+    "float32",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint64",
+    "uint32",
+    "uint16",
+    "uint8",
+    "bool_",
+    "complex128",
+    "complex64",
+    "float",
+    "int",
+}
 
 
 def zero_of(dt: str) -> ast.expr:
@@ -121,16 +190,15 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
         if isinstance(t, Arr):
             idx = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
             if any(isinstance(i, ast.Slice) for i in idx) and not all(
-                    isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
-                    for i in idx if isinstance(i, ast.Slice)):
+                isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None for i in idx if isinstance(i, ast.Slice)
+            ):
                 raise self.err(e, "slices with bounds inside a kernel are not supported; index elements instead")
             if any(isinstance(self.ty(i), Arr) for i in idx if not isinstance(i, ast.Slice)):
                 raise self.err(e, "indexing with an array (a mask or indices) inside a kernel is not supported")
             if len(idx) < t.ndim:
                 # a[i] of a 2-D array is its row: the kernel language's subview a[i, :]
                 idx = [*idx, *[ast.Slice() for _ in range(t.ndim - len(idx))]]
-            e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()) if len(idx) > 1 else idx[0],
-                                                e.ctx), e)
+            e = ast.copy_location(ast.Subscript(e.value, ast.Tuple(idx, ast.Load()) if len(idx) > 1 else idx[0], e.ctx), e)
             e = self.generic_visit(e)
             return self._wrapped(e)
         return self.generic_visit(e)
@@ -177,23 +245,33 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
         if e.keywords:
             raise self.err(e, "print() inside a kernel takes no keyword arguments")
         text = " ".join(fmt) + "\n"
-        return ast.Call(ast.Attribute(ast.Name("pk", ast.Load()), "printf", ast.Load()),
-                        [ast.Constant(text), *args], [])
+        return ast.Call(ast.Attribute(ast.Name("pk", ast.Load()), "printf", ast.Load()), [ast.Constant(text), *args], [])
 
     def _reduction(self, e, kind):
         """A whole-array reduction inside a kernel: its loop goes before the statement."""
         x, fn = None, None
-        if kind is None and isinstance(e.func, ast.Attribute) and not e.args and not e.keywords and \
-                e.func.attr in _kelem._REDUCERS and isinstance(self.ty(e.func.value), Arr):
+        if (
+            kind is None
+            and isinstance(e.func, ast.Attribute)
+            and not e.args
+            and not e.keywords
+            and e.func.attr in _kelem._REDUCERS
+            and isinstance(self.ty(e.func.value), Arr)
+        ):
             x, fn = e.func.value, e.func.attr
-        elif kind is not None and kind[0] == "np" and kind[1] in _kelem._REDUCERS and len(e.args) == 1 and \
-                not e.keywords and isinstance(self.ty(e.args[0]), Arr):
+        elif (
+            kind is not None
+            and kind[0] == "np"
+            and kind[1] in _kelem._REDUCERS
+            and len(e.args) == 1
+            and not e.keywords
+            and isinstance(self.ty(e.args[0]), Arr)
+        ):
             x, fn = e.args[0], kind[1]
         if x is None:
             return None
         if self.pending is None:
-            raise self.err(e, f"{fn}() of an array inside a kernel is supported in assignments, "
-                           "returns and expression statements")
+            raise self.err(e, f"{fn}() of an array inside a kernel is supported in assignments, returns and expression statements")
         pre, value = _kelem.reduce_expr(self, fn, x, e)
         self.pending.extend(pre)
         return ast.copy_location(value, e)
@@ -226,8 +304,11 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
 
     def visit_Call(self, e):
         kind = self.tr.names.callee(e.func)
-        if kind is None and isinstance(e.func, ast.Attribute) and (
-                e.func.attr == "extent" or isinstance(e.func.value, ast.Name) and e.func.value.id == "pk"):
+        if (
+            kind is None
+            and isinstance(e.func, ast.Attribute)
+            and (e.func.attr == "extent" or isinstance(e.func.value, ast.Name) and e.func.value.id == "pk")
+        ):
             return e  # written by an earlier rewrite
         reduced = self._reduction(e, kind)
         if reduced is not None:
@@ -235,13 +316,13 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
         if kind is None:
             if isinstance(e.func, ast.Attribute) and isinstance(self.ty(e.func.value), Arr):
                 raise self.err(e, f"the array method .{e.func.attr}() is not supported inside a kernel")
-            raise self.err(e, f"cannot call {ast.unparse(e.func)} inside a kernel (only math, NumPy math, "
-                           "builtins and other @njit functions)")
+            raise self.err(
+                e, f"cannot call {ast.unparse(e.func)} inside a kernel (only math, NumPy math, builtins and other @njit functions)"
+            )
         k, what = kind
         e = self.generic_visit(e)
         if k == "vectorize":
-            return ast.copy_location(vectorized_call(self.tr, what, e.args, [self.ty(a) for a in e.args], e,
-                                                     lambda a: a), e)
+            return ast.copy_location(vectorized_call(self.tr, what, e.args, [self.ty(a) for a in e.args], e, lambda a: a), e)
         if k == "helper":
             tys = [self.ty(a) for a in e.args]
             name = self.tr.device_helper(what, tys, e)
@@ -256,8 +337,14 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
             if what == "print":
                 return ast.copy_location(self._printf(e), e)
             if what == "round" and len(e.args) == 1:
-                return ast.copy_location(ast.Call(ast.Name("int", ast.Load()), [
-                    ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "rint", ast.Load()), e.args, [])], []), e)
+                return ast.copy_location(
+                    ast.Call(
+                        ast.Name("int", ast.Load()),
+                        [ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "rint", ast.Load()), e.args, [])],
+                        [],
+                    ),
+                    e,
+                )
             if what == "complex":
                 return e
             return e
@@ -267,19 +354,19 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
                 return ast.copy_location(ast.BinOp(x, ast.Mult(), x), e)
             if what == "sign":
                 x = e.args[0]
-                return ast.copy_location(ast.parse(
-                    f"(({ast.unparse(x)}) > 0) - (({ast.unparse(x)}) < 0)", mode="eval").body, e)
+                return ast.copy_location(ast.parse(f"(({ast.unparse(x)}) > 0) - (({ast.unparse(x)}) < 0)", mode="eval").body, e)
             name = NP_RENAME.get(what, what)
             if name not in KERNEL_MATH and name not in PK_DTYPE and name not in NP_KERNEL:
-                raise self.err(e, f"np.{what} is not supported inside a kernel (math functions, abs, "
-                               "minimum/maximum, real/imag, conj, round and dtype casts are)")
-            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()),
-                                              e.args, e.keywords), e)
+                raise self.err(
+                    e,
+                    f"np.{what} is not supported inside a kernel (math functions, abs, "
+                    "minimum/maximum, real/imag, conj, round and dtype casts are)",
+                )
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), name, ast.Load()), e.args, e.keywords), e)
         if k == "math" and what not in KERNEL_MATH and what != "gamma":
             raise self.err(e, f"math.{what} is not supported inside a kernel")
         if k == "math" and what == "gamma":
-            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "tgamma", ast.Load()),
-                                              e.args, []), e)
+            return ast.copy_location(ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "tgamma", ast.Load()), e.args, []), e)
         return e
 
     # -- statements --------------------------------------------------------
@@ -310,8 +397,7 @@ class KernelBody(KernelLoops, ast.NodeTransformer):
                 tmp = self.fresh("t")
                 self.env[tmp] = self.ty(v)
                 temps.append(ast.copy_location(ast.Assign([ast.Name(tmp, ast.Store())], v), s))
-            out = temps + [ast.copy_location(ast.Assign([n], ast.Name(t.targets[0].id, ast.Load())), s)
-                           for n, t in zip(names, temps)]
+            out = temps + [ast.copy_location(ast.Assign([n], ast.Name(t.targets[0].id, ast.Load())), s) for n, t in zip(names, temps)]
             return [self.visit(ast.fix_missing_locations(x)) for x in out]
         else:
             raise self.err(s, "inside a kernel, unpack only a.shape or a tuple written out (a, b = x, y)")

@@ -3,6 +3,7 @@
 (`hist += a[i, :]`, which Numba reduces elementwise). Each becomes a loop over
 the target's elements; an update of memory every iteration of the parallel loop
 shares is an atomic add."""
+
 from __future__ import annotations
 
 import ast
@@ -10,6 +11,7 @@ import ast
 import numpy as np
 
 from ._typer import Arr
+from ._types import pk_type
 
 
 def _name(n, ctx=None):
@@ -20,8 +22,7 @@ def _full(i) -> bool:
     return isinstance(i, ast.Slice) and i.lower is None and i.upper is None and i.step is None
 
 
-_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq,
-            "not_equal": ast.NotEq}
+_COMPARE = {"greater": ast.Gt, "greater_equal": ast.GtE, "less": ast.Lt, "less_equal": ast.LtE, "equal": ast.Eq, "not_equal": ast.NotEq}
 _LOGICAL = {"logical_and", "logical_or", "logical_not", "logical_xor", *_COMPARE}
 
 
@@ -35,9 +36,8 @@ class _Elem:
         idx = list(idx) + [ast.Slice()] * (t.ndim - len(idx))
         kept = sum(_full(i) for i in idx)
         if kept > len(self.ks) or any(isinstance(i, ast.Slice) and not _full(i) for i in idx):
-            raise self.kb.err(node, "inside a kernel, whole-array statements take full slices (a[i, :]) "
-                              "of at most the target's rank")
-        ks = iter(self.ks[len(self.ks) - kept:])
+            raise self.kb.err(node, "inside a kernel, whole-array statements take full slices (a[i, :]) of at most the target's rank")
+        ks = iter(self.ks[len(self.ks) - kept :])
         out = [_name(next(ks)) if _full(i) else i for i in idx]
         return ast.Subscript(base, ast.Tuple(out, ast.Load()) if len(out) > 1 else out[0], ast.Load())
 
@@ -79,16 +79,18 @@ def expand(kb, s, target, value, op):
     el = _Elem(kb, ks)
     store = el(target)
     rhs = el(value)
-    shared = op is not None and kb.parallel_index is not None and kb.parallel_index not in {
-        n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    shared = (
+        op is not None
+        and kb.parallel_index is not None
+        and kb.parallel_index not in {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    )
     if shared:
         if not isinstance(op, (ast.Add, ast.Sub)):
             raise kb.err(s, "an array accumulated across a prange loop must use += or -=")
         if isinstance(op, ast.Sub):
             rhs = ast.UnaryOp(ast.USub(), rhs)
         idx = store.slice.elts if isinstance(store.slice, ast.Tuple) else [store.slice]
-        body = ast.Expr(ast.Call(ast.Attribute(_name("pk"), "atomic_add", ast.Load()),
-                                 [store.value, ast.List(idx, ast.Load()), rhs], []))
+        body = ast.Expr(ast.Call(ast.Attribute(_name("pk"), "atomic_add", ast.Load()), [store.value, ast.List(idx, ast.Load()), rhs], []))
     elif op is not None:
         store.ctx = ast.Store()
         body = ast.AugAssign(store, op, rhs)
@@ -97,8 +99,11 @@ def expand(kb, s, target, value, op):
         body = ast.Assign([store], rhs)
     loop = [body]
     base = target.value if isinstance(target, ast.Subscript) else target
-    tidx = target.slice.elts if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple) else (
-        [target.slice] if isinstance(target, ast.Subscript) else [])
+    tidx = (
+        target.slice.elts
+        if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Tuple)
+        else ([target.slice] if isinstance(target, ast.Subscript) else [])
+    )
     bt = kb.ty(base)
     tidx = list(tidx) + [ast.Slice()] * (bt.ndim - len(tidx))
     dims = [d for d, i in enumerate(tidx) if _full(i)]
@@ -125,9 +130,7 @@ def _base(kb, x):
 def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
     """`x.sum()` (and prod/min/max/mean, np.sum(x), ...) of an array expression
     inside a kernel: statements accumulating it in a loop nest, and the value."""
-    from ._kbody import pk_type  # (imported here: _kbody imports this module)
-    if isinstance(x, ast.Subscript) and not isinstance(x.slice, (ast.Tuple, ast.Slice)) and \
-            isinstance(kb.ty(x.slice), Arr):
+    if isinstance(x, ast.Subscript) and not isinstance(x.slice, (ast.Tuple, ast.Slice)) and isinstance(kb.ty(x.slice), Arr):
         return _masked(kb, fn, x, node, pk_type)
     t = kb.ty(x)
     base = _base(kb, x)
@@ -155,8 +158,11 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
     body = [ast.Assign([_name(acc, ast.Store())], update)]
     arr = base.value if isinstance(base, ast.Subscript) else base
     bt = kb.ty(arr)
-    bidx = base.slice.elts if isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple) else (
-        [base.slice] if isinstance(base, ast.Subscript) else [])
+    bidx = (
+        base.slice.elts
+        if isinstance(base, ast.Subscript) and isinstance(base.slice, ast.Tuple)
+        else ([base.slice] if isinstance(base, ast.Subscript) else [])
+    )
     bidx = list(bidx) + [ast.Slice()] * (bt.ndim - len(bidx))
     dims = [d for d, i in enumerate(bidx) if _full(i)]
     exts = [ast.Call(ast.Attribute(arr, "extent", ast.Load()), [ast.Constant(d)], []) for d in dims]
@@ -169,25 +175,40 @@ def reduce_expr(kb, fn: str, x, node) -> tuple[list, ast.expr]:
             flat = ast.BinOp(ast.BinOp(flat, ast.Mult(), ext), ast.Add(), _name(k))
         v = kb.fresh("v")
         kb.env[v] = t.dtype
-        better = ast.BoolOp(ast.Or(), [
-            ast.Compare(_name(seen), [ast.Eq()], [ast.Constant(0)]),
-            ast.Compare(_name(v), [ast.Lt() if fn == "argmin" else ast.Gt()], [_name(acc)]),
-            ast.BoolOp(ast.And(), [ast.Compare(_name(v), [ast.NotEq()], [_name(v)]),
-                                   ast.Compare(_name(acc), [ast.Eq()], [_name(acc)])])])
-        body = [ast.Assign([_name(v, ast.Store())], elem),
-                ast.If(better, [ast.Assign([_name(acc, ast.Store())], _name(v)),
-                                ast.Assign([_name(idx, ast.Store())], flat),
-                                ast.Assign([_name(seen, ast.Store())], ast.Constant(1))], [])]
+        better = ast.BoolOp(
+            ast.Or(),
+            [
+                ast.Compare(_name(seen), [ast.Eq()], [ast.Constant(0)]),
+                ast.Compare(_name(v), [ast.Lt() if fn == "argmin" else ast.Gt()], [_name(acc)]),
+                ast.BoolOp(
+                    ast.And(), [ast.Compare(_name(v), [ast.NotEq()], [_name(v)]), ast.Compare(_name(acc), [ast.Eq()], [_name(acc)])]
+                ),
+            ],
+        )
+        body = [
+            ast.Assign([_name(v, ast.Store())], elem),
+            ast.If(
+                better,
+                [
+                    ast.Assign([_name(acc, ast.Store())], _name(v)),
+                    ast.Assign([_name(idx, ast.Store())], flat),
+                    ast.Assign([_name(seen, ast.Store())], ast.Constant(1)),
+                ],
+                [],
+            ),
+        ]
         kb.env[acc] = t.dtype
         init = ast.Call(pk_type(t.dtype), [ast.Constant(0)], [])
-        head = [ast.Assign([_name(idx, ast.Store())], ast.Constant(0)),
-                ast.Assign([_name(seen, ast.Store())], ast.Constant(0))]
+        head = [ast.Assign([_name(idx, ast.Store())], ast.Constant(0)), ast.Assign([_name(seen, ast.Store())], ast.Constant(0))]
     count = None
     for k, ext in reversed(list(zip(ks, exts))):
         count = ext if count is None else ast.BinOp(count, ast.Mult(), ext)
         body = [ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), body, [])]
-    pre = head + [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(out_ty), [init], []) if fn in (
-        "sum", "mean", "prod") else init)] + body
+    pre = (
+        head
+        + [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(out_ty), [init], []) if fn in ("sum", "mean", "prod") else init)]
+        + body
+    )
     for s in pre:
         ast.copy_location(s, node)
         ast.fix_missing_locations(s)
@@ -202,8 +223,7 @@ def _masked(kb, fn: str, x, node, pk_type) -> tuple[list, ast.expr]:
     """`data[mask].sum()` (prod, mean) of a 1-d array inside a kernel: one loop
     adding the elements where the mask holds (mean: over their count; NaN for
     none, as NumPy's mean of an empty array)."""
-    if not (isinstance(x.value, ast.Name) and kb.ty(x.value).ndim == 1 and kb.ty(x.slice).ndim == 1) or \
-            fn not in ("sum", "mean", "prod"):
+    if not (isinstance(x.value, ast.Name) and kb.ty(x.value).ndim == 1 and kb.ty(x.slice).ndim == 1) or fn not in ("sum", "mean", "prod"):
         raise kb.err(node, "inside a kernel, a masked array (a[m]) is reduced by sum, prod or mean of a 1-d array")
     k = kb.fresh("r")
     el = _Elem(kb, [k])
@@ -212,13 +232,16 @@ def _masked(kb, fn: str, x, node, pk_type) -> tuple[list, ast.expr]:
     acc, cnt = kb.fresh("acc"), kb.fresh("cnt")
     kb.env[acc], kb.env[cnt] = ("float64" if fn == "mean" and np.dtype(out_ty).kind in "biu" else out_ty), "int64"
     op = ast.Mult() if fn == "prod" else ast.Add()
-    body = [ast.Assign([_name(acc, ast.Store())], ast.BinOp(_name(acc), op, val)),
-            ast.Assign([_name(cnt, ast.Store())], ast.BinOp(_name(cnt), ast.Add(), ast.Constant(1)))]
+    body = [
+        ast.Assign([_name(acc, ast.Store())], ast.BinOp(_name(acc), op, val)),
+        ast.Assign([_name(cnt, ast.Store())], ast.BinOp(_name(cnt), ast.Add(), ast.Constant(1))),
+    ]
     ext = ast.Call(ast.Attribute(x.value, "extent", ast.Load()), [ast.Constant(0)], [])
-    pre = [ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(kb.env[acc]), [ast.Constant(
-               1 if fn == "prod" else 0)], [])),
-           ast.Assign([_name(cnt, ast.Store())], ast.Constant(0)),
-           ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), [ast.If(cond, body, [])], [])]
+    pre = [
+        ast.Assign([_name(acc, ast.Store())], ast.Call(pk_type(kb.env[acc]), [ast.Constant(1 if fn == "prod" else 0)], [])),
+        ast.Assign([_name(cnt, ast.Store())], ast.Constant(0)),
+        ast.For(_name(k, ast.Store()), ast.Call(_name("range"), [ext], []), [ast.If(cond, body, [])], []),
+    ]
     for s in pre:
         ast.copy_location(s, node)
         ast.fix_missing_locations(s)

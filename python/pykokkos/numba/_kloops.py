@@ -1,5 +1,6 @@
 """Loops inside a kernel: `for` over ranges, arrays, enumerate, zip and
 np.ndindex, as the kernel language's range loops (a mixin of KernelBody)."""
+
 from __future__ import annotations
 
 import ast
@@ -73,8 +74,9 @@ def lower_bound(e, bounds: dict) -> int | None:
         if isinstance(e.op, (ast.FloorDiv, ast.Mod)) and a is not None and a >= 0 and b is not None and b > 0:
             return 0
         return None
-    if isinstance(e, ast.Call) and (isinstance(e.func, ast.Name) and e.func.id == "len" or
-                                    isinstance(e.func, ast.Attribute) and e.func.attr == "extent"):
+    if isinstance(e, ast.Call) and (
+        isinstance(e.func, ast.Name) and e.func.id == "len" or isinstance(e.func, ast.Attribute) and e.func.attr == "extent"
+    ):
         return 0
     if isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape":
         return 0
@@ -107,8 +109,11 @@ class KernelLoops:
             pre = []
             for t, seq in zip(s.target.elts, it.args):
                 pre += self._bind_item(t, seq, k)
-            bound = ast.Call(ast.Name("min", ast.Load()), [self._length(a) for a in it.args], []) \
-                if len(it.args) > 1 else self._length(it.args[0])
+            bound = (
+                ast.Call(ast.Name("min", ast.Load()), [self._length(a) for a in it.args], [])
+                if len(it.args) > 1
+                else self._length(it.args[0])
+            )
             return self._index_loop(s, k, bound, pre, is_bound=True)
         if kind == ("np", "ndindex"):
             return self._ndindex(s, it)
@@ -124,11 +129,16 @@ class KernelLoops:
             target = s.target.id if isinstance(s.target, ast.Name) else None
             step = it.args[2] if len(it.args) == 3 else ast.Constant(1)
             lb = lower_bound(it.args[0], self.bounds) if len(it.args) > 1 else 0
-            rebound = any(isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Store)
-                          for b in body for n in ast.walk(b))
+            rebound = any(isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Store) for b in body for n in ast.walk(b))
             saved = self.bounds.get(target, "unset")
-            if target and not rebound and lb is not None and isinstance(step, ast.Constant) and \
-                    isinstance(step.value, int) and step.value > 0:
+            if (
+                target
+                and not rebound
+                and lb is not None
+                and isinstance(step, ast.Constant)
+                and isinstance(step.value, int)
+                and step.value > 0
+            ):
                 self.bounds[target] = lb
             else:
                 self.bounds.pop(target, None)
@@ -191,8 +201,7 @@ class KernelLoops:
 
     def _index_loop(self, s, k, seq, pre, is_bound=False):
         bound = seq if is_bound else self._length(seq)
-        loop = ast.For(ast.Name(k, ast.Store()), ast.Call(ast.Name("range", ast.Load()), [bound], []),
-                       [*pre, *s.body], [])
+        loop = ast.For(ast.Name(k, ast.Store()), ast.Call(ast.Name("range", ast.Load()), [bound], []), [*pre, *s.body], [])
         ast.copy_location(loop, s)
         for p in pre:
             ast.copy_location(p, s)

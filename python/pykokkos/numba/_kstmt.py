@@ -1,5 +1,6 @@
 """Kernel statements: a copy of a statement that keeps the user's lines, and
 locals declared with their Numba types."""
+
 from __future__ import annotations
 
 import ast
@@ -19,13 +20,29 @@ def declare(t, body: list, locals_: set, env) -> list:
         if isinstance(ty, str) and ty in SCALARS:
             decl.append(ast.AnnAssign(name(n, ast.Store()), pk_type(ty), zero_of(ty), 1))
         elif isinstance(ty, Arr):
-            raise unsupported(t.ctx, assigned_names(body)[n], f"'{n}' is an array made inside a kernel; "
-                              "allocate arrays outside prange loops and serial loops")
+            raise unsupported(
+                t.ctx,
+                assigned_names(body)[n],
+                f"'{n}' is an array made inside a kernel; allocate arrays outside prange loops and serial loops",
+            )
     return decl + body
 
 
-SCALARS = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8",
-            "bool", "complex128", "complex64"}
+SCALARS = {
+    "float64",
+    "float32",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint64",
+    "uint32",
+    "uint16",
+    "uint8",
+    "bool",
+    "complex128",
+    "complex64",
+}
 
 
 def clone(s):

@@ -2,6 +2,7 @@
 scalar it accumulates; a run of serial statements with loops is one work
 item (compiled, as Numba compiles it); a jitted helper called from a kernel is
 a @pk.function."""
+
 from __future__ import annotations
 
 import ast
@@ -28,8 +29,7 @@ def _params(t, names: set) -> tuple[list[ast.arg], list[ast.keyword]]:
         if ty is None:
             if n in t.env:  # assigned from something the typer does not know
                 where = next((x for x in ast.walk(t.fdef) if isinstance(x, ast.Name) and x.id == n), t.fdef)
-                raise unsupported(t.ctx, where, f"cannot type '{n}': it is assigned from an expression "
-                                  "pykokkos.numba does not translate")
+                raise unsupported(t.ctx, where, f"cannot type '{n}': it is assigned from an expression pykokkos.numba does not translate")
             continue
         ann = pk_type(ty) if isinstance(ty, str) and ty in _SCALARS else None
         args.append(ast.arg(n, ann))
@@ -75,18 +75,20 @@ def _accumulators(t, body, index):
 
 
 def _targets(update, node):
-    return (isinstance(update, ast.AugAssign) and update.target is node) or (
-        isinstance(update, ast.Assign) and update.targets[0] is node)
+    return (isinstance(update, ast.AugAssign) and update.target is node) or (isinstance(update, ast.Assign) and update.targets[0] is node)
 
 
 def _reduce_form(t, n, v):
     if isinstance(v, ast.BinOp) and isinstance(v.left, ast.Name) and v.left.id == n and type(v.op) in REDUCE_OPS:
         return REDUCE_OPS[type(v.op)]
-    if isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mult)) and isinstance(v.right, ast.Name) \
-            and v.right.id == n:
+    if isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Mult)) and isinstance(v.right, ast.Name) and v.right.id == n:
         return REDUCE_OPS[type(v.op)]
-    if isinstance(v, ast.Call) and t.names.callee(v.func) in (("builtin", "min"), ("builtin", "max")) \
-            and len(v.args) == 2 and any(isinstance(a, ast.Name) and a.id == n for a in v.args):
+    if (
+        isinstance(v, ast.Call)
+        and t.names.callee(v.func) in (("builtin", "min"), ("builtin", "max"))
+        and len(v.args) == 2
+        and any(isinstance(a, ast.Name) and a.id == n for a in v.args)
+    ):
         return "Min" if t.names.callee(v.func)[1] == "min" else "Max"
     return None
 
@@ -122,8 +124,12 @@ def _min_max_pair(t, accs):
     if len(accs) != 2:
         return None
     by = {red: n for n, (red, _) in accs.items()}
-    if set(by) != {"Min", "Max"} or t.env.get(by["Min"]) != t.env.get(by["Max"]) or \
-            not isinstance(t.env.get(by["Min"]), str) or t.env[by["Min"]].startswith(("complex", "bool")):
+    if (
+        set(by) != {"Min", "Max"}
+        or t.env.get(by["Min"]) != t.env.get(by["Max"])
+        or not isinstance(t.env.get(by["Min"]), str)
+        or t.env[by["Min"]].startswith(("complex", "bool"))
+    ):
         return None
     return by["Min"], by["Max"]
 
@@ -179,24 +185,34 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
         free_extra = set()
     accs = _accumulators(t, s.body, idx)
     # Arrays the loop updates in place (`hist += a[i, :]`) live outside it.
-    updated = {x.target.id for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
-               if isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name)
-               and isinstance(t.env.get(x.target.id), Arr)}
+    updated = {
+        x.target.id
+        for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+        if isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and isinstance(t.env.get(x.target.id), Arr)
+    }
     locals_ = set(assigned_names(s.body)) - set(accs) - {idx} - loop_vars(s.body) - updated
     if len(a) == 3:
         locals_.add(idx)
     for n, (_, ups) in accs.items():
         for node in ast.walk(ast.Module(body=s.body, type_ignores=[])):
-            if isinstance(node, ast.Name) and node.id == n and isinstance(node.ctx, ast.Load) and not any(
-                    node in set(ast.walk(u.target if isinstance(u, ast.AugAssign) else u)) for u in ups):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == n
+                and isinstance(node.ctx, ast.Load)
+                and not any(node in set(ast.walk(u.target if isinstance(u, ast.AugAssign) else u)) for u in ups)
+            ):
                 raise unsupported(t.ctx, node, f"the reduction variable '{n}' is read inside the prange loop")
     free = (read_names(s.body) | free_extra | updated) - locals_ - set(accs) - {idx} - loop_vars(s.body)
     free = {n for n in free if n in t.env}
-    writes = {x.value.id for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
-              if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store) and isinstance(x.value, ast.Name)}
+    writes = {
+        x.value.id
+        for x in ast.walk(ast.Module(body=s.body, type_ignores=[]))
+        if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store) and isinstance(x.value, ast.Name)
+    }
     if len(accs) > 1 and writes & read_names(s.body):
-        raise unsupported(t.ctx, s, "a prange loop with several reduction variables that also reads an array it "
-                          "writes is not supported; split the loop")
+        raise unsupported(
+            t.ctx, s, "a prange loop with several reduction variables that also reads an array it writes is not supported; split the loop"
+        )
     out: list[ast.stmt] = []
     params, kws = _params(t, free)
     if not accs:
@@ -220,16 +236,18 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     pair = _min_max_pair(t, accs)
     if pair is not None:  # a min and a max of the same type: one pass with the MinMax reducer
         rw = _AccFields(dict(zip(pair, ("min_val", "max_val"))))
-        body = _declare(t, pre_body + _rewrite(t, [rw.visit(_clone(x)) for x in s.body], index, index_lb),
-                        locals_, t.env)
+        body = _declare(t, pre_body + _rewrite(t, [rw.visit(_clone(x)) for x in s.body], index, index_lb), locals_, t.env)
         kname = t.kernel_name("minmax")
         _workunit(t, kname, index, t.env[pair[0]], params, body)
         res = t.fresh("mm")
-        out.append(ast.Assign([name(res, ast.Store())], call("pk.parallel_reduce", [policy, name(kname)], kws + [
-            ast.keyword("reducer", ast.parse("pk.MinMax", mode="eval").body)])))
+        out.append(
+            ast.Assign(
+                [name(res, ast.Store())],
+                call("pk.parallel_reduce", [policy, name(kname)], kws + [ast.keyword("reducer", ast.parse("pk.MinMax", mode="eval").body)]),
+            )
+        )
         for n, f, field in ((pair[0], "min", "min_val"), (pair[1], "max", "max_val")):
-            out.append(ast.Assign([name(n, ast.Store())], call(f, [name(n), ast.Attribute(name(res), field,
-                                                                                            ast.Load())])))
+            out.append(ast.Assign([name(n, ast.Store())], call(f, [name(n), ast.Attribute(name(res), field, ast.Load())])))
         return top
     for k, (n, (red, _)) in enumerate(sorted(accs.items())):
         rw = _AccRewrite(n, set(accs), drop_writes=k > 0)

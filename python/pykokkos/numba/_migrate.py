@@ -8,6 +8,7 @@ translation (workunits, @pk.function helpers, the host code that launches them
 and a caller keeping the original signature). Functions that never ran stay as
 plain Python, with a comment saying so.
 """
+
 from __future__ import annotations
 
 import ast
@@ -63,6 +64,7 @@ def run_and_collect(path: str, argv: list[str]):
         else:
             sys.modules["numba"] = saved_mod
     import os
+
     target = os.path.realpath(path)
     return [d for d in _dispatch.ALL if os.path.realpath(d.py_func.__code__.co_filename) == target]
 
@@ -84,11 +86,13 @@ def migrate(path: str, argv: list[str]) -> str:
             d = jitted[node.name]
             texts = list(d._sources.values())
             if not texts:
-                plain = "".join(lines[node.lineno - 1:node.end_lineno]).rstrip("\n")
+                plain = "".join(lines[node.lineno - 1 : node.end_lineno]).rstrip("\n")
                 from_kernels = any(f"def {node.name}_fn" in t for x in dispatchers for t in x._sources.values())
-                note = (f"# {node.name}: called only from kernels (as {node.name}_fn); kept as Python for host callers.\n"
-                        if from_kernels else
-                        f"# {node.name}: never called while migrating, so its types are unknown: kept as Python.\n")
+                note = (
+                    f"# {node.name}: called only from kernels (as {node.name}_fn); kept as Python for host callers.\n"
+                    if from_kernels
+                    else f"# {node.name}: never called while migrating, so its types are unknown: kept as Python.\n"
+                )
                 edits.append((first, node.end_lineno, note + plain + "\n"))
                 continue
             out = []
@@ -101,17 +105,20 @@ def migrate(path: str, argv: list[str]) -> str:
                 out.append(src + "\n\n\n")
             edits.append((first, node.end_lineno, "".join(out).rstrip("\n") + "\n"))
     for first, last, text in sorted(edits, reverse=True):
-        lines[first - 1:last] = [text]
+        lines[first - 1 : last] = [text]
     body = "".join(lines)
     have = {ln.strip() for ln in body.splitlines()}
     add = [i for i in HEADER_IMPORTS if i not in have]
-    doc = f"# Migrated from {path} by `python -m pykokkos migrate`: Numba's jitted functions are\n" \
-          "# PyKokkos workunits and the host code launching them; the rest is unchanged.\n"
+    doc = (
+        f"# Migrated from {path} by `python -m pykokkos migrate`: Numba's jitted functions are\n"
+        "# PyKokkos workunits and the host code launching them; the rest is unchanged.\n"
+    )
     # Imports go after a module docstring and __future__ imports.
     insert_at = 0
     for node in tree.body:
-        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)) \
-                or (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+        if (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)) or (
+            isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        ):
             insert_at = node.end_lineno
         else:
             break

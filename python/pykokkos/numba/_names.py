@@ -1,5 +1,6 @@
 """What the free names of a jitted function mean: modules (numpy, math, numba),
 builtins, other jitted functions, and global constants Numba freezes."""
+
 from __future__ import annotations
 
 import ast
@@ -11,19 +12,40 @@ import numpy as np
 
 from ._errors import Source, unsupported
 
-BUILTINS = {"range", "len", "min", "max", "abs", "int", "float", "bool", "complex", "round", "enumerate",
-            "zip", "print"}
-DTYPES = {"float64": "float64", "float32": "float32", "int64": "int64", "int32": "int32", "int16": "int16",
-          "int8": "int8", "uint64": "uint64", "uint32": "uint32", "uint16": "uint16", "uint8": "uint8",
-          "bool_": "bool", "bool": "bool", "complex128": "complex128", "complex64": "complex64",
-          "float_": "float64", "double": "float64", "intp": "int64", "int_": "int64", "float": "float64", "int": "int64",
-          "complex": "complex128", "boolean": "bool", "b1": "bool", "f8": "float64", "f4": "float32",
-          "i8": "int64", "i4": "int32"}
+BUILTINS = {"range", "len", "min", "max", "abs", "int", "float", "bool", "complex", "round", "enumerate", "zip", "print"}
+DTYPES = {
+    "float64": "float64",
+    "float32": "float32",
+    "int64": "int64",
+    "int32": "int32",
+    "int16": "int16",
+    "int8": "int8",
+    "uint64": "uint64",
+    "uint32": "uint32",
+    "uint16": "uint16",
+    "uint8": "uint8",
+    "bool_": "bool",
+    "bool": "bool",
+    "complex128": "complex128",
+    "complex64": "complex64",
+    "float_": "float64",
+    "double": "float64",
+    "intp": "int64",
+    "int_": "int64",
+    "float": "float64",
+    "int": "int64",
+    "complex": "complex128",
+    "boolean": "bool",
+    "b1": "bool",
+    "f8": "float64",
+    "f4": "float32",
+    "i8": "int64",
+    "i4": "int32",
+}
 
 
 def _is_prange(obj) -> bool:
-    return getattr(obj, "__name__", None) == "prange" and (
-        getattr(obj, "__module__", "") or "").split(".")[0] in ("numba", "pykokkos")
+    return getattr(obj, "__name__", None) == "prange" and (getattr(obj, "__module__", "") or "").split(".")[0] in ("numba", "pykokkos")
 
 
 def _is_numba_module(obj) -> bool:
@@ -101,8 +123,11 @@ class Names:
         """The dtype an expression names: np.float64, numba.int32, 'f8', float, ..."""
         if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in DTYPES:
             return DTYPES[e.value]
-        if isinstance(e, ast.Attribute) and e.attr in DTYPES and (
-                self.module_of(e.value) in ("np", "numba") or isinstance(e.value, ast.Name) and e.value.id == "np"):
+        if (
+            isinstance(e, ast.Attribute)
+            and e.attr in DTYPES
+            and (self.module_of(e.value) in ("np", "numba") or isinstance(e.value, ast.Name) and e.value.id == "np")
+        ):
             return DTYPES[e.attr]
         if isinstance(e, ast.Name):
             v = self.lookup(e.id)

@@ -3,6 +3,7 @@ forms the translator takes: docstrings dropped, keyword arguments of NumPy
 allocations and jitted helpers made positional (with the helper's defaults),
 loops over a literal tuple unrolled, `s = a.shape` read through `a.shape`,
 and `dtype=a.dtype` of a parameter resolved from the call's types."""
+
 from __future__ import annotations
 
 import ast
@@ -18,8 +19,16 @@ from ._versions import version_names
 # A name that always means numpy (Names.lookup), whatever the module imported.
 NUMPY = "__pk_numpy__"
 
-_ALLOC_FIRST = {"empty": ["shape"], "zeros": ["shape"], "ones": ["shape"], "full": ["shape", "fill_value"],
-                "empty_like": ["a"], "zeros_like": ["a"], "ones_like": ["a"], "full_like": ["a", "fill_value"]}
+_ALLOC_FIRST = {
+    "empty": ["shape"],
+    "zeros": ["shape"],
+    "ones": ["shape"],
+    "full": ["shape", "fill_value"],
+    "empty_like": ["a"],
+    "zeros_like": ["a"],
+    "ones_like": ["a"],
+    "full_like": ["a", "fill_value"],
+}
 
 
 def normalize(fdef: ast.FunctionDef, names, arg_types: dict) -> None:
@@ -40,6 +49,7 @@ def _constants(fdef, names, arg_types) -> None:
     """Parameters given a dtype or a jitted function: each read of them names
     that dtype (np.<name>) or that function."""
     from ._typer import Const, dtype_value
+
     subst = {}
     for p, t in arg_types.items():
         if not isinstance(t, Const):
@@ -66,12 +76,17 @@ def _constants(fdef, names, arg_types) -> None:
 
 def _limits(fdef, names) -> None:
     """np.iinfo(np.intp).max, np.finfo(np.float32).eps and the like: the number."""
+
     class Limit(ast.NodeTransformer):
         def visit_Attribute(self, n):
             self.generic_visit(n)
             c = n.value
-            if not (isinstance(c, ast.Call) and len(c.args) == 1 and not c.keywords
-                    and names.callee(c.func) in (("np", "iinfo"), ("np", "finfo"))):
+            if not (
+                isinstance(c, ast.Call)
+                and len(c.args) == 1
+                and not c.keywords
+                and names.callee(c.func) in (("np", "iinfo"), ("np", "finfo"))
+            ):
                 return n
             try:
                 info = getattr(np, names.callee(c.func)[1])(np.dtype(names.dtype_name(c.args[0])))
@@ -80,9 +95,15 @@ def _limits(fdef, names) -> None:
                 return n  # left for the typer to refuse, located
             if not isinstance(value, (int, float, np.number)):
                 return n
-            return ast.copy_location(ast.Call(ast.Attribute(ast.Name(NUMPY, ast.Load()), np.asarray(value).dtype.name,
-                                                            ast.Load()), [ast.Constant(value.item() if isinstance(
-                                                                value, np.generic) else value)], []), n)
+            return ast.copy_location(
+                ast.Call(
+                    ast.Attribute(ast.Name(NUMPY, ast.Load()), np.asarray(value).dtype.name, ast.Load()),
+                    [ast.Constant(value.item() if isinstance(value, np.generic) else value)],
+                    [],
+                ),
+                n,
+            )
+
     Limit().visit(fdef)
 
 
@@ -96,8 +117,13 @@ def _dtype_locals(fdef, names) -> None:
     subst: dict = {}
     keep = []
     for st in fdef.body:
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and \
-                stores.get(st.targets[0].id) == 1 and isinstance(st.value, (ast.Attribute, ast.Name)):
+        if (
+            isinstance(st, ast.Assign)
+            and len(st.targets) == 1
+            and isinstance(st.targets[0], ast.Name)
+            and stores.get(st.targets[0].id) == 1
+            and isinstance(st.value, (ast.Attribute, ast.Name))
+        ):
             try:
                 subst[st.targets[0].id] = names.dtype_name(st.value)
                 continue
@@ -113,6 +139,7 @@ def _dtype_locals(fdef, names) -> None:
             if isinstance(n.ctx, ast.Load) and n.id in subst:
                 return ast.copy_location(ast.Attribute(ast.Name(NUMPY, ast.Load()), subst[n.id], ast.Load()), n)
             return n
+
     Read().visit(fdef)
 
 
@@ -136,7 +163,7 @@ def _ufunc_out(fdef, names) -> None:
                     out = outs[0]
                 else:
                     continue
-                value = ast.Call(c.func, c.args[:f.nin], [])
+                value = ast.Call(c.func, c.args[: f.nin], [])
                 target = ast.Subscript(out, ast.Slice(), ast.Store())
                 stmts[k] = ast.copy_location(ast.Assign([target], ast.copy_location(value, c)), st)
 
@@ -144,23 +171,33 @@ def _ufunc_out(fdef, names) -> None:
 def _ndenumerate(fdef, names) -> None:
     """`for idx, v in np.ndenumerate(a)` -> `for idx in np.ndindex(a.shape): v = a[idx]`."""
     for node in ast.walk(fdef):
-        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and len(node.iter.args) == 1
-                and isinstance(node.iter.args[0], ast.Name) and isinstance(node.target, ast.Tuple)
-                and len(node.target.elts) == 2 and isinstance(node.target.elts[1], ast.Name)
-                and names.callee(node.iter.func) == ("np", "ndenumerate")):
+        if not (
+            isinstance(node, ast.For)
+            and isinstance(node.iter, ast.Call)
+            and len(node.iter.args) == 1
+            and isinstance(node.iter.args[0], ast.Name)
+            and isinstance(node.target, ast.Tuple)
+            and len(node.target.elts) == 2
+            and isinstance(node.target.elts[1], ast.Name)
+            and names.callee(node.iter.func) == ("np", "ndenumerate")
+        ):
             continue
         arr = node.iter.args[0].id
         idx, value = node.target.elts
-        node.iter = ast.copy_location(ast.Call(
-            ast.Attribute(ast.Name(NUMPY, ast.Load()), "ndindex", ast.Load()),
-            [ast.Attribute(ast.Name(arr, ast.Load()), "shape", ast.Load())], []), node.iter)
+        node.iter = ast.copy_location(
+            ast.Call(
+                ast.Attribute(ast.Name(NUMPY, ast.Load()), "ndindex", ast.Load()),
+                [ast.Attribute(ast.Name(arr, ast.Load()), "shape", ast.Load())],
+                [],
+            ),
+            node.iter,
+        )
         node.target = idx
         read = copy.deepcopy(idx)
         for n in ast.walk(read):
             if isinstance(n, (ast.Name, ast.Tuple)):
                 n.ctx = ast.Load()
-        assign = ast.Assign([ast.Name(value.id, ast.Store())],
-                            ast.Subscript(ast.Name(arr, ast.Load()), read, ast.Load()))
+        assign = ast.Assign([ast.Name(value.id, ast.Store())], ast.Subscript(ast.Name(arr, ast.Load()), read, ast.Load()))
         for n in ast.walk(assign):  # placed where the loop binds its names, which reads see as earlier
             ast.copy_location(n, node.target)
         node.body.insert(0, assign)
@@ -177,8 +214,9 @@ def _strip_strings(fdef) -> None:
     """Docstrings and bare string statements (comments) do nothing."""
     for node in ast.walk(fdef):
         for field, stmts in list(_bodies(node)):
-            kept = [s for s in stmts if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
-                                             and isinstance(s.value.value, str))]
+            kept = [
+                s for s in stmts if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))
+            ]
             setattr(node, field, kept or [ast.Pass()])
 
 
@@ -204,7 +242,7 @@ class _Calls(ast.NodeTransformer):
             order = _ALLOC_FIRST[kind[1]]
             given = {k.arg: k.value for k in e.keywords}
             args = list(e.args)
-            for p in order[len(args):]:
+            for p in order[len(args) :]:
                 if p not in given:
                     break
                 args.append(given.pop(p))
@@ -221,16 +259,14 @@ def _with_defaults(e: ast.Call, helper) -> ast.Call:
     except (TypeError, ValueError):
         return e
     params = list(sig.parameters.values())
-    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) or \
-            any(isinstance(a, ast.Starred) for a in e.args):
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params) or any(isinstance(a, ast.Starred) for a in e.args):
         return e
     given = {k.arg: k.value for k in e.keywords if k.arg is not None}
     args = list(e.args)
-    for p in params[len(args):]:
+    for p in params[len(args) :]:
         if p.name in given:
             args.append(given.pop(p.name))
-        elif p.default is not p.empty and (p.default is None or isinstance(p.default, (bool, int, float,
-                                                                                      complex))):
+        elif p.default is not p.empty and (p.default is None or isinstance(p.default, (bool, int, float, complex))):
             args.append(ast.Constant(p.default))
         else:
             return e
@@ -261,9 +297,15 @@ def _unroll(fdef) -> None:
         for field, stmts in list(_bodies(node)):
             out = []
             for s in stmts:
-                if isinstance(s, ast.For) and isinstance(s.iter, (ast.Tuple, ast.List)) and not s.orelse and \
-                        isinstance(s.target, (ast.Name, ast.Tuple)) and s.iter.elts and \
-                        not any(isinstance(x, ast.Starred) for x in s.iter.elts) and not _breaks(s.body):
+                if (
+                    isinstance(s, ast.For)
+                    and isinstance(s.iter, (ast.Tuple, ast.List))
+                    and not s.orelse
+                    and isinstance(s.target, (ast.Name, ast.Tuple))
+                    and s.iter.elts
+                    and not any(isinstance(x, ast.Starred) for x in s.iter.elts)
+                    and not _breaks(s.body)
+                ):
                     for elt in s.iter.elts:
                         target = copy.deepcopy(s.target)
                         for n in ast.walk(target):
@@ -275,8 +317,10 @@ def _unroll(fdef) -> None:
                 out.append(s)
             setattr(node, field, out)
     # Loops unrolled inside unrolled bodies.
-    if any(isinstance(n, ast.For) and isinstance(n.iter, (ast.Tuple, ast.List)) and not _breaks(n.body)
-           and not n.orelse for n in ast.walk(fdef)):
+    if any(
+        isinstance(n, ast.For) and isinstance(n.iter, (ast.Tuple, ast.List)) and not _breaks(n.body) and not n.orelse
+        for n in ast.walk(fdef)
+    ):
         _unroll(fdef)
 
 
@@ -297,10 +341,16 @@ def _shape_aliases(fdef) -> None:
     for node in ast.walk(fdef):
         for field, stmts in list(_bodies(node)):
             for s in stmts:
-                if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and \
-                        isinstance(s.value, ast.Attribute) and s.value.attr == "shape" and \
-                        isinstance(s.value.value, ast.Name) and stores.get(s.targets[0].id) == 1 and \
-                        s.value.value.id not in stores:
+                if (
+                    isinstance(s, ast.Assign)
+                    and len(s.targets) == 1
+                    and isinstance(s.targets[0], ast.Name)
+                    and isinstance(s.value, ast.Attribute)
+                    and s.value.attr == "shape"
+                    and isinstance(s.value.value, ast.Name)
+                    and stores.get(s.targets[0].id) == 1
+                    and s.value.value.id not in stores
+                ):
                     aliases[s.targets[0].id] = (s.value.value.id, s)
     if not aliases:
         return
@@ -308,8 +358,7 @@ def _shape_aliases(fdef) -> None:
     class Read(ast.NodeTransformer):
         def visit_Name(self, n):
             if isinstance(n.ctx, ast.Load) and n.id in aliases:
-                return ast.copy_location(ast.Attribute(ast.Name(aliases[n.id][0], ast.Load()), "shape",
-                                                       ast.Load()), n)
+                return ast.copy_location(ast.Attribute(ast.Name(aliases[n.id][0], ast.Load()), "shape", ast.Load()), n)
             return n
 
     Read().visit(fdef)

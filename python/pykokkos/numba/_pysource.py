@@ -2,6 +2,7 @@
 the callers of stencils and ufuncs from Python), made with their source
 registered in linecache, so the translator reads them as it reads a user's
 functions and errors show their lines."""
+
 from __future__ import annotations
 
 import linecache
@@ -17,6 +18,7 @@ def define(text: str, filename: str, scope: dict) -> dict:
 def generated_caller(fname: str, text: str, filename: str, scope: dict):
     """A jitted function of ours (hidden from report())."""
     from ._dispatch import njit
+
     f = njit(define(text, filename, scope)[fname])
     f.generated = True
     return f

@@ -1,5 +1,6 @@
 """Whole-array reductions on the host side (np.sum(a), a.max(), np.argmin(a),
 np.dot of vectors): one parallel_reduce over the operand's shape."""
+
 from __future__ import annotations
 
 import ast
@@ -33,8 +34,7 @@ def reduce(t, fn: str, operand, pre: list, node) -> ast.expr:
     for r in x.regions:
         kw.append(ast.keyword(None, call(f"{r}.args", [ast.Constant(x.prefix[r]), name(shape)])))
     res = t.fresh("red")
-    acc_ty = t.type_of(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "sum" if fn == "mean" else fn,
-                                              ast.Load()), [operand], []))
+    acc_ty = t.type_of(ast.Call(ast.Attribute(ast.Name("np", ast.Load()), "sum" if fn == "mean" else fn, ast.Load()), [operand], []))
     if fn in ("argmin", "argmax"):
         return _arg_reduce(t, fn, x, elem, shape, kw, pre, ty)
     if fn in ("sum", "mean"):
@@ -60,24 +60,39 @@ def _arg_reduce(t, fn, x, elem, shape, kw, pre, ty):
     best = t.fresh("best")
     f = "min" if fn == "argmin" else "max"
     k1 = t.kernel_name(f)
-    _workunit(t, k1, x.rank, x.params, [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), elem]))],
-              acc=ty.dtype)
+    _workunit(t, k1, x.rank, x.params, [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), elem]))], acc=ty.dtype)
     pre.append(ast.Expr(call("rt.nonempty", [name(shape), ast.Constant(fn)])))
-    pre.append(ast.Assign([name(best, ast.Store())], call("pk.parallel_reduce", [
-        call("rt.policy", [name(shape)]), name(k1)], kw + [ast.keyword("reducer", call(f"pk.{f.title()}", []).func)])))
+    pre.append(
+        ast.Assign(
+            [name(best, ast.Store())],
+            call(
+                "pk.parallel_reduce",
+                [call("rt.policy", [name(shape)]), name(k1)],
+                kw + [ast.keyword("reducer", call(f"pk.{f.title()}", []).func)],
+            ),
+        )
+    )
     flat = name("i0")
     for d in range(1, x.rank):
         flat = ast.BinOp(ast.BinOp(flat, ast.Mult(), name(f"n{d}")), ast.Add(), name(f"i{d}"))
     k2 = t.kernel_name(fn)
     params = x.params + [best] + [f"n{d}" for d in range(1, x.rank)]
-    body = [ast.If(ast.Compare(elem, [ast.Eq()], [name(best)]),
-                   [ast.Assign([name("acc", ast.Store())], call("min", [name("acc"), flat]))], [])]
+    body = [
+        ast.If(ast.Compare(elem, [ast.Eq()], [name(best)]), [ast.Assign([name("acc", ast.Store())], call("min", [name("acc"), flat]))], [])
+    ]
     _workunit(t, k2, x.rank, params, body, acc="int64")
     res = t.fresh("red")
     ext = [ast.keyword(f"n{d}", ast.Subscript(name(shape), ast.Constant(d), ast.Load())) for d in range(1, x.rank)]
-    pre.append(ast.Assign([name(res, ast.Store())], call("pk.parallel_reduce", [
-        call("rt.policy", [name(shape)]), name(k2)],
-        kw + [ast.keyword(best, name(best))] + ext + [ast.keyword("reducer", call("pk.Min", []).func)])))
+    pre.append(
+        ast.Assign(
+            [name(res, ast.Store())],
+            call(
+                "pk.parallel_reduce",
+                [call("rt.policy", [name(shape)]), name(k2)],
+                kw + [ast.keyword(best, name(best))] + ext + [ast.keyword("reducer", call("pk.Min", []).func)],
+            ),
+        )
+    )
     return call("int", [name(res)])
 
 
@@ -92,8 +107,11 @@ def along_axis(t, fn: str, x: ast.expr, axis_node, pre: list, node) -> ast.expr:
     axis %= ty.ndim
     shape, n, out = t.fresh("shape"), t.fresh("n"), t.fresh("a")
     t.env[out] = out_ty
-    pre.append(ast.Assign([ast.Tuple([name(shape, ast.Store()), name(n, ast.Store())], ast.Store())],
-                          call("rt.axis_shape", [x, ast.Constant(axis)])))
+    pre.append(
+        ast.Assign(
+            [ast.Tuple([name(shape, ast.Store()), name(n, ast.Store())], ast.Store())], call("rt.axis_shape", [x, ast.Constant(axis)])
+        )
+    )
     pre.append(ast.Assign([name(out, ast.Store())], call("rt.zeros", [name(shape), ast.Constant(out_ty.dtype)])))
     idx = [name(f"i{d}") for d in range(ty.ndim - 1)]
 
@@ -114,12 +132,18 @@ def along_axis(t, fn: str, x: ast.expr, axis_node, pre: list, node) -> ast.expr:
             step = [ast.Assign([name("acc", ast.Store())], call(f, [name("acc"), at(name("j"))]))]
         else:
             cmp = ast.Lt() if fn == "argmin" else ast.Gt()
-            step = [ast.If(ast.Compare(at(name("j")), [cmp], [name("acc")]),
-                           [ast.Assign([name("acc", ast.Store())], at(name("j"))),
-                            ast.Assign([name("best", ast.Store())], name("j"))], [])]
-    body = [ast.AnnAssign(name("acc", ast.Store()), pk_type(acc_dt), init, 1),
-            ast.AnnAssign(name("best", ast.Store()), pk_type("int64"), ast.Constant(0), 1),
-            ast.For(name("j", ast.Store()), call("range", [ast.Constant(first), name("n")]), step, [])]
+            step = [
+                ast.If(
+                    ast.Compare(at(name("j")), [cmp], [name("acc")]),
+                    [ast.Assign([name("acc", ast.Store())], at(name("j"))), ast.Assign([name("best", ast.Store())], name("j"))],
+                    [],
+                )
+            ]
+    body = [
+        ast.AnnAssign(name("acc", ast.Store()), pk_type(acc_dt), init, 1),
+        ast.AnnAssign(name("best", ast.Store()), pk_type("int64"), ast.Constant(0), 1),
+        ast.For(name("j", ast.Store()), call("range", [ast.Constant(first), name("n")]), step, []),
+    ]
     result = name("best") if fn in ("argmin", "argmax") else name("acc")
     if fn == "mean":
         result = ast.BinOp(result, ast.Div(), name("n"))
@@ -127,15 +151,21 @@ def along_axis(t, fn: str, x: ast.expr, axis_node, pre: list, node) -> ast.expr:
     body.append(ast.Assign([ast.Subscript(name("out"), slot, ast.Store())], result))
     kname = t.kernel_name(f"{fn}_axis")
     _workunit(t, kname, ty.ndim - 1, ["out", "x", ast.arg("n", pk_type("int64"))], body)
-    pre.append(ast.Expr(call("pk.parallel_for", [call("rt.policy", [name(shape)]), name(kname)],
-                             [ast.keyword("out", name(out)), ast.keyword("x", x), ast.keyword("n", name(n))])))
+    pre.append(
+        ast.Expr(
+            call(
+                "pk.parallel_for",
+                [call("rt.policy", [name(shape)]), name(kname)],
+                [ast.keyword("out", name(out)), ast.keyword("x", x), ast.keyword("n", name(n))],
+            )
+        )
+    )
     return name(out)
 
 
 def _const_axis(e):
     if isinstance(e, ast.Constant) and type(e.value) is int:
         return e.value
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) \
-            and type(e.operand.value) is int:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub) and isinstance(e.operand, ast.Constant) and type(e.operand.value) is int:
         return -e.operand.value
     return None

@@ -1,4 +1,5 @@
 """report(): each jitted function of the process and how it last ran."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ def report() -> Report:
     the real Numba ("numba"), as plain Python ("python"), or "not called"."""
     from ._dispatch import ALL
     from ._fallback import where
+
     out = Report()
     for d in ALL:
         if getattr(d, "generated", False):  # a stencil's functions: their caller's row says how they ran

@@ -8,6 +8,7 @@ stride apart; the team form is what a CUDA programmer would write. It adds
 the row's terms in another order than Numba's sequential loop, as Numba's
 own prange reductions do, so it is used only where kernels run on a GPU:
 host kernels keep the sequential order and its exact bits."""
+
 from __future__ import annotations
 
 import ast
@@ -22,8 +23,7 @@ _SUMMABLE = {"float64", "float32", "int64", "int32", "uint64", "uint32"}
 _PURE = {"builtin", "math", "np"}
 
 
-def team_launch(t, s: ast.For, idx: str, lo: ast.expr, hi: ast.expr, params, kws, locals_: set,
-                index_lb) -> ast.stmt | None:
+def team_launch(t, s: ast.For, idx: str, lo: ast.expr, hi: ast.expr, params, kws, locals_: set, index_lb) -> ast.stmt | None:
     """`pk.parallel_for(pk.TeamPolicy(...), <team kernel>, ...)` for the prange
     loop `s` over range(lo, hi), or None when its body is not one row's sum."""
     form = _row_sum(t, s.body, idx)
@@ -46,21 +46,36 @@ def team_launch(t, s: ast.For, idx: str, lo: ast.expr, hi: ast.expr, params, kws
     ty = t.env[acc]
     tm, first, part = t.fresh("tm"), t.fresh("lo"), t.fresh("part")
     inner, single, total = t.kernel_name("row"), t.kernel_name("row_tail"), t.fresh("total")
-    op = ast.Sub() if isinstance(loop.body[0], ast.AugAssign) and isinstance(loop.body[0].op, ast.Sub) \
-        else ast.Add()
-    inner_def = ast.FunctionDef(inner, ast.arguments([], [ast.arg(j, name("int")), ast.arg(
-        part, ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(ty), ast.Load()))], None, [], [], None,
-        []), [ast.AugAssign(name(part, ast.Store()), op, term)], [], None)
+    op = ast.Sub() if isinstance(loop.body[0], ast.AugAssign) and isinstance(loop.body[0].op, ast.Sub) else ast.Add()
+    inner_def = ast.FunctionDef(
+        inner,
+        ast.arguments(
+            [],
+            [ast.arg(j, name("int")), ast.arg(part, ast.Subscript(ast.parse("pk.Acc", mode="eval").body, pk_type(ty), ast.Load()))],
+            None,
+            [],
+            [],
+            None,
+            [],
+        ),
+        [ast.AugAssign(name(part, ast.Store()), op, term)],
+        [],
+        None,
+    )
     reduce_ = call("pk.parallel_reduce", [call("pk.TeamThreadRange", [name(tm), jlo_k, jhi_k]), name(inner)])
     post_locals = set(assigned_names(post))
-    tail_def = ast.FunctionDef(single, ast.arguments([], [], None, [], [], None, []),
-                               _declared(t, post_locals, tail) or [ast.Pass()], [], None)
-    body = [ast.AnnAssign(name(idx, ast.Store()), name("int"),
-                          ast.BinOp(call(f"{tm}.league_rank", []), ast.Add(), name(first)), 1)]
+    tail_def = ast.FunctionDef(
+        single, ast.arguments([], [], None, [], [], None, []), _declared(t, post_locals, tail) or [ast.Pass()], [], None
+    )
+    body = [ast.AnnAssign(name(idx, ast.Store()), name("int"), ast.BinOp(call(f"{tm}.league_rank", []), ast.Add(), name(first)), 1)]
     body += _declared(t, (locals_ - post_locals - {idx}) | {acc}, head)
-    body += [inner_def, ast.AnnAssign(name(total, ast.Store()), pk_type(ty), reduce_, 1),
-             ast.Assign([name(acc, ast.Store())], ast.BinOp(init_k, ast.Add(), name(total))),
-             tail_def, ast.Expr(call("pk.single", [call("pk.PerTeam", [name(tm)]), name(single)]))]
+    body += [
+        inner_def,
+        ast.AnnAssign(name(total, ast.Store()), pk_type(ty), reduce_, 1),
+        ast.Assign([name(acc, ast.Store())], ast.BinOp(init_k, ast.Add(), name(total))),
+        tail_def,
+        ast.Expr(call("pk.single", [call("pk.PerTeam", [name(tm)]), name(single)])),
+    ]
     kname = t.kernel_name("rows")
     tm_arg = ast.arg(tm, ast.parse("pk.TeamMember", mode="eval").body)
     workunit(t, kname, [], [tm_arg, ast.arg(first, name("int"))] + params, body)
@@ -78,15 +93,14 @@ def _row_sum(t, body: list, idx: str):
         return None
     k = loops[0]
     loop, start = body[k], body[k - 1]
-    pre, post = body[:k - 1], body[k + 1:]
+    pre, post = body[: k - 1], body[k + 1 :]
     if not (isinstance(start, ast.Assign) and len(start.targets) == 1 and isinstance(start.targets[0], ast.Name)):
         return None
     acc = start.targets[0].id
     if t.env.get(acc) not in _SUMMABLE or loop.orelse or not isinstance(loop.target, ast.Name):
         return None
     it = loop.iter
-    if not (isinstance(it, ast.Call) and t.names.callee(it.func) == ("builtin", "range") and 1 <= len(it.args) <= 2
-            and not it.keywords):
+    if not (isinstance(it, ast.Call) and t.names.callee(it.func) == ("builtin", "range") and 1 <= len(it.args) <= 2 and not it.keywords):
         return None
     j = loop.target.id
     if len(loop.body) != 1 or _term(loop.body[0], acc) is None:
@@ -113,8 +127,13 @@ def _term(s, acc: str | None = None):
     """The term an update `acc += term` (or `acc = acc + term`, `acc -= term`) adds."""
     if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name) and isinstance(s.op, (ast.Add, ast.Sub)):
         return s.value if acc is None or s.target.id == acc else None
-    if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) \
-            and isinstance(s.value, ast.BinOp) and isinstance(s.value.op, ast.Add):
+    if (
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.BinOp)
+        and isinstance(s.value.op, ast.Add)
+    ):
         n = s.targets[0].id
         if acc is not None and n != acc:
             return None

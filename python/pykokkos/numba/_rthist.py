@@ -3,6 +3,7 @@ range is the data's min and max (NaNs skipped) unless given, an element's bin
 is floor((v - lo) * bins / (hi - lo)), the maximum goes in the last bin, and
 the edges are np.linspace(lo, hi, bins + 1). The counts are one kernel of
 atomic adds; min and max are reductions."""
+
 from __future__ import annotations
 
 import math

@@ -1,6 +1,7 @@
 """Serial code as one work item: the statements run in order inside a kernel,
 scalars they change and the host reads later come back through one-element
 Views, and a `return` inside them returns from the function."""
+
 from __future__ import annotations
 
 import ast
@@ -52,14 +53,12 @@ def _unconditional_writes(block) -> set:
 def _defined_before(t, block) -> set:
     """Parameters and names assigned on lines above the block."""
     start = block[0].lineno
-    return set(t.params) | {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name)
-                            and isinstance(n.ctx, ast.Store) and n.lineno < start}
+    return set(t.params) | {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < start}
 
 
 def _reads_outside(fdef, block) -> set:
     inside = {id(n) for s in block for n in ast.walk(s)}
-    return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and id(n) not in inside}
+    return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside}
 
 
 class _Returns(ast.NodeTransformer):
@@ -173,10 +172,16 @@ def emit_function(t, fname: str) -> None:
     stored = set(assigned_names(body)) - loop_vars(body) - set(t.params)
     for p in t.params:
         if p in assigned_names(body):
-            raise unsupported(t.ctx, assigned_names(body)[p], f"a helper called from a kernel may not assign "
-                              f"its parameter '{p}'; use a local")
+            raise unsupported(
+                t.ctx, assigned_names(body)[p], f"a helper called from a kernel may not assign its parameter '{p}'; use a local"
+            )
     out = _declare(t, _rewrite(t, body), stored, t.env)
     params = [p for p in t.params if not isinstance(t.arg_types.get(p), Const)]
-    fdef = ast.FunctionDef(fname, ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
-                           out or [ast.Pass()], [ast.parse("pk.function", mode="eval").body], None)
+    fdef = ast.FunctionDef(
+        fname,
+        ast.arguments([], [ast.arg(p) for p in params], None, [], [], None, []),
+        out or [ast.Pass()],
+        [ast.parse("pk.function", mode="eval").body],
+        None,
+    )
     t.module.add(fdef)

@@ -13,6 +13,7 @@ loop shapes have a parallel form a GPU runs at memory speed:
 Both add in another order than the loop (as a GPU reduction must; Numba's
 own prange reductions do too), so they are used only where the serial code
 would run on the GPU; host calls keep the loop and its exact bits."""
+
 from __future__ import annotations
 
 import ast
@@ -45,8 +46,7 @@ def parallel(t, loop: ast.stmt) -> list[ast.stmt] | None:
 
 
 def _leaves(loop) -> bool:
-    return any(isinstance(x, (ast.Return, ast.Break, ast.Continue, ast.While, ast.Yield))
-               for x in ast.walk(loop))
+    return any(isinstance(x, (ast.Return, ast.Break, ast.Continue, ast.While, ast.Yield)) for x in ast.walk(loop))
 
 
 def _nest(t, loop):
@@ -65,13 +65,18 @@ def _nest(t, loop):
         if kind == ("builtin", "range") and 1 <= len(it.args) <= 2 and isinstance(s.target, ast.Name):
             lo, hi = (it.args[0], it.args[1]) if len(it.args) == 2 else (ast.Constant(0), it.args[0])
             idx = s.target.id
-        elif kind == ("builtin", "enumerate") and len(it.args) == 1 and isinstance(s.target, ast.Tuple) \
-                and len(s.target.elts) == 2 and all(isinstance(e, ast.Name) for e in s.target.elts) \
-                and getattr(t.type_of(it.args[0]), "ndim", 0) == 1 and isinstance(it.args[0], ast.Name):
+        elif (
+            kind == ("builtin", "enumerate")
+            and len(it.args) == 1
+            and isinstance(s.target, ast.Tuple)
+            and len(s.target.elts) == 2
+            and all(isinstance(e, ast.Name) for e in s.target.elts)
+            and getattr(t.type_of(it.args[0]), "ndim", 0) == 1
+            and isinstance(it.args[0], ast.Name)
+        ):
             idx, item = s.target.elts[0].id, s.target.elts[1].id
             lo, hi = ast.Constant(0), call("len", [it.args[0]])
-            pre = [ast.copy_location(ast.Assign([name(item, ast.Store())], ast.Subscript(
-                name(it.args[0].id), name(idx), ast.Load())), s)]
+            pre = [ast.copy_location(ast.Assign([name(item, ast.Store())], ast.Subscript(name(it.args[0].id), name(idx), ast.Load())), s)]
         else:
             return None
         if read_names([ast.Expr(lo), ast.Expr(hi)]) & set(indices):
@@ -88,8 +93,7 @@ def _nest(t, loop):
 
 def _reads_after(t, loop) -> set:
     inside = {id(n) for n in ast.walk(loop)}
-    return {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and id(n) not in inside}
+    return {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside}
 
 
 def _private(t, body, carried: set, after: set) -> bool:
@@ -121,11 +125,12 @@ def _reduction_only(t, body, after) -> bool:
     accs = _loops._accumulators(t, body, None)
     if not accs or _stores(body) or not _private(t, body, set(accs), after):
         return False
-    in_updates = {id(n) for _, ups in accs.values() for u in ups
-                  for n in ast.walk(u.target if isinstance(u, ast.AugAssign) else u)}
+    in_updates = {id(n) for _, ups in accs.values() for u in ups for n in ast.walk(u.target if isinstance(u, ast.AugAssign) else u)}
     return all(isinstance(t.env.get(n), str) and t.env[n] in SCALARS for n in accs) and not any(
         isinstance(x, ast.Name) and x.id in accs and isinstance(x.ctx, ast.Load) and id(x) not in in_updates
-        for s in body for x in ast.walk(s))
+        for s in body
+        for x in ast.walk(s)
+    )
 
 
 def _reduction(t, loop, indices, bounds, body) -> list[ast.stmt] | None:
@@ -143,7 +148,7 @@ def _reduction(t, loop, indices, bounds, body) -> list[ast.stmt] | None:
     head = []
     for d, (idx, (lo, _)) in enumerate(zip(indices, bounds)):
         inner = None
-        for e in extents[d + 1:]:
+        for e in extents[d + 1 :]:
             inner = name(e) if inner is None else ast.BinOp(inner, ast.Mult(), name(e))
         q = name(k) if inner is None else ast.BinOp(name(k), ast.FloorDiv(), inner)
         pos = q if d == 0 else ast.BinOp(q, ast.Mod(), name(extents[d]))
@@ -186,8 +191,7 @@ def _scan(t, loop, idx, bound, body, after) -> list[ast.stmt] | None:
     free = {n for n in (read_names(body) | {start}) - locals_ - {acc, idx} if n in t.env}
     params, kws = _loops._params(t, free)
     kname = t.kernel_name("scan")
-    workunit(t, kname, [idx], [ast.arg(last, name("bool"))] + params, declare(t, kbody, locals_, t.env),
-             t.env[acc], acc_name=acc)
+    workunit(t, kname, [idx], [ast.arg(last, name("bool"))] + params, declare(t, kbody, locals_, t.env), t.env[acc], acc_name=acc)
     kws = [k for k in kws if k.arg != start] + [ast.keyword(start, name(acc))]
     total = call("pk.parallel_scan", [call("pk.RangePolicy", [lo, hi]), name(kname)], kws)
     return [ast.copy_location(ast.Assign([name(acc, ast.Store())], ast.BinOp(name(acc), ast.Add(), total)), loop)]
@@ -196,8 +200,7 @@ def _scan(t, loop, idx, bound, body, after) -> list[ast.stmt] | None:
 def _reads_besides_stores(body) -> set:
     """Names read in the body, not counting the array a store `a[i] = ...` names."""
     bases = {id(x.value) for x in _stores(body)}
-    return {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and id(n) not in bases}
+    return {n.id for s in body for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in bases}
 
 
 def _made_here(t, arr: str) -> bool:

@@ -9,6 +9,7 @@ kernel's value at one point (the body with each relative index shifted by the
 point), and `apply(args..., out)` runs it over the interior in a prange loop.
 Their source is registered with linecache under a name that says which stencil
 of which file they come from, so errors point there."""
+
 from __future__ import annotations
 
 import ast
@@ -62,6 +63,7 @@ class Stencil:
     def _generate(self, ranks, ctx, node):
         from ._dispatch import njit, prange
         from ._translate import parse
+
         fdef, _ = parse(self.py_func)
         params = [a.arg for a in fdef.args.args]
         if len(ranks) != len(params) or not ranks or ranks[0] is None:
@@ -89,8 +91,7 @@ class Stencil:
                 for d, e in enumerate(elts):
                     off = _offset(e)
                     if off is None and hood is None:
-                        raise fail(ctx, node, f"{ast.unparse(n)}: an index that is not a constant needs "
-                                   "the neighborhood= option")
+                        raise fail(ctx, node, f"{ast.unparse(n)}: an index that is not a constant needs the neighborhood= option")
                     if off is not None:
                         lo[d], hi[d] = min(lo[d], off), max(hi[d], off)
                 shifted = [ast.BinOp(ast.Name(index[d], ast.Load()), ast.Add(), e) for d, e in enumerate(elts)]
@@ -104,23 +105,36 @@ class Stencil:
             lo, hi = [int(h[0]) for h in hood], [int(h[1]) for h in hood]
         tag = next(_SERIAL)
         elem_name, apply_name = f"{self.__name__}__elem{tag}", f"{self.__name__}__apply{tag}"
-        elem = ast.FunctionDef(elem_name, ast.arguments([], [ast.arg(p) for p in params + index], None, [], [],
-                                                        None, []), body, [], None)
+        elem = ast.FunctionDef(elem_name, ast.arguments([], [ast.arg(p) for p in params + index], None, [], [], None, []), body, [], None)
         first = params[0]
         loop: ast.stmt = ast.Assign(
-            [ast.Subscript(ast.Name("__pk_out", ast.Load()),
-                           ast.Tuple([ast.Name(i, ast.Load()) for i in index], ast.Load()) if ndim > 1
-                           else ast.Name(index[0], ast.Load()), ast.Store())],
-            ast.Call(ast.Name(elem_name, ast.Load()), [ast.Name(p, ast.Load()) for p in params + index], []))
+            [
+                ast.Subscript(
+                    ast.Name("__pk_out", ast.Load()),
+                    ast.Tuple([ast.Name(i, ast.Load()) for i in index], ast.Load()) if ndim > 1 else ast.Name(index[0], ast.Load()),
+                    ast.Store(),
+                )
+            ],
+            ast.Call(ast.Name(elem_name, ast.Load()), [ast.Name(p, ast.Load()) for p in params + index], []),
+        )
         for d in reversed(range(ndim)):
-            bounds = [ast.Constant(-min(0, lo[d])),
-                      ast.BinOp(ast.Subscript(ast.Attribute(ast.Name(first, ast.Load()), "shape", ast.Load()),
-                                              ast.Constant(d), ast.Load()), ast.Sub(), ast.Constant(max(0, hi[d])))]
-            loop = ast.For(ast.Name(index[d], ast.Store()),
-                           ast.Call(ast.Name("__pk_prange" if d == 0 else "range", ast.Load()), bounds, []),
-                           [loop], [])
-        apply = ast.FunctionDef(apply_name, ast.arguments([], [ast.arg(p) for p in params + ["__pk_out"]], None,
-                                                          [], [], None, []), [loop], [], None)
+            bounds = [
+                ast.Constant(-min(0, lo[d])),
+                ast.BinOp(
+                    ast.Subscript(ast.Attribute(ast.Name(first, ast.Load()), "shape", ast.Load()), ast.Constant(d), ast.Load()),
+                    ast.Sub(),
+                    ast.Constant(max(0, hi[d])),
+                ),
+            ]
+            loop = ast.For(
+                ast.Name(index[d], ast.Store()),
+                ast.Call(ast.Name("__pk_prange" if d == 0 else "range", ast.Load()), bounds, []),
+                [loop],
+                [],
+            )
+        apply = ast.FunctionDef(
+            apply_name, ast.arguments([], [ast.arg(p) for p in params + ["__pk_out"]], None, [], [], None, []), [loop], [], None
+        )
         module = ast.fix_missing_locations(ast.Module([elem, apply], []))
         text = ast.unparse(module) + "\n"
         code = self.py_func.__code__
@@ -143,8 +157,7 @@ class Stencil:
             params = ", ".join(names + (["out"] if out is not None else []))
             fname = f"{self.__name__}__call{'_out' if out is not None else ''}{len(args)}"
             text = f"def {fname}({params}):\n    return __pk_stencil({call})\n"
-            self._made[key] = generated_caller(fname, text, f"<{fname} of stencil {self.__name__}>",
-                                               {"__pk_stencil": self})
+            self._made[key] = generated_caller(fname, text, f"<{fname} of stencil {self.__name__}>", {"__pk_stencil": self})
         f = self._made[key]
         return f(*args, out) if out is not None else f(*args)
 
@@ -156,6 +169,7 @@ def stencil(func_or_mode="constant", **options):
 
     def wrap(func):
         return Stencil(func, dict(options, func_or_mode=func_or_mode))
+
     return wrap
 
 

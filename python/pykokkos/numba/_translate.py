@@ -7,6 +7,7 @@ becomes parallel_for or parallel_reduce; serial loops become one-work-item
 kernels (compiled, as Numba compiles them); whole-array expressions and NumPy
 reductions become kernels over their shape (see _arrayexpr.py).
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,15 +20,14 @@ from ._names import Names
 from ._normalize import normalize
 from ._typer import Arr, Typer, type_of_value
 
-HEADER = ("import math\n\nimport numpy as np\n\nimport pykokkos as pk\nfrom pykokkos.numba import rt\n")
+HEADER = "import math\n\nimport numpy as np\n\nimport pykokkos as pk\nfrom pykokkos.numba import rt\n"
 
 
 def parse(fn) -> tuple[ast.FunctionDef, Source]:
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
-        raise TypeError(f"cannot read the source of {fn.__name__!r}: jitted functions must be defined "
-                        "in a file") from None
+        raise TypeError(f"cannot read the source of {fn.__name__!r}: jitted functions must be defined in a file") from None
     text = "".join(lines)
     indent = len(lines[0]) - len(lines[0].lstrip())
     text = textwrap.dedent(text)
@@ -97,6 +97,11 @@ class Translation:
         t = Typer(self.names, env if env is not None else self.env, self.helper_return)
         return t.expr(e)
 
+    def host_expr(self, e, pre: list):
+        """`e` as host code (statements it needs go to `pre`): how the kernel
+        emitters compute what no kernel can hold, without importing the host layer."""
+        return _host.HostBody(self).expr(e, pre)
+
     def fresh(self, base: str) -> str:
         self.counter += 1
         n = f"{base}_{self.counter}"
@@ -125,23 +130,37 @@ class Translation:
 
     def device_helper(self, helper, arg_types, node) -> str:
         """The @pk.function for a jitted helper called from a kernel with these types."""
-        return self._helper(self.module.device, f"{helper.py_func.__name__}_fn", _serial.emit_function,
-                            helper, arg_types, node)
+        return self._helper(self.module.device, f"{helper.py_func.__name__}_fn", _serial.emit_function, helper, arg_types, node)
 
     def host_helper(self, helper, arg_types, node) -> str:
         """The host function for a jitted helper called from host code."""
-        return self._helper(self.module.host, f"_{helper.py_func.__name__}", _host.emit_host_function,
-                            helper, arg_types, node)
+        return self._helper(self.module.host, f"_{helper.py_func.__name__}", _host.emit_host_function, helper, arg_types, node)
 
 
 REFUSED = {
-    ast.Dict: "dict literals", ast.Set: "set literals", ast.ListComp: "list comprehensions",
-    ast.DictComp: "dict comprehensions", ast.SetComp: "set comprehensions", ast.GeneratorExp: "generators",
-    ast.Lambda: "lambdas", ast.Starred: "star arguments", ast.Yield: "yield", ast.YieldFrom: "yield",
-    ast.Await: "await", ast.JoinedStr: "f-strings", ast.Try: "try statements", ast.With: "with statements",
-    ast.ClassDef: "classes", ast.FunctionDef: "nested functions", ast.Global: "global statements",
-    ast.Nonlocal: "nonlocal statements", ast.Import: "imports", ast.ImportFrom: "imports",
-    ast.Delete: "del statements", ast.List: "list literals", ast.NamedExpr: "the walrus operator",
+    ast.Dict: "dict literals",
+    ast.Set: "set literals",
+    ast.ListComp: "list comprehensions",
+    ast.DictComp: "dict comprehensions",
+    ast.SetComp: "set comprehensions",
+    ast.GeneratorExp: "generators",
+    ast.Lambda: "lambdas",
+    ast.Starred: "star arguments",
+    ast.Yield: "yield",
+    ast.YieldFrom: "yield",
+    ast.Await: "await",
+    ast.JoinedStr: "f-strings",
+    ast.Try: "try statements",
+    ast.With: "with statements",
+    ast.ClassDef: "classes",
+    ast.FunctionDef: "nested functions",
+    ast.Global: "global statements",
+    ast.Nonlocal: "nonlocal statements",
+    ast.Import: "imports",
+    ast.ImportFrom: "imports",
+    ast.Delete: "del statements",
+    ast.List: "list literals",
+    ast.NamedExpr: "the walrus operator",
     ast.MatMult: "the @ operator",
 }
 
@@ -150,8 +169,13 @@ def _array_literals(fdef) -> set:
     """ids of the list displays that are np.array([...]) / np.asarray([...]) arguments (nested too)."""
     ok: set = set()
     for node in ast.walk(fdef):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in ("array", "asarray") and node.args and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("array", "asarray")
+            and node.args
+            and isinstance(node.args[0], (ast.List, ast.Tuple))
+        ):
             ok |= {id(x) for x in ast.walk(node.args[0]) if isinstance(x, (ast.List, ast.Tuple))}
     return ok
 
@@ -164,9 +188,13 @@ def check_subset(fdef: ast.FunctionDef, ctx: Source) -> None:
             continue
         what = REFUSED.get(type(node))
         if what is not None:
-            raise unsupported(ctx, node, f"{what} are not supported by pykokkos.numba (use arrays, loops "
-                              "and scalars)" if not what.endswith("operator") and what not in ("yield", "await")
-                              else f"{what} is not supported by pykokkos.numba")
+            raise unsupported(
+                ctx,
+                node,
+                f"{what} are not supported by pykokkos.numba (use arrays, loops and scalars)"
+                if not what.endswith("operator") and what not in ("yield", "await")
+                else f"{what} is not supported by pykokkos.numba",
+            )
 
 
 _STACK: list = []
@@ -189,8 +217,9 @@ def translate(fn, args: tuple, is_helper) -> tuple[str, str]:
     for a in args:
         t = type_of_value(a)
         if t is None:
-            raise TypeError(f"{fn.__name__}(): arguments of type {type(a).__name__} are not supported "
-                            "(NumPy arrays, numbers and tuples of numbers are)")
+            raise TypeError(
+                f"{fn.__name__}(): arguments of type {type(a).__name__} are not supported (NumPy arrays, numbers and tuples of numbers are)"
+            )
         arg_types.append(t)
     module = Module()
     module.name(fn.__name__)

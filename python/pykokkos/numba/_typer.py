@@ -5,6 +5,7 @@ assigned to it); we do the same, with Numba's rules between dtypes (_types.py).
 The types decide what becomes a kernel (loops over arrays), what stays on the
 host (scalar statements), how kernel locals are declared and what accumulators hold.
 """
+
 from __future__ import annotations
 
 import ast
@@ -15,8 +16,29 @@ from ._errors import unsupported
 from ._names import DTYPES, Names
 from ._typer_np import NumpyTyping, axis_arg
 from ._types import (  # noqa: F401  (the types other modules take from here)
-    ALLOC, MATH_FLOAT, MATH_INT, NONE, PRED, RANGE, REDUCE, SCALAR_TYPES, STR, _UFUNC_OF, Arr, Const, Tup,
-    _show, _view_type, as_float, dtype_value, join, promote, scalar_binop, scalar_of, type_of_value, ufunc_out,
+    ALLOC,
+    MATH_FLOAT,
+    MATH_INT,
+    NONE,
+    PRED,
+    RANGE,
+    REDUCE,
+    SCALAR_TYPES,
+    STR,
+    _UFUNC_OF,
+    Arr,
+    Const,
+    Tup,
+    _show,
+    _view_type,
+    as_float,
+    dtype_value,
+    join,
+    promote,
+    scalar_binop,
+    scalar_of,
+    type_of_value,
+    ufunc_out,
 )
 
 
@@ -37,9 +59,11 @@ class Typer(NumpyTyping):
                 break
         bad = [k for k, v in self.env.items() if v == "conflict"]
         if bad:
-            raise unsupported(self.names.ctx, self.first_store(body, bad[0]),
-                              f"'{bad[0]}' holds values of different kinds (an array and a number, or arrays "
-                              "of different ranks); Numba rejects this too")
+            raise unsupported(
+                self.names.ctx,
+                self.first_store(body, bad[0]),
+                f"'{bad[0]}' holds values of different kinds (an array and a number, or arrays of different ranks); Numba rejects this too",
+            )
         return self.env
 
     def first_store(self, body, name):
@@ -52,8 +76,11 @@ class Typer(NumpyTyping):
         if isinstance(target, ast.Name):
             t = join(self.env.get(target.id), ty)
             if t == "conflict":
-                raise unsupported(self.names.ctx, target, f"'{target.id}' holds values of different types "
-                                  f"({_show(self.env.get(target.id))} and {_show(ty)})")
+                raise unsupported(
+                    self.names.ctx,
+                    target,
+                    f"'{target.id}' holds values of different types ({_show(self.env.get(target.id))} and {_show(ty)})",
+                )
             self.env[target.id] = t
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = ty.items if isinstance(ty, Tup) else None
@@ -96,8 +123,11 @@ class Typer(NumpyTyping):
             ty = self.expr(s.value) if s.value is not None else NONE
             t = ty if self.returns is None else join(self.returns, ty)
             if t == "conflict":
-                raise unsupported(self.names.ctx, s, f"returns values of different types ({_show(self.returns)} "
-                                  f"and {_show(ty)}; an optional value is not supported)")
+                raise unsupported(
+                    self.names.ctx,
+                    s,
+                    f"returns values of different types ({_show(self.returns)} and {_show(ty)}; an optional value is not supported)",
+                )
             self.returns = t
         elif isinstance(s, ast.Expr):
             self.expr(s.value)
@@ -113,8 +143,7 @@ class Typer(NumpyTyping):
             for i in it.items[1:]:
                 t = join(t, i)
             return t
-        raise unsupported(self.names.ctx, node, "a loop must run over range(...), prange(...), an array, "
-                          "enumerate(...) or zip(...)")
+        raise unsupported(self.names.ctx, node, "a loop must run over range(...), prange(...), an array, enumerate(...) or zip(...)")
 
     def expr(self, e):  # noqa: C901  (one case per node kind)
         n = self.names
@@ -188,9 +217,18 @@ class Typer(NumpyTyping):
             if isinstance(e.slice, ast.Constant) and isinstance(e.slice.value, int):
                 return base.items[e.slice.value]
             if isinstance(e.slice, ast.Slice):
-                bounds = [b.value if isinstance(b, ast.Constant) else (-b.operand.value if isinstance(
-                    b, ast.UnaryOp) and isinstance(b.op, ast.USub) and isinstance(b.operand, ast.Constant) else
-                    "?") if b is not None else None for b in (e.slice.lower, e.slice.upper, e.slice.step)]
+                bounds = [
+                    b.value
+                    if isinstance(b, ast.Constant)
+                    else (
+                        -b.operand.value
+                        if isinstance(b, ast.UnaryOp) and isinstance(b.op, ast.USub) and isinstance(b.operand, ast.Constant)
+                        else "?"
+                    )
+                    if b is not None
+                    else None
+                    for b in (e.slice.lower, e.slice.upper, e.slice.step)
+                ]
                 if "?" in bounds:
                     raise unsupported(self.names.ctx, e, "a slice of a tuple needs constant bounds")
                 return Tup(base.items[slice(*bounds)])
@@ -210,8 +248,9 @@ class Typer(NumpyTyping):
             if isinstance(mask, Arr) and mask.dtype == "bool" and mask.ndim == 1 == base.ndim:
                 return Arr(base.dtype, 1)  # a[m]: the elements where the mask is true
             if any(isinstance(self.expr(i), Arr) for i in idx):
-                raise unsupported(self.names.ctx, e, "indexing with arrays (fancy indexing) is not supported "
-                                  "(a boolean mask of a 1-d array is)")
+                raise unsupported(
+                    self.names.ctx, e, "indexing with arrays (fancy indexing) is not supported (a boolean mask of a 1-d array is)"
+                )
             return base.dtype if kept == 0 else Arr(base.dtype, kept)
         return None
 
@@ -266,8 +305,11 @@ class Typer(NumpyTyping):
             if fn == "len":
                 return "int64"
             if fn in ("abs",):
-                return args[0] if not (isinstance(args[0], str) and args[0].startswith("complex")) else \
-                    np.dtype(args[0]).type(0).real.dtype.name
+                return (
+                    args[0]
+                    if not (isinstance(args[0], str) and args[0].startswith("complex"))
+                    else np.dtype(args[0]).type(0).real.dtype.name
+                )
             if fn in ("min", "max"):
                 t = None
                 for a in args:
@@ -304,8 +346,7 @@ class Typer(NumpyTyping):
         value type, shaped as the first argument."""
         if "out" in kw:
             return kw["out"]
-        elem, _, ndim = st.functions(tuple(a.ndim if isinstance(a, Arr) else None for a in args),
-                                     self.names.ctx, e)
+        elem, _, ndim = st.functions(tuple(a.ndim if isinstance(a, Arr) else None for a in args), self.names.ctx, e)
         dt = self.helper_return(elem, list(args) + ["int64"] * ndim, e)
         return Arr(dt, ndim) if isinstance(dt, str) else None
 

@@ -1,5 +1,6 @@
 """How NumPy calls are typed inside jitted functions (Numba's rules):
 ufuncs by their loops, reductions, allocations, np.array literals, reshape."""
+
 from __future__ import annotations
 
 import ast
@@ -7,15 +8,68 @@ import ast
 import numpy as np
 
 from ._errors import unsupported
-from ._types import (ALLOC, MATH_FLOAT, MATH_INT, NONE, PRED, RANGE, REDUCE, SCALAR_TYPES, Arr, Tup, _show,
-                     as_float, join, promote, ufunc_out)
+from ._types import (
+    ALLOC,
+    MATH_FLOAT,
+    MATH_INT,
+    NONE,
+    PRED,
+    RANGE,
+    REDUCE,
+    SCALAR_TYPES,
+    Arr,
+    Tup,
+    _show,
+    as_float,
+    join,
+    promote,
+    ufunc_out,
+)
 
 
 # NumPy functions typed here besides the ufuncs (the rest is refused).
-KNOWN = MATH_FLOAT | MATH_INT | PRED | ALLOC | REDUCE | SCALAR_TYPES | {
-    "where", "ndindex", "array", "asarray", "sort", "reshape", "linspace", "abs", "absolute", "negative", "sign",
-    "conj", "conjugate", "minimum", "maximum", "fmin", "fmax", "add", "subtract", "multiply", "divide",
-    "true_divide", "real", "imag", "round", "around", "rint", "float_", "int_", "bool_", "intp", "cumsum"}
+KNOWN = (
+    MATH_FLOAT
+    | MATH_INT
+    | PRED
+    | ALLOC
+    | REDUCE
+    | SCALAR_TYPES
+    | {
+        "where",
+        "ndindex",
+        "array",
+        "asarray",
+        "sort",
+        "reshape",
+        "linspace",
+        "abs",
+        "absolute",
+        "negative",
+        "sign",
+        "conj",
+        "conjugate",
+        "minimum",
+        "maximum",
+        "fmin",
+        "fmax",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "true_divide",
+        "real",
+        "imag",
+        "round",
+        "around",
+        "rint",
+        "float_",
+        "int_",
+        "bool_",
+        "intp",
+        "cumsum",
+    }
+)
 
 
 class NumpyTyping:
@@ -26,8 +80,11 @@ class NumpyTyping:
         arr = next((a for a in args if isinstance(a, Arr)), None)
         uf = getattr(np, fn, None)
         if isinstance(uf, np.ufunc) and (len(e.args) > uf.nin or any(k.arg == "out" for k in e.keywords)):
-            raise unsupported(n.ctx, e, f"np.{fn} with an output argument is supported as a statement "
-                              f"(np.{fn}(..., out)); as a value write out[:] = np.{fn}(...)")
+            raise unsupported(
+                n.ctx,
+                e,
+                f"np.{fn} with an output argument is supported as a statement (np.{fn}(..., out)); as a value write out[:] = np.{fn}(...)",
+            )
         if fn == "ndindex":
             nd = len(args[0].items) if len(args) == 1 and isinstance(args[0], Tup) else len(args)
             return Tup((Tup(("int64",) * nd),))
@@ -47,10 +104,12 @@ class NumpyTyping:
             return Arr(self.dtype_arg(dkw) if dkw is not None else "float64", 1)
         if fn == "histogram":  # (counts, edges) of an integer number of bins
             given = dict(zip(("a", "bins", "range"), args)) | kw
-            if not isinstance(given.get("a"), Arr) or set(given) - {"a", "bins", "range"} or \
-                    not (isinstance(given.get("bins", "int64"), str) and np.dtype(given.get("bins", "int64")).kind in "iu"):
-                raise unsupported(n.ctx, e, "np.histogram is supported with an integer number of bins "
-                                  "(and range=)")
+            if (
+                not isinstance(given.get("a"), Arr)
+                or set(given) - {"a", "bins", "range"}
+                or not (isinstance(given.get("bins", "int64"), str) and np.dtype(given.get("bins", "int64")).kind in "iu")
+            ):
+                raise unsupported(n.ctx, e, "np.histogram is supported with an integer number of bins (and range=)")
             return Tup((Arr("int64", 1), Arr("float64", 1)))
         if fn == "sort" and len(args) == 1 and isinstance(args[0], Arr):
             return args[0]

@@ -2,12 +2,14 @@
 arrays (dtype, rank), tuples, constants a translation specializes on (dtypes,
 jitted functions), and the dtype of arithmetic on arrays (Numba's ufunc loop
 choice) and on scalars (Numba's integer widening)."""
+
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
 
 import numpy as np
+
 
 @dataclass(frozen=True)
 class Arr:
@@ -24,6 +26,7 @@ class Tup:
 class Const:
     """An argument the translation specializes on: a dtype or a jitted function
     passed as a value (Numba compiles once per such value too)."""
+
     value: object
 
 
@@ -32,27 +35,92 @@ NONE = "none"
 STR = "str"
 
 MATH_FLOAT = {
-    "sqrt", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "asin", "acos",
-    "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "erf", "erfc", "gamma",
-    "lgamma", "pow", "atan2", "hypot", "fmod", "copysign", "degrees", "radians", "arcsin", "arccos",
-    "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "power", "square", "reciprocal",
+    "sqrt",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "fabs",
+    "cbrt",
+    "erf",
+    "erfc",
+    "gamma",
+    "lgamma",
+    "pow",
+    "atan2",
+    "hypot",
+    "fmod",
+    "copysign",
+    "degrees",
+    "radians",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "arctan2",
+    "power",
+    "square",
+    "reciprocal",
 }
 MATH_INT = {"floor", "ceil", "trunc"}
 PRED = {"isnan", "isinf", "isfinite"}
 ALLOC = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "copy", "arange"}
 REDUCE = {"sum", "prod", "min", "max", "amin", "amax", "mean", "argmin", "argmax", "dot", "vdot"}
-SCALAR_TYPES = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
-                "uint8", "bool_", "complex128", "complex64", "float_", "double", "intp"}
+SCALAR_TYPES = {
+    "float64",
+    "float32",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint64",
+    "uint32",
+    "uint16",
+    "uint8",
+    "bool_",
+    "complex128",
+    "complex64",
+    "float_",
+    "double",
+    "intp",
+}
 
 
 def promote(a: str, b: str) -> str:
     return np.result_type(np.dtype(a), np.dtype(b)).name
 
 
-_UFUNC_OF = {ast.Add: "add", ast.Sub: "subtract", ast.Mult: "multiply", ast.Div: "true_divide",
-             ast.FloorDiv: "floor_divide", ast.Mod: "remainder", ast.Pow: "power", ast.BitAnd: "bitwise_and",
-             ast.BitOr: "bitwise_or", ast.BitXor: "bitwise_xor", ast.LShift: "left_shift",
-             ast.RShift: "right_shift"}
+_UFUNC_OF = {
+    ast.Add: "add",
+    ast.Sub: "subtract",
+    ast.Mult: "multiply",
+    ast.Div: "true_divide",
+    ast.FloorDiv: "floor_divide",
+    ast.Mod: "remainder",
+    ast.Pow: "power",
+    ast.BitAnd: "bitwise_and",
+    ast.BitOr: "bitwise_or",
+    ast.BitXor: "bitwise_xor",
+    ast.LShift: "left_shift",
+    ast.RShift: "right_shift",
+}
 
 
 def ufunc_out(name: str, dtypes: list) -> str | None:
@@ -129,6 +197,7 @@ def _view_type(value):
     """(dtype name, ndim) of a pykokkos View (a View argument is used as it is)."""
     from pykokkos._types import numpy_dtype
     from pykokkos._views import View
+
     if isinstance(value, View):
         return numpy_dtype(value._dtype_code).name, len(value.shape)
     return None
@@ -168,3 +237,24 @@ def join(a, b):
     if isinstance(a, Arr) and isinstance(b, Arr) and a.ndim == b.ndim:
         return Arr(promote(a.dtype, b.dtype), a.ndim)
     return "conflict"
+
+
+PK_DTYPE = {
+    "float64": "pk.float64",
+    "float32": "pk.float32",
+    "int64": "pk.int64",
+    "int32": "pk.int32",
+    "int16": "pk.int16",
+    "int8": "pk.int8",
+    "uint64": "pk.uint64",
+    "uint32": "pk.uint32",
+    "uint16": "pk.uint16",
+    "uint8": "pk.uint8",
+    "bool": "pk.bool",
+    "complex128": "pk.complex128",
+    "complex64": "pk.complex64",
+}
+
+
+def pk_type(dt: str) -> ast.expr:
+    return ast.parse(PK_DTYPE[dt], mode="eval").body

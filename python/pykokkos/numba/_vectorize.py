@@ -7,6 +7,7 @@ the arguments' dtypes cast to safely is used, as a ufunc's loop is chosen;
 without, the function is typed from the arguments, as Numba's dynamic ufunc
 compiles a loop per input types. Anything else a ufunc has (reduce, outer,
 accumulate, ...) is Numba's own vectorized function's."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,6 +19,7 @@ def _sig_types(sig) -> tuple[str, tuple[str, ...]]:
     """("float64", ("float64", "int64")) from "float64(float64, int64)" or a Numba signature."""
     from ._names import DTYPES
     from ._sigs import _NAMES
+
     table = {**DTYPES, **_NAMES}
     text = sig if isinstance(sig, str) else str(sig)
     ret, _, rest = text.partition("(")
@@ -28,6 +30,7 @@ def _sig_types(sig) -> tuple[str, tuple[str, ...]]:
         if s not in table:
             raise TypeError(f"vectorize: {s!r} in {text!r} is not a scalar type pykokkos.numba knows")
         return table[s]
+
     return dt(ret), tuple(dt(a) for a in args)
 
 
@@ -38,6 +41,7 @@ class Vectorized:
 
     def __init__(self, func, signatures, options: dict):
         from ._dispatch import njit
+
         self.py_func = func
         self.signatures = [_sig_types(s) for s in signatures]
         self.options = options
@@ -58,12 +62,12 @@ class Vectorized:
         if not self.signatures:
             return tuple(dtypes), None
         for ret, args in self.signatures:
-            if len(args) == len(dtypes) and all(d is not None and np.can_cast(np.dtype(d), np.dtype(a), "safe")
-                                                for d, a in zip(dtypes, args)):
+            if len(args) == len(dtypes) and all(
+                d is not None and np.can_cast(np.dtype(d), np.dtype(a), "safe") for d, a in zip(dtypes, args)
+            ):
                 return args, ret
         known = ", ".join(r + "(" + ", ".join(a) + ")" for r, a in self.signatures)
-        raise TypeError(f"ufunc '{self.__name__}' not supported for the input types {tuple(dtypes)} "
-                        f"(its signatures: {known})")
+        raise TypeError(f"ufunc '{self.__name__}' not supported for the input types {tuple(dtypes)} (its signatures: {known})")
 
     def __call__(self, *args, out=None):
         """Called from Python: NumPy arrays (lists become arrays) or numbers."""
@@ -81,8 +85,7 @@ class Vectorized:
                 text = f"def {fname}({', '.join(names)}, out):\n    out[:] = {value}\n    return out\n"
             else:
                 text = f"def {fname}({', '.join(names)}):\n    return {value}\n"
-            self._callers[key] = generated_caller(fname, text, f"<{fname} of vectorized {self.__name__}>",
-                                                  {"__pk_vec": self})
+            self._callers[key] = generated_caller(fname, text, f"<{fname} of vectorized {self.__name__}>", {"__pk_vec": self})
         f = self._callers[key]
         res = f(*args, out) if out is not None else f(*args)
         return res if isinstance(res, np.ndarray) else np.asarray(res)[()]  # a NumPy scalar, as a ufunc gives
@@ -99,6 +102,7 @@ class Vectorized:
         if name.startswith("_"):
             raise AttributeError(name)
         from ._fallback import real_numba
+
         real = real_numba()
         if real is None:
             raise AttributeError(f"{self.__name__}.{name} needs Numba (pykokkos.numba runs the ufunc's calls only)")
@@ -113,6 +117,7 @@ def vectorize(ftylist_or_function=(), **options):
 
     def wrap(func):
         return Vectorized(func, sigs, options)
+
     return wrap
 
 

@@ -5,6 +5,7 @@ the code after it at another precision. A plain assignment at the function's
 top level starts a new version; every other binding (in a loop, a branch, an
 augmented assignment) rebinds the version current there, which is what a loop
 carrying a value needs (its versions are joined, as Numba's phi nodes are)."""
+
 from __future__ import annotations
 
 import ast
@@ -47,8 +48,7 @@ def version_names(fdef: ast.FunctionDef) -> None:
             fdef.body[k] = Current().visit(s)
             continue
         s.value = Current().visit(s.value)
-        s.targets = [t if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else Current().visit(t)
-                     for t in s.targets]  # x[i] = ... reads x
+        s.targets = [t if isinstance(t, (ast.Name, ast.Tuple, ast.List)) else Current().visit(t) for t in s.targets]  # x[i] = ... reads x
         for t in s.targets:
             _rebind(t, versioned, cur, seen, taken, Current())
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Checks the Python package for import cycles: every `import` and `from ...
+import` of a module of the package (at any depth: an import inside a function
+is still an edge, the usual way a cycle gets hidden) is an edge between two
+files, and no file may reach itself. `make lint` runs it; it exits 1 and
+prints each cycle when there is one.
+
+`from . import x` counts as importing the module x when x is a module of the
+package, else the package's __init__. Imports under `if TYPE_CHECKING:` are
+type annotations, not imports at run time, and are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "python"
+PACKAGE = "pykokkos"
+
+
+def module_name(f: Path) -> str:
+    parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking_only(tree: ast.AST) -> set[int]:
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(x) for s in node.body for x in ast.walk(s)}
+    return skip
+
+
+def imports(f: Path, modules: dict[str, Path]) -> set[str]:
+    here = module_name(f)
+    package = here if f.name == "__init__.py" else here.rpartition(".")[0]
+    tree = ast.parse(f.read_text(), str(f))
+    skip = _type_checking_only(tree)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                name = a.name
+                while name and name not in modules:
+                    name = name.rpartition(".")[0]
+                if name:
+                    out.add(name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith(PACKAGE):
+                continue
+            for a in node.names:
+                sub = f"{target}.{a.name}"
+                if sub in modules:
+                    out.add(sub)
+                elif target in modules:
+                    out.add(target)
+    out.discard(here)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def main() -> int:
+    files = sorted((ROOT / PACKAGE).rglob("*.py"))
+    modules = {module_name(f): f for f in files}
+    graph = {module_name(f): imports(f, modules) for f in files}
+    # A package's __init__ imported by its own modules is Python's normal
+    # shape (the parent runs first); only cycles between the modules count.
+    for m in graph:
+        graph[m] = {t for t in graph[m] if not (m.startswith(t + ".") and t in modules and modules[t].name == "__init__.py")}
+    found = cycles(graph)
+    for comp in found:
+        edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
+        print(f"import cycle among {len(comp)} modules:\n  " + "\n  ".join(edges))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
