@@ -215,15 +215,20 @@ pub fn run(
             Who::Region(l) => ("region", l),
         };
         let us = t0.elapsed().as_secs_f64() * 1e6;
-        let name = super::describe::quoted(name);
-        crate::trace::event_text(
-            "kernel",
-            &format!(
-                r#""name":{name},"kind":"{kind}","bodies":{},"us":{}"#,
-                bodies.len(),
-                (us * 10.0).round() / 10.0
-            ),
-        );
+        #[derive(serde::Serialize)]
+        struct Kernel<'a> {
+            name: &'a str,
+            kind: &'static str,
+            bodies: usize,
+            us: f64,
+        }
+        let k = Kernel {
+            name,
+            kind,
+            bodies: bodies.len(),
+            us: (us * 10.0).round() / 10.0,
+        };
+        crate::trace::event_text("kernel", &super::describe::fields(&k));
     }
     VIEW_ARGS.set(views);
     // The kernel ran (perhaps only in part): borrowed memory gets back what it

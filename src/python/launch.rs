@@ -207,14 +207,7 @@ pub fn launch_with<'py>(
     // A trace records what the launch was given, and how it went on.
     let traced = crate::trace::on().then(|| {
         let reload = super::traces::prepare(py, &l, &g.held);
-        let mut d = crate::exec::describe::describe(&l);
-        if !reload.is_empty() {
-            let files: Vec<String> = reload
-                .iter()
-                .map(|(b, f)| format!(r#""{b}":"{f}""#))
-                .collect();
-            d.push_str(&format!(r#","reload":{{{}}}"#, files.join(",")));
-        }
+        let d = crate::exec::describe::describe(&l, &reload);
         (d, std::time::Instant::now())
     });
     let caller = Call {

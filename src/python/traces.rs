@@ -242,7 +242,8 @@ pub fn trace_data(dir: Option<&str>) -> PyResult<()> {
                 let name = format!("{id}.{}.in", s.n + 1);
                 std::fs::write(old.join(&name), &bytes)
                     .map_err(|e| PyOSError::new_err(e.to_string()))?;
-                crate::trace::event_text("host_data", &format!(r#""buffer":{id},"file":"{name}""#));
+                let ev = serde_json::json!({"buffer": id, "file": name});
+                crate::trace::event_text("host_data", &crate::exec::describe::fields(&ev));
             }
             std::fs::write(old.join(format!("{id}.out")), &bytes)
                 .map_err(|e| PyOSError::new_err(e.to_string()))?;
