@@ -24,6 +24,35 @@ pub struct Layout {
     /// unknown). A cached member no body writes is not stored back, and the
     /// device bookkeeping leaves its device copy as it was.
     pub written: Vec<bool>,
+    /// Per member: whether the region stores every element of it and reads
+    /// none (`filled`): a CUDA launch need not copy its stale device copy in
+    /// (exec/kernel.rs `view_fills`; one 1-D range only).
+    pub filled: Vec<bool>,
+}
+
+/// Whether the region's first access of each element of member `g` is a
+/// store: every access of it is known, and the first body that uses it
+/// stores `v[i]` at the work index in every work item of the one 1-D range
+/// all bodies share, reading none of it. (Later bodies read what it stored:
+/// legality keeps their reads on elements the region wrote before them.)
+fn filled(g: usize, uses: &[(usize, usize, usize, Option<Access>)], region: &[&Launch]) -> bool {
+    let one_range = region[0].key.rank == 1
+        && region
+            .iter()
+            .all(|l| l.lo == region[0].lo && l.hi == region[0].hi);
+    let mine: Vec<(usize, Option<Access>)> = uses
+        .iter()
+        .filter(|u| u.0 == g)
+        .map(|u| (u.1, u.3))
+        .collect();
+    let Some(first) = mine.iter().map(|m| m.0).min() else {
+        return false;
+    };
+    let firsts = || mine.iter().filter(|m| m.0 == first).filter_map(|m| m.1);
+    one_range
+        && mine.iter().all(|m| m.1.is_some())
+        && firsts().all(|a| !a.read)
+        && firsts().any(|a| a.write && a.at_work_index && a.always_written)
 }
 
 /// Whether member `g` may live in a local for each work item (loaded once,
@@ -62,8 +91,8 @@ pub fn layout(
     let mut locals: Vec<(usize, DType)> = Vec::new();
     let mut plans = Vec::new();
     let mut written: Vec<bool> = Vec::new();
-    // (member, body, argument, access) of every view argument given a member.
-    let mut uses: Vec<(usize, usize, usize, Access)> = Vec::new();
+    // (member, body, argument, access; None: unknown) of every view argument given a member.
+    let mut uses: Vec<(usize, usize, usize, Option<Access>)> = Vec::new();
     for (b, l) in region.iter().enumerate() {
         let mut p = Vec::new();
         for (k, v) in l.vals.iter().enumerate() {
@@ -100,8 +129,7 @@ pub fn layout(
                         written.resize(groups.len(), false);
                     }
                     written[g] |= known.is_none_or(|a| a.write);
-                    let access = known.unwrap_or_default();
-                    uses.push((g, b, k, access));
+                    uses.push((g, b, k, known));
                 }
                 _ => p.push(Plan::Member(format!("pk_s{b}_{k}"))),
             }
@@ -110,7 +138,11 @@ pub fn layout(
     }
     let mut cached = Vec::new();
     for (g, (_, _, vt)) in groups.iter().enumerate() {
-        let mine: Vec<Access> = uses.iter().filter(|u| u.0 == g).map(|u| u.3).collect();
+        let mine: Vec<Access> = uses
+            .iter()
+            .filter(|u| u.0 == g)
+            .map(|u| u.3.unwrap_or_default())
+            .collect();
         if !(cache && cacheable(g, &mine, &group_keys)) {
             continue;
         }
@@ -121,12 +153,16 @@ pub fn layout(
         }
     }
     written.resize(groups.len(), false);
+    let filled = (0..groups.len())
+        .map(|g| filled(g, &uses, region))
+        .collect();
     Layout {
         plans,
         groups,
         locals,
         cached,
         written,
+        filled,
     }
 }
 

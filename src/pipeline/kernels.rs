@@ -142,6 +142,9 @@ fn build_fused(
     kernel.views = abi.groups;
     if space == Space::Cuda {
         kernel.view_writes = lay.written.clone(); // (mirror bookkeeping, as view_writes)
+        if lay.filled.contains(&true) {
+            kernel.view_fills = lay.filled.clone();
+        }
     }
     kernel.scalars = abi.scalars;
     kernel.accs = abi.accs;
