@@ -153,12 +153,25 @@ def last_index(x):
     return s + i
 
 
+@njit
+def reused_index(x, out):
+    # one index name for three loops; only the last one's is read after it
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+    for i in range(1, x.shape[0]):
+        out[i] += out[i - 1]
+    s = 0.0
+    for i in range(3):
+        s += out[i]
+    return s + i
+
+
 FORMS = {
     "row_norms": "pk.TeamThreadRange", "matvec": "pk.TeamThreadRange", "lower_means": "pk.TeamThreadRange",
     "row_debits": "pk.TeamThreadRange", "row_counts": "pk.TeamThreadRange",
     "sum2d": "pk.parallel_reduce", "sum3d_offset": "pk.parallel_reduce", "spread": "pk.parallel_reduce",
     "cumulative": "pk.parallel_scan", "exclusive_counts": "pk.parallel_scan", "shifted_balance": "pk.parallel_scan",
-    "recurrence": None, "running_into_argument": None, "last_index": None,
+    "recurrence": None, "running_into_argument": None, "last_index": None, "reused_index": None,
 }
 
 CASES = {
@@ -176,4 +189,5 @@ CASES = {
     "recurrence": lambda: (R.random(300),),
     "running_into_argument": lambda: (R.random(300), np.zeros(300)),
     "last_index": lambda: (R.random(300),),
+    "reused_index": lambda: (R.random(50), np.zeros(50)),
 }

@@ -61,6 +61,18 @@ def _reads_outside(fdef, block) -> set:
     return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside}
 
 
+def _reads_after(fdef, block) -> set:
+    """Names read below the block (in source order; nodes the translation made have no place)."""
+    if getattr(block[-1], "end_lineno", None) is None:
+        return _reads_outside(fdef, block)
+    end = (block[-1].end_lineno, block[-1].end_col_offset)
+    return {
+        n.id
+        for n in ast.walk(fdef)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and hasattr(n, "lineno") and (n.lineno, n.col_offset) > end
+    }
+
+
 class _Returns(ast.NodeTransformer):
     """`return v` in a serial kernel: store v and a flag, then end the work item."""
 
@@ -101,7 +113,7 @@ class _LoopVarOut(ast.NodeTransformer):
 
 def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     """Host statements running `block` as one work item."""
-    kept = loop_vars(block) & _reads_outside(t.fdef, block)
+    kept = loop_vars(block) & _reads_after(t.fdef, block)
     if kept:
         block = [ast.fix_missing_locations(_LoopVarOut(t, kept).visit(_clone(s))) for s in block]
     stored = set(assigned_names(block)) - loop_vars(block)
@@ -112,7 +124,9 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     # A name the block may leave unwritten (assigned only in a branch or a
     # loop) keeps the value it had: it goes in too.
     sure, before = _unconditional_writes(block), _defined_before(t, block)
-    for n in stored:
+    # (A loop index handed back starts at 0, not at a value it may have had
+    # only as another kernel's loop index: it matters only for an empty loop.)
+    for n in stored - kept:
         if n in t.env and (first.get(n) or (n in before and n not in sure)):
             live_in.add(n)
     outside = _reads_outside(t.fdef, block)
