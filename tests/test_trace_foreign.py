@@ -4,6 +4,7 @@ NumPy arrays passed straight to a launch (whole, strided, offset, aliased,
 recorded with data, eagerly and under PK_FUSE=1, and replayed unfused and
 fused: every buffer must be compared and equal, and the stored bytes must be
 what each launch saw (before it ran, after the host's writes)."""
+
 import json
 import os
 import subprocess
@@ -198,6 +199,36 @@ def test_a_program_using_the_runtimes_own_kernels_replays(tmp_path):
     trace = tmp_path / "t.jsonl"
     r = run([prog], cwd=tmp_path, env=dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1"))
     assert r.returncode == 0, r.stderr
+    r = run(["-m", "pykokkos", "replay", trace, "--both"])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("final buffers: equal to the recording") == 2, r.stdout
+
+
+DIVIDES = textwrap.dedent("""
+    import numpy as np
+    import pykokkos as pk
+
+    @pk.workunit
+    def shares(i, total, d, out):
+        out[i] = total // d[i]
+
+    d = pk.array(np.arange(1, 65, dtype=np.int64))
+    out = pk.View([64], pk.int64)
+    pk.parallel_for(64, shares, total=1000, d=d, out=out)
+    print(int(np.asarray(out).sum()))
+""")
+
+
+def test_the_untimed_replay_pass_runs_on_the_recorded_data(tmp_path):
+    # The kernel divides by what the program stored: on zeroed memory (what the
+    # warm-up pass used to run on) it raised ZeroDivisionError, and a kernel
+    # whose loops follow its data (a neighbour list) ran for minutes.
+    prog = tmp_path / "prog.py"
+    prog.write_text(DIVIDES)
+    trace = tmp_path / "t.jsonl"
+    r = run([prog], cwd=tmp_path, env=dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1"))
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) == sum(1000 // k for k in range(1, 65))
     r = run(["-m", "pykokkos", "replay", trace, "--both"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("final buffers: equal to the recording") == 2, r.stdout

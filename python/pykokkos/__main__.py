@@ -24,9 +24,11 @@ def _replay(args) -> int:
     for fused in modes:
         best, report = float("inf"), None
         # An untimed pass first: kernels compile, and Kokkos starts its threads
-        # with the first kernel a process runs.
+        # with the first kernel a process runs. It runs on the recorded data,
+        # as the timed passes do: kernels whose loops depend on the data (a
+        # neighbour list's counts) could run far longer on zeroed memory.
         pk._native.set_lazy(fused)
-        Replayer(trace, space=args.space, scale=args.scale, fill=False).run()
+        Replayer(trace, space=args.space, scale=args.scale).run()
         pk._native.set_lazy(False)
         for _ in range(args.repeat):
             pk._native.set_lazy(fused)
