@@ -166,12 +166,85 @@ def reused_index(x, out):
     return s + i
 
 
+# Shapes a review found the GPU forms took wrongly: each must stay as written.
+@njit(parallel=True)
+def row_means(a, out):
+    m = a.shape[1]
+    for i in prange(a.shape[0]):
+        s = 0.0
+        for j in range(m):
+            s += a[i, j]
+        s /= m  # the sum rebound after it
+        out[i] = s
+
+
+@njit
+def compound(r):
+    bal = 1.0
+    for i in range(r.shape[0]):
+        bal = bal + bal * r[i]
+    return bal
+
+
+@njit
+def capped(x, cap):
+    out = np.zeros_like(x)
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if acc < cap:
+            acc += x[i]
+        out[i] = acc
+    return out
+
+
+@njit
+def mixed_updates(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+        s *= 0.5
+    return s
+
+
+@njit
+def chained_sums(x):
+    c = 0.0
+    s = 0.0
+    for i in range(x.shape[0]):
+        c = c + x[i]
+        s = s + c
+    return s
+
+
+@njit
+def aliased_running(x):
+    out = np.ones(x.shape[0])
+    prev = out
+    acc = 0.0
+    for i in range(1, x.shape[0]):
+        acc += prev[i - 1]
+        out[i] = acc + x[i]
+    return out
+
+
+@njit
+def index_given(x, n):
+    i = -1
+    for i in range(n):
+        x[i] = 1.0
+    for i in range(i + 1, x.shape[0]):
+        x[i] = 2.0
+    return i
+
+
 FORMS = {
     "row_norms": "pk.TeamThreadRange", "matvec": "pk.TeamThreadRange", "lower_means": "pk.TeamThreadRange",
     "row_debits": "pk.TeamThreadRange", "row_counts": "pk.TeamThreadRange",
     "sum2d": "pk.parallel_reduce", "sum3d_offset": "pk.parallel_reduce", "spread": "pk.parallel_reduce",
     "cumulative": "pk.parallel_scan", "exclusive_counts": "pk.parallel_scan", "shifted_balance": "pk.parallel_scan",
     "recurrence": None, "running_into_argument": None, "last_index": None, "reused_index": None,
+    "row_means": None, "compound": None, "capped": None, "mixed_updates": None, "chained_sums": None,
+    "aliased_running": None, "index_given": None,
 }
 
 CASES = {
@@ -190,4 +263,11 @@ CASES = {
     "running_into_argument": lambda: (R.random(300), np.zeros(300)),
     "last_index": lambda: (R.random(300),),
     "reused_index": lambda: (R.random(50), np.zeros(50)),
+    "row_means": lambda: (R.random((13, 77)), np.zeros(13)),
+    "compound": lambda: (R.random(200) * 0.01,),
+    "capped": lambda: (R.random(500), 40.0),
+    "mixed_updates": lambda: (R.random(300),),
+    "chained_sums": lambda: (R.random(300),),
+    "aliased_running": lambda: (R.random(300),),
+    "index_given": lambda: (np.zeros(10), 0),
 }

@@ -64,7 +64,7 @@ class HostBody:
         rebound each step) runs on the host instead, each statement a kernel
         (the usual time-step loop around stencils and array updates)."""
         try:
-            par = _serial_gpu.parallel(self.t, stmts[0]) if len(stmts) == 1 else None
+            par = self.serial_on_gpu(stmts)
             ser = _serial.serial(self.t, stmts)
             return ser if par is None else [ast.If(call("rt.serial_on_gpu", []), par, ser)]
         except UnsupportedError:
@@ -79,6 +79,15 @@ class HostBody:
                     raise
                 out.append(self.control(s))
         return out
+
+    def serial_on_gpu(self, stmts):
+        """The parallel form of a serial loop over GPU data, or None (the loop runs as written)."""
+        if len(stmts) != 1:
+            return None
+        try:
+            return _serial_gpu.parallel(self.t, stmts[0])
+        except UnsupportedError:
+            return None
 
     def has_array_stmt(self, s) -> bool:
         t = self.t

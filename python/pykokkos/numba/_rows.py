@@ -111,16 +111,47 @@ def _row_sum(t, body: list, idx: str):
     for x in ast.walk(ast.Module(body=pre + post, type_ignores=[])):
         if isinstance(x, (ast.For, ast.While, ast.Return, ast.Break, ast.Continue, ast.Yield)):
             return None
+    # Every thread of the team runs what comes before the sum: scalar
+    # assignments only (no store, no in-place array update, no print).
+    for s in pre:
+        if not isinstance(s, (ast.Assign, ast.AnnAssign)):
+            return None
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        if not all(isinstance(n, ast.Name) and isinstance(t.env.get(n.id), str) for tg in targets for n in _names(tg)):
+            return None
+        if any(not isinstance(tg, (ast.Name, ast.Tuple)) for tg in targets):
+            return None
     for x in ast.walk(ast.Module(body=pre + [start], type_ignores=[])):
-        if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store):
-            return None
-        if isinstance(x, ast.AugAssign) and not isinstance(x.target, ast.Name):
-            return None
-        if isinstance(x, ast.Call) and (t.names.callee(x.func) or ("",))[0] not in _PURE:
+        if isinstance(x, ast.Call) and (
+            (t.names.callee(x.func) or ("",))[0] not in _PURE or t.names.callee(x.func) == ("builtin", "print")
+        ):
             return None
     if acc in assigned_names(pre) or j in read_names(post) or j in assigned_names(pre + post):
         return None
+    # What follows the sum is a nested function: a name it assigns is its own
+    # local there, so it may not rebind one the body has before it (the sum,
+    # a scalar computed before it, a parameter) nor read one before setting it.
+    outer = set(assigned_names(pre + [start])) | {acc, idx} | set(t.params) | read_names(pre + [start, loop])
+    if set(assigned_names(post)) & outer or not _set_before_read(post):
+        return None
     return pre, acc, start.value, loop, post
+
+
+def _names(target):
+    return [n for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _set_before_read(body) -> bool:
+    """Whether each name the statements assign is assigned (at their top level) before any read of it."""
+    mine = set(assigned_names(body))
+    seen: set = set()
+    for s in body:
+        if read_names([s]) & mine - seen:
+            return False
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            for tg in s.targets if isinstance(s, ast.Assign) else [s.target]:
+                seen |= {n.id for n in _names(tg)}
+    return seen >= mine
 
 
 def _term(s, acc: str | None = None):

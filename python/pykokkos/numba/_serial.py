@@ -56,6 +56,17 @@ def _defined_before(t, block) -> set:
     return set(t.params) | {n.id for n in ast.walk(t.fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.lineno < start}
 
 
+def _assigned_before(t, block) -> set:
+    """Names an assignment (not a `for` loop) binds on lines above the block."""
+    start = block[0].lineno
+    out = set(t.params)
+    for s in ast.walk(t.fdef):
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and getattr(s, "lineno", start) < start:
+            for tg in s.targets if isinstance(s, ast.Assign) else [s.target]:
+                out |= {n.id for n in ast.walk(tg) if isinstance(n, ast.Name)}
+    return out
+
+
 def _reads_outside(fdef, block) -> set:
     inside = {id(n) for s in block for n in ast.walk(s)}
     return {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and id(n) not in inside}
@@ -124,10 +135,12 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
     # A name the block may leave unwritten (assigned only in a branch or a
     # loop) keeps the value it had: it goes in too.
     sure, before = _unconditional_writes(block), _defined_before(t, block)
-    # (A loop index handed back starts at 0, not at a value it may have had
-    # only as another kernel's loop index: it matters only for an empty loop.)
-    for n in stored - kept:
-        if n in t.env and (first.get(n) or (n in before and n not in sure)):
+    # A loop index handed back keeps a value the host gave it (`i = -1` before
+    # a loop that may not run), not one it had only as an earlier loop's index
+    # (no host variable holds that one).
+    on_host = _assigned_before(t, block)
+    for n in stored:
+        if n in t.env and (first.get(n) or (n in before and n not in sure and (n not in kept or n in on_host))):
             live_in.add(n)
     outside = _reads_outside(t.fdef, block)
     live_out = sorted(n for n in stored if n in outside and isinstance(t.env.get(n), str) and t.env[n] in _SCALARS)

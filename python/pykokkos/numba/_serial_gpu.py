@@ -23,6 +23,7 @@ from ._arrayexpr import call, name, workunit
 from ._kbody import assigned_names, read_names
 from ._kloops import lower_bound
 from ._kstmt import SCALARS, clone, declare
+from ._typer import Arr
 
 _SCAN_TYPES = {"float64", "float32", "int64", "int32", "uint64", "uint32"}
 
@@ -121,15 +122,53 @@ def _stores(body) -> list:
     return [x for s in body for x in ast.walk(s) if isinstance(x, ast.Subscript) and isinstance(x.ctx, ast.Store)]
 
 
+def _update_parts(t, u, acc: str):
+    """(kind, the accumulator's own Name nodes, the term) of one update, or None
+    when it is not `acc op= term`, `acc = acc op term` (`term op acc`) or
+    `acc = min/max(acc, term)` with a term that does not read `acc`."""
+    if isinstance(u, ast.AugAssign):
+        kind, own, term = _loops.REDUCE_OPS.get(type(u.op)), [u.target], u.value
+    elif isinstance(u, ast.Assign) and isinstance(u.value, ast.BinOp):
+        v = u.value
+        left = isinstance(v.left, ast.Name) and v.left.id == acc
+        kind = _loops.REDUCE_OPS.get(type(v.op)) if left or not isinstance(v.op, ast.Sub) else None
+        own, term = [u.targets[0], v.left if left else v.right], v.right if left else v.left
+    elif isinstance(u, ast.Assign) and isinstance(u.value, ast.Call) and len(u.value.args) == 2:
+        fn = t.names.callee(u.value.func)
+        kind = {("builtin", "min"): "Min", ("builtin", "max"): "Max"}.get(fn)
+        a, b = u.value.args
+        mine = a if isinstance(a, ast.Name) and a.id == acc else b
+        own, term = [u.targets[0], mine], b if mine is a else a
+    else:
+        return None
+    if kind is None or acc in read_names([ast.Expr(term)]):
+        return None
+    return kind, own, term
+
+
+def _pure_updates(t, body, accs: dict) -> set | None:
+    """The ids of the accumulators' own Name nodes in their updates, when every
+    update of each is one pure form of one reducer (a reduce or a scan adds up
+    contributions made without the running value); else None."""
+    own: set = set()
+    for acc, (red, ups) in accs.items():
+        for u in ups:
+            parts = _update_parts(t, u, acc)
+            if parts is None or parts[0] != red:
+                return None
+            own |= {id(n) for n in parts[1]}
+    return own
+
+
 def _reduction_only(t, body, after) -> bool:
     accs = _loops._accumulators(t, body, None)
     if not accs or _stores(body) or not _private(t, body, set(accs), after):
         return False
-    in_updates = {id(n) for _, ups in accs.values() for u in ups for n in ast.walk(u.target if isinstance(u, ast.AugAssign) else u)}
+    own = _pure_updates(t, body, accs)
+    if own is None:
+        return False
     return all(isinstance(t.env.get(n), str) and t.env[n] in SCALARS for n in accs) and not any(
-        isinstance(x, ast.Name) and x.id in accs and isinstance(x.ctx, ast.Load) and id(x) not in in_updates
-        for s in body
-        for x in ast.walk(s)
+        isinstance(x, ast.Name) and x.id in accs and isinstance(x.ctx, ast.Load) and id(x) not in own for s in body for x in ast.walk(s)
     )
 
 
@@ -172,6 +211,21 @@ def _scan(t, loop, idx, bound, body, after) -> list[ast.stmt] | None:
     acc, (red, _) = next(iter(accs.items()))
     if red != "Sum" or t.env.get(acc) not in _SCAN_TYPES or not _private(t, body, {acc}, after):
         return None
+    # The running value may be read only by stores (`out[i] = acc ...`): one
+    # read by a branch test or a local could steer what the next item adds.
+    own = _pure_updates(t, body, accs)
+    if own is None:
+        return None
+    for s in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if not isinstance(s, ast.stmt) or isinstance(s, (ast.If, ast.For)):
+            continue
+        reads = [x for x in ast.walk(s) if isinstance(x, ast.Name) and x.id == acc and isinstance(x.ctx, ast.Load)]
+        stores_only = isinstance(s, ast.Assign) and all(isinstance(tg, ast.Subscript) for tg in s.targets)
+        if any(id(x) not in own for x in reads) and not stores_only:
+            return None
+    for s in ast.walk(ast.Module(body=body, type_ignores=[])):
+        if isinstance(s, ast.If) and acc in read_names([ast.Expr(s.test)]):
+            return None
     stores = _stores(body)
     written = {s.value.id for s in stores if isinstance(s.value, ast.Name)}
     if not stores or len(written) != len(stores) or written & _reads_besides_stores(body):
@@ -204,10 +258,20 @@ def _reads_besides_stores(body) -> set:
 
 
 def _made_here(t, arr: str) -> bool:
-    """Whether `arr` is bound once in the function, to an array the function allocates."""
+    """Whether `arr` is bound once in the function, to an array the function
+    allocates, and no other name is bound to it or to a part of it."""
     binds = [x for x in ast.walk(t.fdef) if isinstance(x, ast.Name) and x.id == arr and isinstance(x.ctx, ast.Store)]
     if arr in t.params or len(binds) != 1:
         return False
+    for s in ast.walk(t.fdef):
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and s.value is not None and arr in read_names([ast.Expr(s.value)]):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            try:
+                array = isinstance(t.type_of(s.value), Arr)
+            except Exception:  # noqa: BLE001 - a value it cannot type may be an alias
+                array = True
+            if array and any(isinstance(tg, (ast.Name, ast.Tuple)) for tg in targets):
+                return False
     for s in ast.walk(t.fdef):
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.targets[0] is binds[0]:
             return isinstance(s.value, ast.Name) and s.value.id in t.made
