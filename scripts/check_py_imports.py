@@ -16,6 +16,8 @@ import ast
 import sys
 from pathlib import Path
 
+from check_layers import cycles  # (the same Tarjan pass over files, here over modules)
+
 ROOT = Path(__file__).resolve().parents[1] / "python"
 PACKAGE = "pykokkos"
 
@@ -68,42 +70,6 @@ def imports(f: Path, modules: dict[str, Path]) -> set[str]:
                     out.add(target)
     out.discard(here)
     return out
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                found.append(sorted(comp))
-
-    sys.setrecursionlimit(10000)
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
 
 
 def main() -> int:
