@@ -31,6 +31,7 @@ CORPUS = ROOT / "tests" / "numba_compat" / "corpus.py"
 
 R = np.random.default_rng(11)
 N = 1 << 22
+REPS = 9  # timed calls of each engine: best of these (the host's noise is 10-20%)
 
 
 def big_cases(scale: float) -> dict:
@@ -138,29 +139,36 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
         args = make()
         if ref is None:
             want = outputs(getattr(engine, name), args)
-            t_numba = best(getattr(engine, name), args, reps, lambda: None)
         else:
-            want, t_numba = ref[name]["outputs"], ref[name]["numba"]
-        row = {"numba": t_numba, "outputs": want}
+            want = ref[name]["outputs"]
+        row = {"outputs": want}
         mine = on_device(args) if resident else args
         for mode in ("eager", "fused"):
             pk._native.set_lazy(mode == "fused")
             if not same_print(outputs(getattr(ours, name), mine), want):
                 raise SystemExit(f"{name} ({mode}): result differs from Numba's")
             pk._native.set_lazy(False)
-        # Side by side: the modes alternate (which goes first alternates too),
-        # so a slow spell of the machine hits both. After each switch one call
+        # Side by side: Numba (when it runs here), eager and fused take turns
+        # call by call, the first of each round rotating, so a slow spell of
+        # the machine hits all of them. After each switch of mode one call
         # runs untimed: a switch costs the next call about 0.1 ms in either
         # mode (Kokkos' threads, the lazy runtime's state start over).
-        row["eager"] = row["fused"] = float("inf")
+        fence = pk.flush if not resident else (lambda: (pk.flush(), pk.fence()))
+        turns = {"eager": (False, mine, fence), "fused": (True, mine, fence)}
+        if ref is None:
+            turns["numba"] = (None, args, lambda: None)
+        order = list(turns)
         for k in range(reps):
-            for mode in (("eager", "fused") if k % 2 == 0 else ("fused", "eager")):
-                pk._native.set_lazy(mode == "fused")
-                getattr(ours, name)(*[a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in mine])
+            for mode in order[k % len(order):] + order[:k % len(order)]:
+                lazy, given, done = turns[mode]
+                f = getattr(engine if lazy is None else ours, name)
+                pk._native.set_lazy(bool(lazy))
+                f(*[a.copy() if hasattr(a, "copy") and hasattr(a, "shape") else a for a in given])
                 # pk.flush: all of it, deferred launches too, inside the timing.
-                row[mode] = min(row[mode], best(getattr(ours, name), mine, 1, pk.flush if not resident else
-                                                lambda: (pk.flush(), pk.fence())))
+                row[mode] = min(row.get(mode, float("inf")), best(f, given, 1, done))
                 pk._native.set_lazy(False)
+        if ref is not None:
+            row["numba"] = ref[name]["numba"]
         out[name] = row
         print(f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
               f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x")
@@ -188,7 +196,7 @@ if __name__ == "__main__":
     # Numba's cores: those of the machine that took its times (the reference's).
     cores = (ref or {}).get("_host", {}).get("cores", "?") if ref is not None else os.cpu_count()
     print(f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
-          f"{cores} cores), best of 5; every result checked against Numba's")
+          f"{cores} cores), best of {REPS}; every result checked against Numba's")
     if a.resident:
         print("arrays resident on the GPU (CuPy), passed without copies")
-    run(a.cuda, scale, 5, ref, a.save_ref, a.resident and a.cuda)
+    run(a.cuda, scale, REPS, ref, a.save_ref, a.resident and a.cuda)
