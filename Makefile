@@ -31,7 +31,7 @@ $(STAMPS)/venv: pyproject.toml Makefile
 	@touch $@
 
 kokkos: $(STAMPS)/venv
-	@$(PY) python/pykokkos/kokkos_setup.py >/dev/null
+	@$(PY) python/pykokkos/install/kokkos_setup.py >/dev/null
 
 $(STAMPS)/ext: $(STAMPS)/venv $(RUST_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release -q
@@ -99,7 +99,7 @@ bench-numba: setup
 
 gpu-carry: $(STAMPS)/venv
 	@mkdir -p .carry/wheels
-	cp "$$($(PY) python/pykokkos/kokkos_setup.py --print-sdist)" .carry/
+	cp "$$($(PY) python/pykokkos/install/kokkos_setup.py --print-sdist)" .carry/
 	rm -f .carry/wheels/*.whl
 	$(VENV)/bin/maturin build --release -q -o .carry/wheels
 	# Numba cannot go to the GPU machine (llvmlite alone is over the carry limit): its

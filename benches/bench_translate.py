@@ -9,7 +9,7 @@ Figures (all per call, median of individually timed calls):
                         parse + resolve + translate (what a first launch does
                         before it looks at the disk cache).
   parse                 Workunit.params() on a fresh workunit: the Rust parse alone.
-  resolve               pykokkos._kernels._resolve(fn): the Python side of name
+  resolve               pykokkos.runtime._kernels._resolve(fn): the Python side of name
                         resolution alone.
   translate_only        generate_source - resolve (derived): argument typing +
                         lowering + C++ generation.
@@ -28,7 +28,7 @@ import textwrap
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import pykokkos as pk  # noqa: E402
-from pykokkos import _kernels  # noqa: E402
+from pykokkos.runtime import _kernels  # noqa: E402
 from _util import per_call_us, timed_calls_us  # noqa: E402
 
 

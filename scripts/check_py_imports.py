@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Checks the Python package for import cycles: every `import` and `from ...
-import` of a module of the package (at any depth: an import inside a function
-is still an edge, the usual way a cycle gets hidden) is an edge between two
-files, and no file may reach itself. `make lint` runs it; it exits 1 and
-prints each cycle when there is one.
+"""Checks the Python package's imports: every `import` and `from ... import`
+of a module of the package (at any depth: an import inside a function is
+still an edge, the usual way a cycle gets hidden) is an edge between two
+files; no file may reach itself, and every edge looks down the layers below
+(or stays in its own layer). `make lint` runs it; it exits 1 and prints each
+cycle and each edge upwards.
 
 `from . import x` counts as importing the module x when x is a module of the
 package, else the package's __init__. Imports under `if TYPE_CHECKING:` are
@@ -20,6 +21,29 @@ from check_layers import cycles  # (the same Tarjan pass over files, here over m
 
 ROOT = Path(__file__).resolve().parents[1] / "python"
 PACKAGE = "pykokkos"
+
+# Layers, lowest first; the longest prefix of a module's name decides its
+# layer. `_native` is the extension (its stub `_native.pyi` stands for it).
+# The upstream module paths (`pykokkos.mpi`, `.trace`, `.interface`, `.linalg`)
+# are fixed by PyKokkos' API, so they are named here rather than moved.
+LAYERS: list[list[str]] = [
+    ["pykokkos._native"],
+    ["pykokkos.install"],  # build tooling: imports nothing else of the package
+    ["pykokkos.runtime", "pykokkos.trace", "pykokkos.mpi"],
+    ["pykokkos.compat"],
+    ["pykokkos"],  # the public API (__init__.py), assembled from the layers below
+    ["pykokkos.interface", "pykokkos.linalg", "pykokkos.numba"],  # users of the public API
+    ["pykokkos.tools", "pykokkos.__main__"],
+]
+
+
+def layer(module: str) -> int:
+    best, at = -1, -1
+    for i, names in enumerate(LAYERS):
+        for n in names:
+            if (module == n or module.startswith(n + ".")) and len(n) > best:
+                best, at = len(n), i
+    return at
 
 
 def module_name(f: Path) -> str:
@@ -75,7 +99,10 @@ def imports(f: Path, modules: dict[str, Path]) -> set[str]:
 def main() -> int:
     files = sorted((ROOT / PACKAGE).rglob("*.py"))
     modules = {module_name(f): f for f in files}
+    for stub in sorted((ROOT / PACKAGE).rglob("*.pyi")):
+        modules.setdefault(module_name(stub), stub)  # an extension module
     graph = {module_name(f): imports(f, modules) for f in files}
+    graph.update({m: set() for m, f in modules.items() if f.suffix == ".pyi"})
     # A package's __init__ imported by its own modules is Python's normal
     # shape (the parent runs first); only cycles between the modules count.
     for m in graph:
@@ -84,7 +111,13 @@ def main() -> int:
     for comp in found:
         edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
         print(f"import cycle among {len(comp)} modules:\n  " + "\n  ".join(edges))
-    return 1 if found else 0
+    up = [(a, b) for a in sorted(graph) for b in sorted(graph[a]) if layer(b) > layer(a)]
+    for a, b in up:
+        print(f"import upwards: {a} (layer {layer(a)}) imports {b} (layer {layer(b)})")
+    unplaced = sorted(m for m in graph if layer(m) < 0)
+    for m in unplaced:
+        print(f"module in no layer: {m} (add it to LAYERS)")
+    return 1 if found or up or unplaced else 0
 
 
 if __name__ == "__main__":

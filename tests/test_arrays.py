@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
-from pykokkos._arrays import BINARY, UNARY
+from pykokkos.runtime._arrays import BINARY, UNARY
 
 pytestmark = [pytest.mark.compiles, pytest.mark.eager_only]  # lazy: the fusion test
 

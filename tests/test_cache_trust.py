@@ -23,7 +23,7 @@ from conftest import child_env, kernel_dir, kernel_sos, run_script, seed_precomp
 
 pytestmark = [pytest.mark.eager_only, pytest.mark.host_only]
 
-SETUP = Path(__file__).resolve().parents[1] / "python" / "pykokkos" / "kokkos_setup.py"
+SETUP = Path(__file__).resolve().parents[1] / "python" / "pykokkos" / "install" / "kokkos_setup.py"
 
 PLANT = """
     import sys

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pykokkos as pk
-from pykokkos._lazy import LazyNumber
+from pykokkos.runtime._lazy import LazyNumber
 from conftest import KERNEL_DTYPE_IDS, KERNEL_DTYPES
 
 SIZES = [0, 1, 2, 17, 1000]

@@ -1,6 +1,6 @@
 """pk.parallel_for / pk.parallel_reduce are native entries (src/python/entry.rs):
 the common call launches directly, every other form goes to the Python forms
-in _launch.py. Each form here gives what NumPy or hand counting says, eager and
+in runtime/_launch.py. Each form here gives what NumPy or hand counting says, eager and
 lazy, and wrong calls get the Python forms' errors."""
 from __future__ import annotations
 

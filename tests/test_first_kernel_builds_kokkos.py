@@ -19,7 +19,7 @@ CHILD = textwrap.dedent("""
     import pathlib, sys
     import numpy as np
     import pykokkos as pk
-    from pykokkos import kokkos_setup
+    from pykokkos.install import kokkos_setup
 
     calls = []
 

@@ -25,6 +25,7 @@ import pytest
 
 import pykokkos as pk
 from pykokkos import _native
+from pykokkos.runtime import _kernels
 
 CUDA = 2  # the Cuda space's code in a Policy
 
@@ -243,7 +244,7 @@ def cbins(i: int, z: pk.View1D[pk.complex128], s: pk.View1D[pk.complex128], olds
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
     hi = list(n) if isinstance(n, (list, tuple)) else [n]
     lo = lo or [0] * len(hi)
-    return _native.generate_source(pattern, _native.Policy(lo, hi, CUDA), pk._kernels._capture(wu), kw, nvrtc=True)
+    return _native.generate_source(pattern, _native.Policy(lo, hi, CUDA), _kernels._capture(wu), kw, nvrtc=True)
 
 
 EMULATION = r"""
@@ -456,7 +457,7 @@ def team_reduce_source(wu, league: int, cols: int) -> str | None:
     """The NVRTC form of a team reduction over x[league, cols] writing out[league]."""
     team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
     views = {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)}
-    return _native.generate_source(1, team, pk._kernels._capture(wu), views, nvrtc=True)
+    return _native.generate_source(1, team, _kernels._capture(wu), views, nvrtc=True)
 
 
 def test_the_nvrtc_form_of_a_team_reduction_computes_what_numpy_does(emulate):
@@ -495,11 +496,11 @@ def test_the_nvrtc_form_of_level_1_scratch_takes_the_blocks_slice_of_global_memo
 
 def test_team_kernels_the_shim_lacks_keep_the_kokkos_path():
     team = _native.Policy([0, 0, 0], [4, 1, 1], CUDA, True)
-    assert _native.generate_source(0, team, pk._kernels._capture(team_scan), {"x": pk.View([8], pk.double)},
+    assert _native.generate_source(0, team, _kernels._capture(team_scan), {"x": pk.View([8], pk.double)},
                                    nvrtc=True) is None  # a team scan
 
 
-# Pattern codes of the built-in reducers (python/pykokkos/_reducers.py).
+# Pattern codes of the built-in reducers (python/pykokkos/runtime/_reducers.py).
 PROD, MIN, MAX, LOR, BAND, MINLOC, MAXLOC, MINMAX, MINMAXLOC = 3, 4, 5, 7, 8, 10, 11, 12, 13
 
 
@@ -687,7 +688,7 @@ def test_the_nvrtc_form_of_complex_sums_computes_what_numpy_does(emulate):
     league, cols = 6, 11
     m = crandom(league * cols, 5).reshape(league, cols)
     team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
-    src = _native.generate_source(1, team, pk._kernels._capture(team_cnorms),
+    src = _native.generate_source(1, team, _kernels._capture(team_cnorms),
                                   {"z": pk.View([league, cols], pk.complex128)}, nvrtc=True)
     assert src is not None
     emulate("team_cnorms", src).run_reduce(ctypes.byref(args_struct([m], [], [league, 1, 1, 0])), out)
@@ -735,7 +736,7 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
     assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
-    host = _native.generate_source(0, _native.Policy([0], [8], 1), pk._kernels._capture(with_printf), {"x": v},
+    host = _native.generate_source(0, _native.Policy([0], [8], 1), _kernels._capture(with_printf), {"x": v},
                                    nvrtc=True)
     assert host is None  # host kernels have no NVRTC form
 

@@ -1,5 +1,5 @@
 """`import pykokkos` shortens the idle spin of NumPy's OpenBLAS threads (see
-pykokkos/_openblas.py) when it is the one to load NumPy, leaving the
+pykokkos/runtime/_openblas.py) when it is the one to load NumPy, leaving the
 environment as it was. Each case runs in a fresh interpreter: OpenBLAS reads
 its settings once."""
 from __future__ import annotations

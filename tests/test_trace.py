@@ -247,7 +247,7 @@ def test_tune_writes_the_fastest_rule_set(recorded, tmp_path):
 
 
 def test_the_format_round_trips_and_explain_draws_the_regions(recorded, tmp_path):
-    from pykokkos._tracefile import load
+    from pykokkos.runtime._tracefile import load
 
     _, _, trace, _ = recorded
     t = load(str(trace))

@@ -5,7 +5,7 @@ import numpy as np
 
 import pykokkos as pk
 from pykokkos import _native
-from pykokkos._reducers import launch_code
+from pykokkos.runtime._reducers import launch_code
 
 
 def test_every_native_code_has_its_python_name():

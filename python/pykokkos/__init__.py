@@ -9,12 +9,12 @@ import atexit
 import math as _math
 import os as _os
 
-from . import _openblas  # noqa: F401  first: it acts before NumPy is imported
+from .runtime import _openblas  # noqa: F401  first: it acts before NumPy is imported
 from . import _native
-from ._install import install_kokkos as _install_kokkos
-from ._kernels import classtype, function, functor, workunit
-from ._workload import Iterate, Rank, callback, execute, main, printf, workload
-from ._launch import (
+from .install._install import install_kokkos as _install_kokkos
+from .runtime._kernels import classtype, function, functor, workunit
+from .runtime._workload import Iterate, Rank, callback, execute, main, printf, workload
+from .runtime._launch import (
     AUTO,
     ExecutionPolicy,
     MDRangePolicy,
@@ -29,7 +29,7 @@ from ._launch import (
     parallel_scan,
     set_default_space,
 )
-from ._types import (
+from .runtime._types import (
     Acc,
     Atomic,
     Cuda,
@@ -82,10 +82,10 @@ from ._types import (
     ViewTypeInfo,
     single,
 )
-from ._lazy import LazyNumber
-from ._ext import compile_into_module
-from ._rng import RandomPool, Random_XorShift64_Pool, Random_XorShift1024_Pool, rand
-from ._reducers import (
+from .runtime._lazy import LazyNumber
+from .runtime._ext import compile_into_module
+from .runtime._rng import RandomPool, Random_XorShift64_Pool, Random_XorShift1024_Pool, rand
+from .runtime._reducers import (
     BAnd,
     BOr,
     LAnd,
@@ -103,7 +103,7 @@ from ._reducers import (
     Sum,
     ValLoc,
 )
-from ._views import View, array, asarray, from_numpy, full, ones, zeros
+from .runtime._views import View, array, asarray, from_numpy, full, ones, zeros
 
 KernelSyntaxError = _native.KernelSyntaxError
 KernelTypeError = _native.KernelTypeError
@@ -209,16 +209,16 @@ def pending() -> int:
     return _native.pending_count()
 
 
-from ._binsort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402
-from ._compat import *  # noqa: E402,F401,F403  (the rest of PyKokkos' names)
-from ._compat import Optional  # noqa: E402,F401
+from .runtime._binsort import BinOp, BinOp1D, BinOp3D, BinSort  # noqa: E402
+from .compat._compat import *  # noqa: E402,F401,F403  (the rest of PyKokkos' names)
+from .compat._compat import Optional  # noqa: E402,F401
 
 # PyKokkos' array functions (pk.sqrt, pk.add, pk.sum, ...): see _arrays.py.
-from ._arrays import FUNCTIONS as _ARRAY_FUNCTIONS  # noqa: E402
+from .runtime._arrays import FUNCTIONS as _ARRAY_FUNCTIONS  # noqa: E402
 
 globals().update(_ARRAY_FUNCTIONS)
 # Special functions (pk.cyl_bessel_y0, pk.erfcx, ...) on numbers and arrays: see _special.py.
-from ._special import FUNCTIONS as _SPECIAL_FUNCTIONS  # noqa: E402
+from .runtime._special import FUNCTIONS as _SPECIAL_FUNCTIONS  # noqa: E402
 
 globals().update(_SPECIAL_FUNCTIONS)
 

@@ -13,8 +13,8 @@ import tempfile
 
 def _replay(args) -> int:
     import pykokkos as pk
-    from ._replay import Replayer
-    from ._tracefile import load
+    from .tools._replay import Replayer
+    from .runtime._tracefile import load
 
     trace = load(args.trace)
     if args.compile_only:
@@ -39,7 +39,7 @@ def _replay(args) -> int:
                 replayed = load(p)
                 kernels = replayed.of("kernel")
                 if args.chrome:
-                    from ._chrome import write
+                    from .runtime._chrome import write
 
                     base, ext = os.path.splitext(args.chrome)
                     write(replayed, args.chrome if len(modes) == 1 else f"{base}.{'fused' if fused else 'unfused'}{ext}")
@@ -77,8 +77,8 @@ def _compile_only(trace, args) -> int:
     import time
 
     import pykokkos as pk
-    from ._replay import Replayer
-    from ._tracefile import load
+    from .tools._replay import Replayer
+    from .runtime._tracefile import load
 
     t0 = time.perf_counter()
     pk._native.set_build_only(True)
@@ -98,7 +98,7 @@ def _compile_only(trace, args) -> int:
 
 
 def _summary(args) -> int:
-    from ._tracefile import load
+    from .runtime._tracefile import load
 
     traces = sorted((load(p) for p in args.traces), key=lambda t: t.header.get("rank", 0))
     bound = None
@@ -169,8 +169,8 @@ def _summary_ranks(traces, top: int) -> None:
 
 
 def _merge(args) -> int:
-    from ._chrome import merge
-    from ._tracefile import load
+    from .runtime._chrome import merge
+    from .runtime._tracefile import load
 
     traces = sorted((load(p) for p in args.traces), key=lambda t: t.header.get("rank", 0))
     merge(traces, args.chrome)
@@ -183,7 +183,7 @@ def _copy_bandwidth(space: str | None = None) -> float:
     """GB/s of a parallel copy kernel on this machine (bytes read plus written),
     in the given execution space (default: the default space)."""
     import pykokkos as pk
-    from ._bandwidth import copy_bandwidth
+    from .tools._bandwidth import copy_bandwidth
 
     if space in ("Cuda", "OpenMP", "Serial"):
         pk.set_default_space(getattr(pk, space))
@@ -211,7 +211,7 @@ def _cache(args) -> int:
 
 
 def _explain(args) -> int:
-    from ._tracefile import load
+    from .runtime._tracefile import load
 
     t = load(args.trace)
     labels = {e["seq"]: e["label"] for e in t.of("launch") if e["seq"] is not None}
@@ -288,7 +288,7 @@ def main(argv=None) -> int:
     u.add_argument("trace")
     u.add_argument("--out", default="tuned-rules", help="rules directory to write (default tuned-rules)")
     u.add_argument("--repeat", type=int, default=3)
-    u.set_defaults(func=lambda a: __import__("pykokkos._tune", fromlist=["tune"]).tune(a.trace, a.out, a.repeat))
+    u.set_defaults(func=lambda a: __import__("pykokkos.tools._tune", fromlist=["tune"]).tune(a.trace, a.out, a.repeat))
     e = sub.add_parser("explain", help="the regions each flush of a trace formed")
     e.add_argument("trace")
     e.add_argument("--dot", help="also write the flushes' launches and regions as Graphviz DOT (and SVG if dot is installed)")
@@ -297,17 +297,17 @@ def main(argv=None) -> int:
     m.add_argument("program", help="the Numba program (its `import numba` resolves to pykokkos.numba)")
     m.add_argument("-o", "--output", help="where to write the PyKokkos program (default: stdout)")
     m.add_argument("--args", default="", help="the program's command line for that run, as one string")
-    m.set_defaults(func=lambda a: __import__("pykokkos.numba._migrate", fromlist=["main"]).main(a))
+    m.set_defaults(func=lambda a: __import__("pykokkos.tools._migrate", fromlist=["main"]).main(a))
     d = sub.add_parser(
         "doctor", help="what this machine offers (compiler, Kokkos, CUDA, cache, MPI, Numba), and the fix for anything missing"
     )
-    d.set_defaults(func=lambda a: __import__("pykokkos._doctor", fromlist=["doctor"]).doctor())
+    d.set_defaults(func=lambda a: __import__("pykokkos.tools._doctor", fromlist=["doctor"]).doctor())
     c = sub.add_parser("cache", help="the compile cache: where, size, clear")
     c.add_argument("action", choices=["where", "size", "clear"])
     c.add_argument("--yes", action="store_true", help="really clear")
     c.set_defaults(func=_cache)
     args = ap.parse_args(argv)
-    from ._tracefile import TraceError
+    from .runtime._tracefile import TraceError
 
     if args.command == "replay" and (args.rules or args.disable):
         # Rules are read once per process, at its start: replay in a fresh one.

@@ -15,6 +15,8 @@ import ctypes
 import functools
 import os
 
+from . import _native
+
 
 @functools.lru_cache(maxsize=1)
 def cuda_aware() -> bool:
@@ -47,8 +49,6 @@ def _loaded_libmpi() -> list[str]:
 
 def describe(comm=None) -> str:
     """`rank r/n (node-local l): T host threads, GPU d, CUDA-aware MPI: yes|no`."""
-    import pykokkos as pk
-
     if comm is None:
         from mpi4py import MPI
 
@@ -61,8 +61,8 @@ def describe(comm=None) -> str:
         ),
         "?",
     )
-    threads = pk._native.initialize()
-    device = pk._native.device_id()
+    threads = _native.initialize()
+    device = _native.device_id()
     gpu = f"GPU {device}" if device >= 0 else "no GPU"
     return (
         f"rank {comm.Get_rank()}/{comm.Get_size()} (node-local {local}): {threads} host thread(s), "
@@ -80,19 +80,15 @@ class DeviceBuffer:
     launches on it run in program order instead of waiting in the DAG."""
 
     def __init__(self, view):
-        import pykokkos as pk
-
         self._view = view
         self.__cuda_array_interface__ = view.__cuda_array_interface__
-        pk._native.hold_device_export(view, True)
+        _native.hold_device_export(view, True)
         self._held = True
 
     def release(self) -> None:
-        import pykokkos as pk
-
         if self._held:
             self._held = False
-            pk._native.hold_device_export(self._view, False)
+            _native.hold_device_export(self._view, False)
 
     def __del__(self):
         self.release()

@@ -81,7 +81,7 @@ def stop() -> None:
         path, chrome = _active.get("path"), _active.get("chrome")
         _active.clear()
     if chrome:
-        from . import _chrome, _tracefile
+        from .runtime import _chrome, _tracefile
 
         _chrome.write(_tracefile.load(path), chrome)
         if _active_temp.get("path") == path:

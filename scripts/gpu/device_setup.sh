@@ -16,7 +16,7 @@ export PYTHONUNBUFFERED=1
 echo "$(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader);" \
   "$(nvcc --version | tail -1); $(python3 --version); $(nproc) cores"
 t0=$(date +%s)
-if ! python3 python/pykokkos/kokkos_setup.py --cuda-only > "$OUT/kokkos_setup.log" 2>&1; then
+if ! python3 python/pykokkos/install/kokkos_setup.py --cuda-only > "$OUT/kokkos_setup.log" 2>&1; then
   tail -30 "$OUT/kokkos_setup.log"
   cp "$PK_CACHE_DIR"/build/build-kokkos-3.4.01-cuda/*.log "$OUT/" 2>/dev/null
   echo "KOKKOS CUDA BUILD FAILED"

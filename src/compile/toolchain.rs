@@ -71,7 +71,7 @@ fn resolve_root() -> PkResult<PathBuf> {
 }
 
 /// Builds the project's own Kokkos (`want_cuda`: the CUDA build) where none
-/// is installed yet: set by the Python package (`pykokkos.kokkos_setup`), so
+/// is installed yet: set by the Python package (`pykokkos.install.kokkos_setup`), so
 /// a `pip install` needs no other command.
 pub type Installer = Box<dyn Fn(bool) -> Result<(), String> + Send + Sync>;
 static INSTALLER: OnceLock<Installer> = OnceLock::new();
@@ -97,7 +97,7 @@ fn find_kokkos() -> PkResult<Kokkos> {
     let text = std::fs::read_to_string(&cfg).map_err(|_| {
         PkError::Environment(format!(
             "Kokkos is not installed at {}: run `make setup` in the pykokkos-fuse checkout \
-             (or `python -m pykokkos.kokkos_setup`), or set PK_KOKKOS_ROOT to an existing Kokkos install",
+             (or `python -m pykokkos.install.kokkos_setup`), or set PK_KOKKOS_ROOT to an existing Kokkos install",
             prefix.display()
         ))
     })?;

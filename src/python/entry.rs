@@ -4,7 +4,7 @@
 //! straight to the launch binding: no Python frame of ours in between, which
 //! was a fifth of what recording a lazy launch cost. Every other form (names,
 //! functors, lambdas, reducers, explicit fusion lists) goes to the Python
-//! implementation that `_launch.py` registers at import.
+//! implementation that `runtime/_launch.py` registers at import.
 use super::kw::Kw;
 use super::launch::launch_with;
 use super::lazy::Pending;
@@ -32,10 +32,10 @@ static FORMS: OnceLock<Forms> = OnceLock::new();
 fn forms() -> PyResult<&'static Forms> {
     FORMS
         .get()
-        .ok_or_else(|| PyRuntimeError::new_err("pykokkos._launch was not imported"))
+        .ok_or_else(|| PyRuntimeError::new_err("pykokkos.runtime._launch was not imported"))
 }
 
-/// Registers the Python forms (once, at import of `pykokkos._launch`).
+/// Registers the Python forms (once, at import of `pykokkos.runtime._launch`).
 #[pyfunction]
 pub fn set_launch_forms(
     for_: Py<PyAny>,

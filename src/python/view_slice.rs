@@ -55,5 +55,5 @@ pub(super) fn slicing(key: &Bound<'_, PyAny>, shape: &[i64]) -> PyResult<Option<
 
 /// The package's own `pk.View` (what `_getitem` constructs), not a subclass.
 pub(super) fn is_package_view(ty: &Bound<'_, PyType>) -> PyResult<bool> {
-    Ok(ty.name()? == "View" && ty.module()? == "pykokkos._views")
+    Ok(ty.name()? == "View" && ty.module()? == "pykokkos.runtime._views")
 }

@@ -1,7 +1,7 @@
 """Upstream's `pykokkos.interface.data_types`: the dtypes under their upstream module path."""
 
 # (re-exports: every name here is imported to be found under this module path)
-from .._types import DataType  # noqa: F401
+from ..runtime._types import DataType  # noqa: F401
 from .. import (  # noqa: F401
     bool,
     complex64,

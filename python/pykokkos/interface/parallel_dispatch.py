@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._views import View
+from ..runtime._views import View
 
 
 def convert_arrays(kwargs: dict, workunit=None, space=None) -> None:

@@ -195,8 +195,8 @@ def dtype_value(value) -> str | None:
 
 def _view_type(value):
     """(dtype name, ndim) of a pykokkos View (a View argument is used as it is)."""
-    from pykokkos._types import numpy_dtype
-    from pykokkos._views import View
+    from pykokkos.runtime._types import numpy_dtype
+    from pykokkos.runtime._views import View
 
     if isinstance(value, View):
         return numpy_dtype(value._dtype_code).name, len(value.shape)

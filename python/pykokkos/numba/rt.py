@@ -9,7 +9,7 @@ import contextvars
 import numpy as np
 
 import pykokkos as pk
-from pykokkos._views import View
+from pykokkos.runtime._views import View
 
 from ._rthist import histogram  # noqa: F401  (np.histogram in generated code)
 

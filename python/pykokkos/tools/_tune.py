@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-from . import _native
+from .. import _native
 
 _TIME = re.compile(r"^(fused|unfused): .*kernel time ([0-9.]+) ms")
 

@@ -17,7 +17,7 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from . import _native
+from .. import _native
 from ._types import ExecutionSpace
 
 

@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from ._kernels import workunit
-from . import _native
+from .. import _native
 from ._launch import MDRangePolicy, _finish
 from ._types import PATTERN, numpy_dtype
 from ._views import View, array

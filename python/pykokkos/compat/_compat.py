@@ -15,9 +15,9 @@ from typing import Optional  # noqa: F401  (PyKokkos re-exports it)
 
 import numpy as np
 
-from ._types import DataType, ExecutionSpace, LayoutLeft, LayoutRight, MemorySpace, numpy_dtype
-from ._types import get_default_precision, set_default_precision  # noqa: F401  (pk.* names)
-from ._views import View
+from ..runtime._types import DataType, ExecutionSpace, LayoutLeft, LayoutRight, MemorySpace, numpy_dtype
+from ..runtime._types import get_default_precision, set_default_precision  # noqa: F401  (pk.* names)
+from ..runtime._views import View
 
 DataTypeClass = DataType  # PyKokkos' base of pk.double, pk.int32, ...: annotations and checks
 ViewType = View
@@ -76,7 +76,7 @@ def atomic_compare_exchange(view, indices, comparison, new):
 
 
 def is_host_execution_space(space) -> bool:
-    from ._launch import get_default_space
+    from ..runtime._launch import get_default_space
 
     if space is ExecutionSpace.Default:
         space = get_default_space()
@@ -123,7 +123,7 @@ def set_device_id(device_id: int) -> None:
 
 def astype(view, dtype) -> View:
     """A copy of `view` with another dtype (NumPy's casting)."""
-    from ._views import array
+    from ..runtime._views import array
 
     return array(np.asarray(view).astype(numpy_dtype(dtype.value) if isinstance(dtype, DataType) else dtype))
 
@@ -176,10 +176,11 @@ class Decorator(enum.Enum):
 def add_enum_to_globals(enumeration: type) -> None:
     """Makes the members of `enumeration` module-level names of pykokkos (as
     PyKokkos does for its spaces, layouts and traits: `pk.OpenMP`)."""
-    import pykokkos
+    import sys
 
+    package = sys.modules["pykokkos"]  # (imported: it is what imported this module)
     for member in enumeration:
-        setattr(pykokkos, member.name, member)
+        setattr(package, member.name, member)
 
 
 def generic_error(filename: str, lineno, error: str, exit_message: str):
@@ -195,12 +196,12 @@ class Runtime:
     native core is the runtime, and this handle forwards to it."""
 
     def flush(self) -> None:
-        from ._launch import flush
+        from ..runtime._launch import flush
 
         flush()
 
     def fence(self) -> None:
-        from ._launch import fence
+        from ..runtime._launch import fence
 
         fence()
 
@@ -216,6 +217,6 @@ runtime_singleton.runtime = Runtime()
 def cleanup() -> None:
     """PyKokkos' exit hook: here it runs what is still pending (idempotent;
     the package's own exit handler does the same and finalizes Kokkos)."""
-    from ._launch import flush
+    from ..runtime._launch import flush
 
     flush()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 
-from ._kernels import workunit
-from ._launch import fence, parallel_for
-from ._views import View
+from ..runtime._kernels import workunit
+from ..runtime._launch import fence, parallel_for
+from ..runtime._views import View
 
 
 @workunit

@@ -11,7 +11,7 @@ set_scratch_size, on a copy: the caller's policy is left as it was.
 
 from __future__ import annotations
 
-from . import _native
+from .. import _native
 from ._types import PerTeam, PerThread, ScratchView1D
 
 

@@ -6,7 +6,7 @@ import enum
 
 import numpy as np
 
-from . import _native
+from .. import _native
 
 # The codes the native core takes, from its one table (src/python/wire.rs):
 # dtypes in code order, spaces, layouts, launch patterns and reducers.

@@ -6,7 +6,7 @@ import operator
 
 import numpy as np
 
-from . import _native
+from .. import _native
 from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
 
 

@@ -6,7 +6,7 @@ import sys
 import time
 import types
 
-from . import _native
+from .. import _native
 from ._lazy import LazyNumber
 from ._kernels import _classify, native_of
 from ._lambdas import is_lambda, lambda_kernel

@@ -8,12 +8,13 @@ import builtins
 import inspect
 import re
 import math
+import sys
 import textwrap
 import types
 
 import numpy as np
 
-from . import _native
+from .. import _native
 from ._scratch import check_entries
 from ._types import DataType
 
@@ -102,7 +103,9 @@ def classtype(cls):
 
 def _classify(value):
     """How the translator should see a Python value a kernel refers to."""
-    import pykokkos
+    # The package itself, as a kernel's `pk`: the facade imported this module,
+    # so it is in sys.modules (importing it here would be an edge upwards).
+    pykokkos = sys.modules.get("pykokkos")
 
     if isinstance(value, bool):
         return ("bool", value)

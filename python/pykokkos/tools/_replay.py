@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from . import _native
-from ._tracefile import Trace, TraceError
+from .. import _native
+from ..runtime._tracefile import Trace, TraceError
 
 
 def _own_module(path: str):
@@ -121,7 +121,7 @@ class Replayer:
         in the namespace of the module the lambda was written in."""
         import linecache
 
-        from ._kernels import workunit
+        from ..runtime._kernels import workunit
 
         wu, src = e["workunit"], e["source"]
         if _native.hash_text(src) != wu["source_hash"]:

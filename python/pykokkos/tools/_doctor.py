@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import kokkos_setup
+from ..install import kokkos_setup
 
 
 def _version(cmd: list[str]) -> str:
@@ -29,7 +29,9 @@ def _kokkos(root: Path, name: str) -> tuple[bool, str]:
         return True, f"{prefix}"
     if explicit:
         return False, f"PK_KOKKOS_ROOT={explicit} has no include/KokkosCore_config.h: point it at a Kokkos install"
-    return False, (f"not built yet ({prefix}): the first kernel builds it (a few minutes), or `python -m pykokkos.kokkos_setup` now")
+    return False, (
+        f"not built yet ({prefix}): the first kernel builds it (a few minutes), or `python -m pykokkos.install.kokkos_setup` now"
+    )
 
 
 def checks() -> list[tuple[str, bool, str]]:

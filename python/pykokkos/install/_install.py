@@ -22,7 +22,7 @@ def install_kokkos(cuda: bool) -> None:
     kokkos_setup.say(
         f"Kokkos {kokkos_setup.KOKKOS_VERSION} ({kind}) is not built yet in "
         f"{kokkos_setup.cache_root()}: building it once, a few minutes on 2 cores "
-        "(`python -m pykokkos.kokkos_setup` does the same ahead of time)"
+        "(`python -m pykokkos.install.kokkos_setup` does the same ahead of time)"
     )
     try:
         kokkos_setup.ensure(cuda)
