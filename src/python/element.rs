@@ -64,7 +64,15 @@ pub fn leading_ints(key: &Bound<'_, PyAny>, w: &Window<'_>) -> PyResult<Option<V
 /// An integer index along a dimension of size `n` (negative counts from the
 /// end), bounds-checked as NumPy does; None when `k` is not an integer.
 fn index(k: &Bound<'_, PyAny>, n: i64, axis: usize) -> PyResult<Option<isize>> {
-    if k.is_instance_of::<PyBool>() || !(k.is_instance_of::<PyInt>() || k.hasattr("__index__")?) {
+    // The type's `nb_index` slot, as `PyIndex_Check` reads it (pyo3-ffi 0.27
+    // links that one under PyPy's name in abi3 builds): `hasattr(k,
+    // "__index__")` built and dropped an AttributeError for every slice key,
+    // a fifth of the time of `v[i, :]`.
+    // SAFETY: `k` is a live object (a Bound) and the GIL is held; the type
+    // object outlives the call, and `PyType_GetSlot` only reads its slots.
+    let has_index = k.is_instance_of::<PyInt>()
+        || unsafe { !pyo3::ffi::PyType_GetSlot(k.get_type().as_type_ptr(), pyo3::ffi::Py_nb_index).is_null() };
+    if k.is_instance_of::<PyBool>() || !has_index {
         return Ok(None);
     }
     let i: i64 = match k.extract() {
