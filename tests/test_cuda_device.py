@@ -135,20 +135,45 @@ def test_host_reads_keep_the_device_copy_current(pk_mode, rng):
     pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
     pk.flush()  # lazy mode: the launch (and its copies) happen now
     h2d, d2h = pk.device_copies()
-    # Reads copy y back once and leave both copies current.
-    assert y[3] == xr[3] and str(y) and float(y[N - 1]) == xr[N - 1]
+    # The first element read after a device write copies that element; the
+    # next read brings y back whole, and reads leave both copies current.
+    assert y[3] == xr[3]
+    assert pk.device_copies()[1] - d2h == 8
+    assert str(y) and float(y[N - 1]) == xr[N - 1]
     assert list(y)[:2] == list(xr[:2]) and (y == xr).all()
     pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
     assert float(y[5]) == xr[5] + xr[5]
     h2d2, d2h2 = pk.device_copies()
     assert h2d2 == h2d, "a host read made the next launch copy y over again"
-    assert d2h2 - d2h == 2 * N * 8  # y came back twice, once per device write
+    assert d2h2 - d2h == N * 8 + 2 * 8  # y whole once, and one element after each device write
     # A host write (through NumPy) makes the next launch copy y over.
     np.asarray(y)[:] = 0.0
     pk.parallel_for(N, axpy, a=1.0, x=x, y=y)
     pk.flush()
     assert pk.device_copies()[0] - h2d2 == N * 8
     np.testing.assert_array_equal(np.asarray(y), xr)
+
+
+def test_an_element_read_after_device_writes_copies_the_element(pk_mode):
+    # A loop that reads one element after its kernels moves 8 bytes a turn;
+    # reading many elements one by one brings the view back once.
+    x = pk.View([N], pk.double)
+    for k in range(3):
+        pk.parallel_for(N, bump, v=x)
+        d2h = pk.device_copies()[1]
+        assert x[7] == k + 1 and x.shape == (N,)
+        assert pk.device_copies()[1] - d2h == 8
+        pk.parallel_for(N, bump_by, v=x, s=0.5)
+        d2h = pk.device_copies()[1]
+        assert float(x[N - 1]) == k + 1.5
+        x[0] = x[0] - 0.5  # a read (whole: the second since the write), then a host write
+        assert pk.device_copies()[1] - d2h == 8 + N * 8
+        np.testing.assert_array_equal(np.asarray(x)[1:], k + 1.5)
+        np.asarray(x)[1:] = k + 1.0
+    d2h = pk.device_copies()[1]
+    pk.parallel_for(N, bump, v=x)
+    assert [x[i] for i in range(0, N, 4096)] == [4.0] * (N // 4096)
+    assert pk.device_copies()[1] - d2h == 8 + N * 8
 
 
 def test_an_output_a_launch_only_stores_is_not_copied_in(pk_mode, rng):

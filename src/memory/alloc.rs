@@ -54,6 +54,10 @@ pub struct Alloc {
     pub(crate) dev: AtomicPtr<u8>,
     /// Which copy is current: `STALE`, `SYNC` or `NEWER` (see `device.rs`).
     pub(crate) dev_state: AtomicU8,
+    /// One element of a newer device copy was read on its own since the
+    /// device copy was last written (`device_element`): the next read
+    /// brings the whole copy back.
+    pub(crate) peeked: std::sync::atomic::AtomicBool,
     /// Byte ranges of buffer exports taken while the device copy was newer:
     /// only those bytes came to the host, and they go back to the device
     /// when the export ends (see `device.rs`, `host_export`).
@@ -134,6 +138,7 @@ impl Alloc {
             uvm,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            peeked: std::sync::atomic::AtomicBool::new(false),
             ranges: Default::default(),
             device_owner: None,
             trace_root: Default::default(),
@@ -157,6 +162,7 @@ impl Alloc {
             uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
+            peeked: std::sync::atomic::AtomicBool::new(false),
             ranges: Default::default(),
             device_owner: None,
             trace_root: Default::default(),

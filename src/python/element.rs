@@ -92,15 +92,28 @@ fn index(k: &Bound<'_, PyAny>, n: i64, axis: usize) -> PyResult<Option<isize>> {
 pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
     take_swallowed(py, w.alloc.id())?;
     flush_host(py, w.alloc)?;
-    w.alloc.host_read().map_err(py_err)?;
-    // SAFETY: `offset_of` bounds-checked every index against the extents (so none is 0),
+    // `offset_of` bounds-checked every index against the extents (so none is 0),
     // making `w.offset + off` the byte offset of one element of this view, inside the
-    // allocation; `w` borrows the View, whose `Arc<Alloc>` keeps the memory alive.
-    // `host_read` refused device-only memory, so `ptr()` is real host memory.
-    let p = unsafe { w.alloc.ptr().map_err(py_err)?.offset(w.offset + off) };
+    // allocation.
+    let at = w.offset + off;
+    let mut copied = [0u8; 16]; // (the largest element: complex128)
+    let p = if w
+        .alloc
+        .device_element(at as usize, &mut copied[..w.dtype.size()])
+        .map_err(py_err)?
+    {
+        copied.as_ptr() as *mut u8
+    } else {
+        w.alloc.host_read().map_err(py_err)?;
+        // SAFETY: `at` is inside the allocation (above); `w` borrows the View, whose
+        // `Arc<Alloc>` keeps the memory alive. `host_read` refused device-only memory,
+        // so `ptr()` is real host memory.
+        unsafe { w.alloc.ptr().map_err(py_err)?.offset(at) }
+    };
     if let Some(api) = numpy_api(py) {
-        // SAFETY: `p` points at one element of `w.dtype` in live host memory (above), and
-        // `flush_host` waited for pending launches and a running dispatch. PyArray_Scalar
+        // SAFETY: `p` points at one element of `w.dtype`, in `copied` (a local that
+        // outlives this call) or in live host memory (above), and `flush_host` waited
+        // for pending launches and a running dispatch. PyArray_Scalar
         // (entry 60, checked in `load_api`) copies `elsize` bytes from `p` (memcpy: no
         // alignment needed) into a new scalar; the descriptor is `w.dtype`'s, kept alive by
         // the table; a NULL base is allowed for these non-object types; the GIL is held.
@@ -117,7 +130,8 @@ pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
         }
         return Err(PyErr::fetch(py));
     }
-    // SAFETY: `p` is one initialized element of `w.dtype` in live host memory (above);
+    // SAFETY: `p` is one initialized element of `w.dtype`, in `copied` or in live host
+    // memory (above);
     // `plain` reads it unaligned (a wrapped NumPy array need not be aligned).
     unsafe { plain(py, p, w.dtype) }
 }
