@@ -71,7 +71,9 @@ fn index(k: &Bound<'_, PyAny>, n: i64, axis: usize) -> PyResult<Option<isize>> {
     // SAFETY: `k` is a live object (a Bound) and the GIL is held; the type
     // object outlives the call, and `PyType_GetSlot` only reads its slots.
     let has_index = k.is_instance_of::<PyInt>()
-        || unsafe { !pyo3::ffi::PyType_GetSlot(k.get_type().as_type_ptr(), pyo3::ffi::Py_nb_index).is_null() };
+        || unsafe {
+            !pyo3::ffi::PyType_GetSlot(k.get_type().as_type_ptr(), pyo3::ffi::Py_nb_index).is_null()
+        };
     if k.is_instance_of::<PyBool>() || !has_index {
         return Ok(None);
     }

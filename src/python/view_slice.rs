@@ -4,8 +4,8 @@
 //! exchange pays every step). Keys of other kinds (NumPy integers, Ellipsis,
 //! None, masks, out-of-range integers) go to the Python path and its errors.
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PySlice, PyTuple, PyType};
 use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyInt, PySlice, PyTuple, PyType};
 
 /// Per-dimension start, length, step and whether the dimension is kept.
 pub(super) struct Slicing {
