@@ -122,12 +122,27 @@ impl Alloc {
         } else {
             0
         };
+        Alloc::new(color, std::ptr::null_mut(), bytes, None, uvm)
+    }
+
+    pub fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
+        Alloc::new(0, ptr, 0, Some(foreign), false)
+    }
+
+    /// `foreign`: Some for borrowed memory (with its buffer, if one).
+    fn new(
+        color: usize,
+        ptr: *mut u8,
+        bytes: usize,
+        foreign: Option<Option<ForeignBuf>>,
+        uvm: bool,
+    ) -> Arc<Alloc> {
         Arc::new(Alloc {
             color,
-            ptr: AtomicPtr::new(std::ptr::null_mut()),
+            ptr: AtomicPtr::new(ptr),
             bytes,
-            foreign: None,
-            borrowed: false,
+            borrowed: foreign.is_some(),
+            foreign: foreign.flatten(),
             trusted: std::sync::atomic::AtomicBool::new(false),
             keep: None,
             live: AtomicUsize::new(0),
@@ -136,30 +151,6 @@ impl Alloc {
             uses: AtomicUsize::new(0),
             host_writes: std::sync::atomic::AtomicU64::new(0),
             uvm,
-            dev: AtomicPtr::new(std::ptr::null_mut()),
-            dev_state: AtomicU8::new(0),
-            peeked: std::sync::atomic::AtomicBool::new(false),
-            ranges: Default::default(),
-            device_owner: None,
-            trace_root: Default::default(),
-        })
-    }
-
-    pub fn borrowed(ptr: *mut u8, foreign: Option<ForeignBuf>) -> Arc<Alloc> {
-        Arc::new(Alloc {
-            color: 0,
-            ptr: AtomicPtr::new(ptr),
-            bytes: 0,
-            foreign,
-            borrowed: true,
-            trusted: std::sync::atomic::AtomicBool::new(false),
-            keep: None,
-            live: AtomicUsize::new(0),
-            exports: AtomicIsize::new(0),
-            pending: AtomicUsize::new(0),
-            uses: AtomicUsize::new(0),
-            host_writes: std::sync::atomic::AtomicU64::new(0),
-            uvm: false,
             dev: AtomicPtr::new(std::ptr::null_mut()),
             dev_state: AtomicU8::new(0),
             peeked: std::sync::atomic::AtomicBool::new(false),

@@ -15,6 +15,7 @@ mod kw;
 mod launch;
 mod launch_params;
 mod lazy;
+mod numpy_api;
 mod origin;
 mod policy;
 mod resolve;
