@@ -79,7 +79,7 @@ impl View {
     /// `View(shape, dtype_code, layout_code)` allocates; `parent=` with the
     /// subview lists makes a subview; `wrap=` borrows a NumPy array's memory.
     #[new]
-    #[pyo3(signature = (shape=None, dtype_code=10, layout_code=0, parent=None, start=None, length=None, step=None, keep=None, wrap=None, space_code=0))]
+    #[pyo3(signature = (shape=None, dtype_code=DType::F64 as u8, layout_code=wire::LAYOUT_RIGHT, parent=None, start=None, length=None, step=None, keep=None, wrap=None, space_code=wire::MEMORY_HOST))]
     #[allow(clippy::too_many_arguments)]
     pub(super) fn py_new(
         shape: Option<&Bound<'_, PyAny>>,

@@ -13,21 +13,8 @@ from .. import _native
 WIRE = _native.wire_codes()
 PATTERN = WIRE["patterns"]  # {"parallel_for": code, "parallel_reduce": ..., "parallel_scan": ...}
 _NAMES = WIRE["dtypes"]
-_NUMPY = [
-    np.bool_,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.float32,
-    np.float64,
-    np.complex64,
-    np.complex128,
-]
+# NumPy's scalar type per dtype code, by the core's own names (np.dtype("bool").type is np.bool_).
+_NUMPY = [np.dtype(name).type for name in _NAMES]
 
 # Repeated values make aliases: pk.float is float32 and pk.double/pk.real float64, as in PyKokkos.
 DataType = enum.Enum(

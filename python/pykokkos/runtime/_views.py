@@ -91,7 +91,7 @@ class View(_native.View):
     def layout(self):
         from ._types import LayoutLeft, LayoutRight
 
-        return LayoutLeft if self._layout_code == 1 else LayoutRight
+        return LayoutLeft if self._layout_code == LayoutLeft.value else LayoutRight
 
     @property
     def size(self) -> int:
