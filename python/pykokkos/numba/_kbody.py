@@ -18,7 +18,7 @@ from . import _kelem
 from ._errors import unsupported
 from ._kloops import KernelLoops, _extent, lower_bound, unravel
 from ._typer import Arr, Const
-from ._types import PK_DTYPE, pk_type  # noqa: F401  (the kernel emitters import them from here)
+from ._types import MATH_FLOAT, PK_DTYPE, pk_type  # noqa: F401  (the kernel emitters import them from here)
 
 NP_RENAME = {
     "arcsin": "asin",
@@ -37,43 +37,16 @@ NP_RENAME = {
     "fmax": "fmax",
 }
 CONSTANTS = {"pi": math.pi, "e": math.e}
-# What the kernel language's math takes (src/lower/math.rs), and NumPy's other kernel calls.
-KERNEL_MATH = {
-    "sqrt",
-    "exp",
-    "exp2",
-    "log",
-    "log2",
-    "log10",
-    "log1p",
-    "expm1",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "fabs",
-    "cbrt",
-    "erf",
-    "erfc",
+# What the kernel language's math takes (src/lower/math.rs) of Python's and
+# NumPy's names: the float functions the typer knows, under the kernel's names
+# (`gamma` is `tgamma` there; `square` and `reciprocal` are rewritten before),
+# and the predicates, rounding and fmin/fmax. A subset of math.rs on purpose:
+# only names whose Python or NumPy meaning is the kernel's (NumPy's
+# `remainder` is a floor modulo, the kernel's is C's).
+KERNEL_MATH = {NP_RENAME.get(n, n) for n in MATH_FLOAT - {"gamma", "reciprocal", "square"}} | {
     "tgamma",
-    "lgamma",
-    "degrees",
-    "radians",
-    "pow",
-    "atan2",
-    "hypot",
-    "fmod",
     "fmin",
     "fmax",
-    "copysign",
     "isnan",
     "isinf",
     "isfinite",
