@@ -18,7 +18,7 @@ from . import _kelem
 from ._errors import unsupported
 from ._kloops import KernelLoops, _extent, lower_bound, unravel
 from ._typer import Arr, Const
-from ._types import MATH_FLOAT, PK_DTYPE, pk_type  # noqa: F401  (the kernel emitters import them from here)
+from ._types import MATH_FLOAT, NP_SCALARS, PK_DTYPE, pk_type  # noqa: F401  (the kernel emitters import them from here)
 
 NP_RENAME = {
     "arcsin": "asin",
@@ -55,33 +55,8 @@ KERNEL_MATH = {NP_RENAME.get(n, n) for n in MATH_FLOAT - {"gamma", "reciprocal",
     "trunc",
     "round",
 }
-NP_KERNEL = {
-    "abs",
-    "absolute",
-    "conj",
-    "conjugate",
-    "real",
-    "imag",
-    "minimum",
-    "maximum",
-    "rint",
-    "around",
-    "float64",
-    "float32",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint64",
-    "uint32",
-    "uint16",
-    "uint8",
-    "bool_",
-    "complex128",
-    "complex64",
-    "float",
-    "int",
-}
+# NumPy calls a kernel takes besides math: abs, complex parts, min/max, rounding, and casts.
+NP_KERNEL = {"abs", "absolute", "conj", "conjugate", "real", "imag", "minimum", "maximum", "rint", "around", "float", "int"} | NP_SCALARS
 
 
 def zero_of(dt: str) -> ast.expr:

@@ -9,6 +9,7 @@ from ._arrayexpr import name
 from ._errors import unsupported
 from ._kbody import assigned_names, pk_type, zero_of
 from ._typer import Arr
+from ._types import DTYPES
 
 
 def declare(t, body: list, locals_: set, env) -> list:
@@ -28,21 +29,7 @@ def declare(t, body: list, locals_: set, env) -> list:
     return decl + body
 
 
-SCALARS = {
-    "float64",
-    "float32",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint64",
-    "uint32",
-    "uint16",
-    "uint8",
-    "bool",
-    "complex128",
-    "complex64",
-}
+SCALARS = DTYPES
 
 
 def clone(s):

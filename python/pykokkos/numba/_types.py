@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..runtime._types import WIRE
+
 
 @dataclass(frozen=True)
 class Arr:
@@ -83,24 +85,11 @@ MATH_INT = {"floor", "ceil", "trunc"}
 PRED = {"isnan", "isinf", "isfinite"}
 ALLOC = {"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like", "copy", "arange"}
 REDUCE = {"sum", "prod", "min", "max", "amin", "amax", "mean", "argmin", "argmax", "dot", "vdot"}
-SCALAR_TYPES = {
-    "float64",
-    "float32",
-    "int64",
-    "int32",
-    "int16",
-    "int8",
-    "uint64",
-    "uint32",
-    "uint16",
-    "uint8",
-    "bool_",
-    "complex128",
-    "complex64",
-    "float_",
-    "double",
-    "intp",
-}
+# The core's dtype names (`bool` for np.bool_), and NumPy's scalar type names
+# of them (`bool_`).
+DTYPES = frozenset(WIRE["dtypes"])
+NP_SCALARS = frozenset("bool_" if n == "bool" else n for n in DTYPES)
+SCALAR_TYPES = NP_SCALARS | {"float_", "double", "intp"}
 
 
 def promote(a: str, b: str) -> str:
