@@ -43,6 +43,7 @@ impl Alloc {
             self.dev_state.store(SYNC, Ordering::Release);
         }
         if write {
+            self.peeked.store(false, Ordering::Relaxed); // (as `device_ptr`: a new device write)
             self.dev_state.store(NEWER, Ordering::Release);
         }
         Ok(Some((d, unfilled)))
