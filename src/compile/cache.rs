@@ -337,13 +337,15 @@ extern "C" int pk_cuda_h2d(void* dst, const void* src, size_t n) {
 // memory: from pageable memory, cudaMemcpy of 8 bytes took 8-9 us on an H200.
 static std::mutex pk_staging_lock;
 static void* pk_staging = nullptr;
+static bool pk_staging_failed = false;  // (asked once: no pinned memory, plain copies)
 constexpr size_t PK_STAGING_BYTES = 4096;
 extern "C" int pk_cuda_d2h(void* dst, const void* src, size_t n) {
   if (n <= PK_STAGING_BYTES) {
     std::lock_guard<std::mutex> held(pk_staging_lock);
-    if (!pk_staging && cudaMallocHost(&pk_staging, PK_STAGING_BYTES) != cudaSuccess) {
+    if (!pk_staging && !pk_staging_failed && cudaMallocHost(&pk_staging, PK_STAGING_BYTES) != cudaSuccess) {
       cudaGetLastError();  // no pinned memory: the plain copy below
       pk_staging = nullptr;
+      pk_staging_failed = true;
     }
     if (pk_staging) {
       int rc = pk_cuda_check(cudaMemcpy(pk_staging, src, n, cudaMemcpyDeviceToHost), "cudaMemcpy device->host");

@@ -208,7 +208,9 @@ impl Alloc {
             || d.is_null()
             || self.is_device_only()
             || self.dev_state.load(Ordering::Acquire) != NEWER
-            || at + out.len() > self.span()
+            || at
+                .checked_add(out.len())
+                .is_none_or(|end| end > self.span())
             || self.peeked.swap(true, Ordering::AcqRel)
         {
             return Ok(false);

@@ -202,7 +202,13 @@ def extract_kokkos(sdist: Path, work: Path) -> Path:
 
 def patch_for_cuda13(src: Path) -> None:
     """Source fixes Kokkos 3.4.01 needs for CUDA 13 on Hopper (see shared/notes/kokkos.md)."""
-    from cuda_patches import PatchError, apply_all  # noqa: E402  (only the CUDA build needs it)
+    # (Only the CUDA build needs it.) As a module of the package (the first
+    # kernel's install) it is a sibling; run as a script, main() put this
+    # folder on sys.path.
+    if __package__:
+        from .cuda_patches import PatchError, apply_all
+    else:
+        from cuda_patches import PatchError, apply_all
 
     try:
         apply_all(src, say)

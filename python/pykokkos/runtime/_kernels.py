@@ -105,7 +105,7 @@ def _classify(value):
     """How the translator should see a Python value a kernel refers to."""
     # The package itself, as a kernel's `pk`: the facade imported this module,
     # so it is in sys.modules (importing it here would be an edge upwards).
-    pykokkos = sys.modules.get("pykokkos")
+    pykokkos = sys.modules["pykokkos"]
 
     if isinstance(value, bool):
         return ("bool", value)
