@@ -1,4 +1,5 @@
 """Small helpers shared by the benchmarks (timing loops, environment)."""
+
 from __future__ import annotations
 
 import os

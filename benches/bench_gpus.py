@@ -14,6 +14,7 @@ MPIEXEC names the launcher (default: `mpiexec` on the PATH), e.g.
 `MPIEXEC="mpirun --allow-run-as-root"` for Open MPI as root. Exit status 1 if a
 run failed, ranks shared a GPU while two were present, or the grids differ.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,8 +40,20 @@ def gpus() -> int:
 
 def run(n: int, steps: int, fuse: bool, staging: bool) -> tuple[str, int]:
     launcher = shlex.split(os.environ.get("MPIEXEC", "mpiexec"))
-    cmd = [*launcher, "-n", "2", sys.executable, "-m", "mpi4py", str(HEAT), str(n), str(steps),
-           "--cuda", "--speedup", *(["--staging"] if staging else [])]
+    cmd = [
+        *launcher,
+        "-n",
+        "2",
+        sys.executable,
+        "-m",
+        "mpi4py",
+        str(HEAT),
+        str(n),
+        str(steps),
+        "--cuda",
+        "--speedup",
+        *(["--staging"] if staging else []),
+    ]
     env = dict(os.environ, PK_FUSE="1" if fuse else "0")
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return r.stdout + r.stderr, r.returncode
@@ -51,8 +64,10 @@ def main() -> int:
     n = args[0] if args else 40960
     steps = args[1] if len(args) > 1 else 100
     present = gpus()
-    print(f"heat2d {n}x{n} doubles ({2 * n * n * 8 / 2**30:.1f} GiB for u and v), {steps} steps; "
-          f"{present} GPU(s) here; launcher: {os.environ.get('MPIEXEC', 'mpiexec')}")
+    print(
+        f"heat2d {n}x{n} doubles ({2 * n * n * 8 / 2**30:.1f} GiB for u and v), {steps} steps; "
+        f"{present} GPU(s) here; launcher: {os.environ.get('MPIEXEC', 'mpiexec')}"
+    )
     failed = False
     aware = None
     rows = []
@@ -76,8 +91,17 @@ def main() -> int:
                 print(f"ranks share {devices} although {present} GPUs are present")
                 failed = True
             one_ms, two_ms = float(alone.group(1)), float(two.group(2))
-            rows.append(("staging" if staging else "device", "fused" if fuse else "eager",
-                         one_ms, two_ms, one_ms / two_ms, one_ms / two_ms / 2, ", ".join(sorted(devices))))
+            rows.append(
+                (
+                    "staging" if staging else "device",
+                    "fused" if fuse else "eager",
+                    one_ms,
+                    two_ms,
+                    one_ms / two_ms,
+                    one_ms / two_ms / 2,
+                    ", ".join(sorted(devices)),
+                )
+            )
     print(f"{'halos':>8} {'mode':>6} {'1 GPU ms':>9} {'2 GPUs ms':>10} {'speedup':>8} {'efficiency':>10}  ranks on")
     for h, m, one, two, sp, eff, dev in rows:
         print(f"{h:>8} {m:>6} {one:9.3f} {two:10.3f} {sp:8.2f} {eff:10.2f}  {dev}")

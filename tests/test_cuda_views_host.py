@@ -1,4 +1,5 @@
 """CUDA view plumbing on a host-only build: nothing device-side is reached."""
+
 import numpy as np
 import pytest
 
@@ -57,3 +58,22 @@ def test_pk_array_of_a_cuda_array_wraps_it_in_place_and_the_host_cannot_read_it(
         v[0]
     with pytest.raises(Exception, match="CUDA array|Cuda"):
         pk.parallel_for(4, _touch, v=v)
+
+
+class _MappedArray(np.ndarray):
+    """An ndarray subclass that also names device memory, as Numba's mapped arrays do."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": "<f8", "data": (0x1000, False), "strides": None, "version": 3}
+
+
+def test_an_ndarray_subclass_with_device_memory_is_wrapped_as_device_memory():
+    """Only a plain ndarray skips the device-memory question (the fast wrap);
+    a subclass that answers it is taken at its word, as before."""
+    mapped = np.zeros(4).view(_MappedArray)
+    v = pk.array(mapped)
+    with pytest.raises(ValueError, match="can only be used by kernels in the Cuda space"):
+        v[0]
+    plain = pk.array(np.arange(4.0))
+    assert plain[3] == 3.0

@@ -77,7 +77,16 @@ impl View {
     /// memory (a CuPy array, through `__cuda_array_interface__`) in place:
     /// Cuda kernels use it where it is; the host cannot read it.
     pub(super) fn wrap(obj: &Bound<'_, PyAny>) -> PyResult<View> {
-        if let Ok(cai) = obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__")) {
+        // A plain ndarray has no device memory: asking it for the attribute
+        // would build an AttributeError, a third of the wrap's time.
+        let plain = super::view_slice::is_plain_ndarray(obj)?;
+        if let Some(cai) = (!plain)
+            .then(|| {
+                obj.getattr(pyo3::intern!(obj.py(), "__cuda_array_interface__"))
+                    .ok()
+            })
+            .flatten()
+        {
             let g = super::args::cuda_array_geometry(&cai)?;
             let (ty, val) =
                 device_view(obj, g.addr as *mut u8, g.dtype, g.rank, g.extent, g.stride);

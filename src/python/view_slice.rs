@@ -54,6 +54,21 @@ pub(super) fn slicing(key: &Bound<'_, PyAny>, shape: &[i64]) -> PyResult<Option<
     Ok(sliced.then_some(s))
 }
 
+/// Whether `obj` is a `numpy.ndarray` itself (not a subclass, which may add
+/// device memory, as Numba's mapped arrays do); the type is found once.
+pub(super) fn is_plain_ndarray(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    static NDARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let py = obj.py();
+    let nd = NDARRAY.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        Ok(py
+            .import("numpy")?
+            .getattr("ndarray")?
+            .cast_into::<PyType>()?
+            .unbind())
+    })?;
+    Ok(obj.get_type().is(nd.bind(py)))
+}
+
 /// The package's own `pk.View` (what `_getitem` constructs), not a subclass.
 /// Its type object is found once and then compared by identity: reading the
 /// name and module of the type on every slice cost a tenth of the slice.

@@ -1,4 +1,5 @@
 """Run as a subprocess by test_printf.py: pk.printf writes to C's stdout."""
+
 import pykokkos as pk
 
 

@@ -53,11 +53,15 @@ def _refusals() -> tuple:
     return (pk.KernelSyntaxError, pk.KernelTypeError, pk.CompileError, UnsupportedError)
 
 
+_PLAIN = (float, int, bool, complex)
+
 # Every dispatcher made in this process, for `python -m pykokkos migrate`.
 ALL: list = []
 
 
 def _key(a):
+    if type(a) in _PLAIN:  # (the common case first: no attribute lookups that raise)
+        return type(a)
     if isinstance(a, np.ndarray):
         return ("A", a.dtype.str, a.ndim)
     if isinstance(a, tuple):
