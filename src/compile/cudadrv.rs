@@ -1,6 +1,14 @@
 //! The CUDA driver and NVRTC, opened at run time (the wheel links neither:
 //! machines without a GPU never load them). Only what NVRTC kernels need:
 //! compile to a cubin, load it into the context Kokkos runs in, launch.
+//!
+//! Why not cudarc (0.19, judged for this table): its loader panics where
+//! libcuda, libnvrtc or one symbol is missing, where this table gives a typed
+//! error and the program goes on on the host; it finds NVRTC by name only, not
+//! the toolkit's own beside nvcc (`nvrtc(libdir)`); its bindings are fixed to
+//! one CUDA version at build time, on a build machine with no CUDA; and the
+//! graph calls exec/graph.rs needs (add a kernel node, patch it in the
+//! instance) are only in its raw `sys` layer, as unsafe as these fields.
 use crate::errors::{PkError, PkResult};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::path::{Path, PathBuf};

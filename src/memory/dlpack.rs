@@ -4,6 +4,11 @@
 //! protocol) are accepted as kernel arguments in place. An imported tensor is
 //! kept alive (its producer may free the memory in its deleter) until the
 //! view over it is done, then its deleter runs once.
+//!
+//! Why not dlpark (0.10, judged): its Python capsules need PyO3 0.30 (the
+//! core is on 0.27); without them it offers the structs below, which are
+//! DLPack's fixed ABI, and the capsule code would stay. Worth taking with
+//! the next PyO3 upgrade.
 use super::alloc::Alloc;
 use super::geometry::contiguous_strides;
 use crate::types::DType;
