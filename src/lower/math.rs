@@ -54,6 +54,11 @@ const MATH1: &[&str] = &[
     "cyl_bessel_h20",
     "cyl_bessel_h21",
 ];
+/// The special functions' names, in table order (the package's
+/// `pk.cyl_bessel_j0` and the rest outside kernels are these).
+pub fn special_names() -> impl Iterator<Item = &'static str> {
+    MATH1.iter().copied().filter(|n| is_special(n))
+}
 /// The special functions of special.hpp (Kokkos 3.4 has none): defined on
 /// real and complex numbers; the Hankel functions are complex on both.
 pub(super) fn is_special(n: &str) -> bool {

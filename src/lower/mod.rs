@@ -16,7 +16,7 @@ mod ident;
 mod index;
 mod lambda;
 mod lists;
-mod math;
+pub(crate) mod math;
 mod mdrange;
 pub mod names;
 mod ops;

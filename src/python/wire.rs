@@ -1,5 +1,6 @@
 //! The codes the Python package passes across the binding: dtypes, execution
-//! and memory spaces, layouts, launch patterns and reducers. The package
+//! and memory spaces, layouts, launch patterns, reducers, and the names of
+//! the special functions. The package
 //! builds its enums and tables from `_native.wire_codes()`, so the two sides
 //! cannot drift apart; the decoding sites here use the same constants.
 use crate::exec::space;
@@ -68,5 +69,7 @@ pub fn wire_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         .map(|(k, r)| (r.name(), REDUCER_BASE + k as u8))
         .collect();
     d.set_item("reducers", table(&reducers)?)?;
+    let special: Vec<&str> = crate::lower::math::special_names().collect();
+    d.set_item("special_functions", PyList::new(py, special)?)?;
     Ok(d)
 }

@@ -15,26 +15,11 @@ import linecache
 import numpy as np
 
 from ._kernels import workunit
+from ._types import WIRE
 from ._views import View, array
 
-NAMES = (
-    "erf",
-    "erfc",
-    "erfcx",
-    "expint1",
-    "cyl_bessel_j0",
-    "cyl_bessel_j1",
-    "cyl_bessel_y0",
-    "cyl_bessel_y1",
-    "cyl_bessel_i0",
-    "cyl_bessel_i1",
-    "cyl_bessel_k0",
-    "cyl_bessel_k1",
-    "cyl_bessel_h10",
-    "cyl_bessel_h11",
-    "cyl_bessel_h20",
-    "cyl_bessel_h21",
-)
+# erf and erfc, then the kernels' own special functions (src/lower/math.rs).
+NAMES = ("erf", "erfc", *WIRE["special_functions"])
 _SOURCE_NAME = "<pykokkos special functions>"
 _kernels: dict = {}
 
