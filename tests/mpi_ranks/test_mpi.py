@@ -43,6 +43,14 @@ def test_heat_halo_exchange_equals_numpy(fuse):
     assert "2 rank(s)" in out and "equal to NumPy's run" in out
 
 
+@pytest.mark.parametrize(("ranks", "fuse"), [(1, "0"), (2, "0"), (2, "1")])
+def test_conjugate_gradients_equal_scipy(ranks, fuse):
+    """Global dot products every iteration (allreduce of lazy totals) and a halo
+    exchange: the solution equals SciPy's direct solve and the exact one."""
+    out = mpirun(ROOT / "examples" / "mpi" / "cg2d.py", 40, "--check", ranks=ranks, env={"PK_FUSE": fuse})
+    assert f"{ranks} rank(s)" in out and "equal to SciPy's solve" in out
+
+
 @pytest.mark.parametrize("fuse", ["0", "1"])
 def test_lazy_work_around_messages(fuse):
     out = mpirun("exchange.py", env={"PK_FUSE": fuse})
