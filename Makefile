@@ -124,8 +124,9 @@ bench-gpu:
 	bash scripts/gpu/bench_gpu.sh
 
 # Several GPUs of one host: the heat example on 1 and 2 GPUs (scripts/gpu/multi_gpu.sh).
+# GPUS (default: all present), SIZES (default 8192,20480), STEPS (default 100).
 bench-gpus:
-	bash scripts/gpu/multi_gpu.sh
+	bash scripts/gpu/multi_gpu.sh $(if $(GPUS),--gpus $(GPUS)) $(if $(SIZES),--sizes $(SIZES)) $(if $(STEPS),--steps $(STEPS))
 
 fuzz: setup
 	# Bad input (random wrong arguments) never takes the interpreter down.

@@ -1,22 +1,25 @@
-"""The heat example on 1 and 2 GPUs: time per step, speedup and parallel
-efficiency, eager and fused, for each halo path the MPI library allows.
+"""Strong scaling over the GPUs of one host: the heat example (one halo row each
+way per step, a global residual) and conjugate gradients (a halo row and two
+global dot products per iteration) on 1, 2, 4, ... GPUs, for each grid size,
+each halo path the MPI library allows, eager and fused, in one run.
 
-Each row is one `mpiexec -n 2 ... examples/mpi/heat2d.py N STEPS --cuda --speedup`:
-the 2-rank run, then rank 0 alone on its GPU in the same process (the 1-GPU
-baseline, measured side by side), and the check that both end in the same
-grid bit for bit. Halos go through host copies ("staging") always, and as
-device memory ("device") where pykokkos.mpi.cuda_aware() says the MPI library
-takes it.
+Each cell is one `mpiexec -n K python -m mpi4py examples/mpi/<program> N STEPS
+--cuda`: ms per step (the slowest rank's loop time / steps) and, in brackets,
+the parallel efficiency against the 1-GPU run of the same row (t1 / (K tK)).
+Every run of a row must end in the same result: the heat grid's checksum bit
+for bit, CG's residual after a fixed number of iterations to 1e-9 (its dot
+products add up in another order on another number of ranks).
 
-    python benches/bench_gpus.py [N] [STEPS]        # default 40960 100: two 12.5 GiB grids
+    python benches/bench_gpus.py [--gpus 4] [--sizes 8192,20480] [--steps 100] [--programs heat,cg]
 
 MPIEXEC names the launcher (default: `mpiexec` on the PATH), e.g.
 `MPIEXEC="mpirun --allow-run-as-root"` for Open MPI as root. Exit status 1 if a
-run failed, ranks shared a GPU while two were present, or the grids differ.
+run failed, ranks shared a GPU while enough were present, or results differ.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shlex
@@ -24,9 +27,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-HEAT = Path(__file__).resolve().parents[1] / "examples" / "mpi" / "heat2d.py"
-STEP = re.compile(r"^(\d+) rank\(s\), .*?: .*?, ([\d.]+) ms per step", re.M)
-ALONE = re.compile(r"^1 rank: ([\d.]+) ms per step", re.M)
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "mpi"
+PROGRAMS = {"heat": "heat2d.py", "cg": "cg2d.py"}
+TIME = re.compile(r"^(\d+) rank\(s\), .*?, ([\d.]+) ms per (?:step|iteration)", re.M)
+HEAT_SUM = re.compile(r"grid checksum (\w+)")
+CG_RES = re.compile(r"relative residual ([\d.e+-]+)")
 GPU = re.compile(r"^rank (\d+)/\d+ .*?, (GPU \d+|no GPU), CUDA-aware MPI: (yes|no)", re.M)
 
 
@@ -38,76 +43,103 @@ def gpus() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
-def run(n: int, steps: int, fuse: bool, staging: bool) -> tuple[str, int]:
+def run(program: str, ranks: int, n: int, steps: int, fuse: bool, staging: bool, cuda: bool) -> tuple[str, int]:
     launcher = shlex.split(os.environ.get("MPIEXEC", "mpiexec"))
-    cmd = [
-        *launcher,
-        "-n",
-        "2",
-        sys.executable,
-        "-m",
-        "mpi4py",
-        str(HEAT),
-        str(n),
-        str(steps),
-        "--cuda",
-        "--speedup",
-        *(["--staging"] if staging else []),
-    ]
-    env = dict(os.environ, PK_FUSE="1" if fuse else "0")
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    extra = ["--tol", "0"] if program == "cg" else []  # CG: exactly `steps` iterations
+    cmd = [*launcher, "-n", str(ranks), sys.executable, "-m", "mpi4py", str(EXAMPLES / PROGRAMS[program])]
+    cmd += [str(n), str(steps), *(["--cuda"] if cuda else []), *extra, *(["--staging"] if staging else [])]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PK_FUSE="1" if fuse else "0"))
     return r.stdout + r.stderr, r.returncode
 
 
+def result(program: str, out: str):
+    if program == "heat":
+        m = HEAT_SUM.search(out)
+        return m.group(1) if m else None
+    m = CG_RES.search(out)
+    return float(m.group(1)) if m else None
+
+
+def same(program: str, a, b) -> bool:
+    if program == "heat":
+        return a == b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+
+
 def main() -> int:
-    args = [int(a) for a in sys.argv[1:3]]
-    n = args[0] if args else 40960
-    steps = args[1] if len(args) > 1 else 100
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpus", type=int, default=0, help="the most GPUs to use (default: all present)")
+    ap.add_argument("--sizes", default="8192,20480", help="grid sizes N (N x N), comma-separated")
+    ap.add_argument("--steps", type=int, default=100, help="steps (heat) or iterations (CG) a run")
+    ap.add_argument("--programs", default="heat,cg", help="heat, cg or both")
+    ap.add_argument("--host", action="store_true", help="ranks on the host's cores instead (a check of this script)")
+    a = ap.parse_args()
     present = gpus()
-    print(
-        f"heat2d {n}x{n} doubles ({2 * n * n * 8 / 2**30:.1f} GiB for u and v), {steps} steps; "
-        f"{present} GPU(s) here; launcher: {os.environ.get('MPIEXEC', 'mpiexec')}"
-    )
+    top = a.gpus or present or 1
+    counts = [k for k in (1, 2, 4, 8) if k <= top]
+    sizes = [int(s) for s in a.sizes.split(",") if s]
+    programs = [p for p in a.programs.split(",") if p]
+    launcher = os.environ.get("MPIEXEC", "mpiexec")
+    print(f"{present} GPU(s) here; runs on {', '.join(map(str, counts))}; {a.steps} steps; launcher: {launcher}")
     failed = False
     aware = None
-    rows = []
-    for staging in (True, False):
-        if not staging and aware is False:
-            print("device path: not run (this MPI library is not CUDA-aware)")
-            break
-        for fuse in (False, True):
-            out, rc = run(n, steps, fuse, staging)
-            placed = GPU.findall(out)
-            if aware is None and placed:
-                aware = placed[0][2] == "yes"
-                print("\n".join(line for line in out.splitlines() if line.startswith("rank ")))
-            two, alone = STEP.search(out), ALONE.search(out)
-            devices = {d for _, d, _ in placed}
-            if rc != 0 or not two or not alone or "equal to the 1-rank run" not in out:
-                print(out[-3000:])
-                failed = True
-                continue
-            if present >= 2 and len(devices) < 2:
-                print(f"ranks share {devices} although {present} GPUs are present")
-                failed = True
-            one_ms, two_ms = float(alone.group(1)), float(two.group(2))
-            rows.append(
-                (
-                    "staging" if staging else "device",
-                    "fused" if fuse else "eager",
-                    one_ms,
-                    two_ms,
-                    one_ms / two_ms,
-                    one_ms / two_ms / 2,
-                    ", ".join(sorted(devices)),
-                )
-            )
-    print(f"{'halos':>8} {'mode':>6} {'1 GPU ms':>9} {'2 GPUs ms':>10} {'speedup':>8} {'efficiency':>10}  ranks on")
-    for h, m, one, two, sp, eff, dev in rows:
-        print(f"{h:>8} {m:>6} {one:9.3f} {two:10.3f} {sp:8.2f} {eff:10.2f}  {dev}")
-    if rows:
-        print("every run ended in the same grid on 2 GPUs as on 1 (bit for bit)" if not failed else "FAILED")
-    return 1 if failed or not rows else 0
+    table = []
+    for program in programs:
+        for n in sizes:
+            for staging in (True, False):
+                if not staging and not aware:
+                    continue  # the device path needs a CUDA-aware MPI (pykokkos.mpi.cuda_aware)
+                for fuse in (False, True):
+                    cells, first = [], None
+                    for k in counts:
+                        out, rc = run(program, k, n, a.steps, fuse, staging, not a.host)
+                        placed = GPU.findall(out)
+                        if aware is None and placed:
+                            aware = placed[0][2] == "yes"
+                        t, res = TIME.search(out), result(program, out)
+                        devices = {d for _, d, _ in placed}
+                        if rc != 0 or not t or res is None:
+                            print(out[-3000:])
+                            failed = True
+                            cells.append(None)
+                            continue
+                        if not a.host and present >= k and len(devices) < k:
+                            print(f"{program} {n}: {k} ranks share {sorted(devices)} although {present} GPUs are present")
+                            failed = True
+                        if first is None:
+                            first = res
+                        elif not same(program, first, res):
+                            print(f"{program} {n} on {k} GPUs ended in {res}, on 1 in {first}")
+                            failed = True
+                        cells.append(float(t.group(2)))
+                    table.append((program, n, "staging" if staging else "device", "fused" if fuse else "eager", cells))
+                    print(format_row(*table[-1], counts), flush=True)
+    print()
+    print(header(counts))
+    for row in table:
+        print(format_row(*row, counts))
+    if table:
+        print("each row ended in the same result on every number of GPUs" if not failed else "FAILED")
+    return 1 if failed or not table else 0
+
+
+def header(counts: list[int]) -> str:
+    return f"{'program':>7} {'grid':>6} {'halos':>8} {'mode':>6} " + " ".join(
+        f"{f'{k} GPU' + ('s' if k > 1 else '') + ' ms':>18}" for k in counts
+    )
+
+
+def format_row(program, n, halos, mode, cells, counts) -> str:
+    one = cells[0] if cells else None
+    parts = []
+    for k, c in zip(counts, cells):
+        if c is None:
+            parts.append(f"{'failed':>18}")
+        elif k == 1 or not one:
+            parts.append(f"{c:18.3f}")
+        else:
+            parts.append(f"{c:10.3f} ({one / (k * c):.2f})")
+    return f"{program:>7} {n:>6} {halos:>8} {mode:>6} " + " ".join(parts)
 
 
 if __name__ == "__main__":

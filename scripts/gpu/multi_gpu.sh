@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Several GPUs of one host (`make bench-gpus`, on the GPU machine, carrying .carry): which GPUs
 # and links are here, which MPI libraries and whether they are CUDA-aware, then
-# benches/bench_gpus.py (the heat example on 1 and 2 GPUs, eager and fused, each halo path
-# the library allows) with the carried MPICH and, where the machine has one, its own Open MPI.
-# Usage: bash scripts/gpu/multi_gpu.sh [N] [STEPS]
+# benches/bench_gpus.py (the heat example and conjugate gradients on 1, 2, 4 GPUs, eager and
+# fused, each halo path the library allows) with the carried MPICH and, where one was carried,
+# a CUDA-aware Open MPI.
+# Usage: bash scripts/gpu/multi_gpu.sh [--gpus 4] [--sizes 8192,20480] [--steps 100] [--programs heat,cg]
 set -uo pipefail
 source scripts/gpu/device_setup.sh
 nvidia-smi -L
