@@ -1,7 +1,8 @@
 """Strong scaling over the GPUs of one host: the heat example (one halo row each
 way per step, a global residual) and conjugate gradients (a halo row and two
 global dot products per iteration) on 1, 2, 4, ... GPUs, for each grid size,
-each halo path the MPI library allows, eager and fused, in one run.
+each halo path the machine allows (pykokkos.mpi.halo_paths: host copies, CUDA
+IPC between the GPUs of one host, a CUDA-aware MPI), eager and fused, in one run.
 
 Each cell is one `mpiexec -n K python -m mpi4py examples/mpi/<program> N STEPS
 --cuda`: ms per step (the slowest rank's loop time / steps) and, in brackets,
@@ -43,11 +44,11 @@ def gpus() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
-def run(program: str, ranks: int, n: int, steps: int, fuse: bool, staging: bool, cuda: bool) -> tuple[str, int]:
+def run(program: str, ranks: int, n: int, steps: int, fuse: bool, halos: str, cuda: bool) -> tuple[str, int]:
     launcher = shlex.split(os.environ.get("MPIEXEC", "mpiexec"))
     extra = ["--tol", "0"] if program == "cg" else []  # CG: exactly `steps` iterations
     cmd = [*launcher, "-n", str(ranks), sys.executable, "-m", "mpi4py", str(EXAMPLES / PROGRAMS[program])]
-    cmd += [str(n), str(steps), *(["--cuda"] if cuda else []), *extra, *(["--staging"] if staging else [])]
+    cmd += [str(n), str(steps), *(["--cuda"] if cuda else []), *extra, "--halos", halos]
     r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PK_FUSE="1" if fuse else "0"))
     return r.stdout + r.stderr, r.returncode
 
@@ -82,20 +83,21 @@ def main() -> int:
     launcher = os.environ.get("MPIEXEC", "mpiexec")
     print(f"{present} GPU(s) here; runs on {', '.join(map(str, counts))}; {a.steps} steps; launcher: {launcher}")
     failed = False
-    aware = None
+    missing: set[str] = set()
     table = []
     for program in programs:
         for n in sizes:
-            for staging in (True, False):
-                if not staging and not aware:
-                    continue  # the device path needs a CUDA-aware MPI (pykokkos.mpi.cuda_aware)
+            for halos in ("host", "ipc", "mpi"):
+                if halos in missing:
+                    continue
                 for fuse in (False, True):
                     cells, first = [], None
                     for k in counts:
-                        out, rc = run(program, k, n, a.steps, fuse, staging, not a.host)
+                        out, rc = run(program, k, n, a.steps, fuse, halos, not a.host)
+                        if "is not available here" in out:
+                            missing.add(halos)  # (pykokkos.mpi.halo_paths: not on this machine)
+                            break
                         placed = GPU.findall(out)
-                        if aware is None and placed:
-                            aware = placed[0][2] == "yes"
                         t, res = TIME.search(out), result(program, out)
                         devices = {d for _, d, _ in placed}
                         if rc != 0 or not t or res is None:
@@ -112,7 +114,10 @@ def main() -> int:
                             print(f"{program} {n} on {k} GPUs ended in {res}, on 1 in {first}")
                             failed = True
                         cells.append(float(t.group(2)))
-                    table.append((program, n, "staging" if staging else "device", "fused" if fuse else "eager", cells))
+                    if halos in missing:
+                        print(f"halo path {halos}: not available here (pykokkos.mpi.halo_paths)")
+                        break
+                    table.append((program, n, halos, "fused" if fuse else "eager", cells))
                     print(format_row(*table[-1], counts), flush=True)
     print()
     print(header(counts))

@@ -13,8 +13,9 @@ Options after the sizes: --cuda (the Cuda space), --check (rank 0 gathers the
 solution and compares it with SciPy's direct solve of the same system, and
 with the exact solution, which this grid represents exactly: see right_hand_side),
 --tol T (relative residual, default 1e-10; 0 runs exactly max_iterations, as
-benches/bench_gpus.py does), --staging (with --cuda: halos through host copies
-even where the MPI library is CUDA-aware).
+benches/bench_gpus.py does), --halos ipc|mpi|host (how halo rows travel:
+pykokkos.mpi.sendrecv; by default the first of pykokkos.mpi.halo_paths()),
+--staging (the same as --halos host).
 
 Each iteration is three kernels: the stencil with the first dot product in
 the same pass, the update of the solution and residual with the second, and
@@ -29,7 +30,7 @@ import numpy as np
 from mpi4py import MPI
 
 import pykokkos as pk
-from pykokkos.mpi import cuda_aware, describe, device_buffer
+from pykokkos.mpi import describe, halo_path, sendrecv
 
 
 @pk.workunit
@@ -80,7 +81,7 @@ def exact_solution(n: int) -> np.ndarray:
     return np.outer(g * (1 - g), g * (1 - g))
 
 
-def solve(comm, n: int, max_iter: int, tol: float, device: bool = False):
+def solve(comm, n: int, max_iter: int, tol: float, halos: str = "host"):
     rank, size = comm.Get_rank(), comm.Get_size()
     first, rows = split(n, size, rank)
     shape = [rows + 2, n + 2]
@@ -89,12 +90,11 @@ def solve(comm, n: int, max_iter: int, tol: float, device: bool = False):
     np.asarray(p)[...] = np.asarray(r)
     up = rank - 1 if rank > 0 else MPI.PROC_NULL
     down = rank + 1 if rank < size - 1 else MPI.PROC_NULL
-    wrap = device_buffer if device else (lambda v: v)
     items = rows * n
 
-    def halos():
-        comm.Sendrecv(sendbuf=wrap(p[1]), dest=up, recvbuf=wrap(p[rows + 1]), source=down)
-        comm.Sendrecv(sendbuf=wrap(p[rows]), dest=down, recvbuf=wrap(p[0]), source=up)
+    def exchange():
+        sendrecv(p[1], up, p[rows + 1], down, comm, path=halos)
+        sendrecv(p[rows], down, p[0], up, comm, path=halos)
 
     # Build (or load) the three kernels before the clock starts, on scratch Views.
     s = pk.View(shape, pk.double)
@@ -107,7 +107,7 @@ def solve(comm, n: int, max_iter: int, tol: float, device: bool = False):
     t0 = time.perf_counter()
     it = 0
     while it < max_iter and rr > tol * tol * rr0:
-        halos()
+        exchange()
         pq = comm.allreduce(pk.parallel_reduce(items, stencil, p=p, q=q, n=n))
         alpha = rr / pq
         rr_new = comm.allreduce(pk.parallel_reduce(items, update, x=x, r=r, p=p, q=q, alpha=alpha, n=n))
@@ -129,27 +129,30 @@ def scipy_solution(n: int) -> np.ndarray:
     return spl.spsolve(a, right_hand_side(n, 0, n).ravel()).reshape(n, n)
 
 
+def option(name: str):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
+
+
 def main():
     args = [a for a in sys.argv[1:3] if a.isdigit()]
     n = int(args[0]) if args else 256
     max_iter = int(args[1]) if len(args) > 1 else 10 * n
     tol = float(sys.argv[sys.argv.index("--tol") + 1]) if "--tol" in sys.argv else 1e-10
     comm = MPI.COMM_WORLD
-    device = False
     if "--cuda" in sys.argv:
         pk.set_default_space(pk.Cuda)
-        device = cuda_aware() and "--staging" not in sys.argv
+    halos = halo_path("host" if "--staging" in sys.argv else option("--halos"))
     setups = comm.gather(describe(comm), root=0)
     if comm.Get_rank() == 0:
         print("\n".join(setups))
-    block, iterations, residual, took = solve(comm, n, max_iter, tol, device)
+    block, iterations, residual, took = solve(comm, n, max_iter, tol, halos)
     times = comm.gather(took, root=0)
     blocks = comm.gather(block, root=0)
     if comm.Get_rank() != 0:
         return
     mode = "fused (PK_FUSE=1)" if pk._native.lazy_enabled() else "eager"
     print(
-        f"{comm.Get_size()} rank(s), {mode}: {n}x{n}, {iterations} iterations, "
+        f"{comm.Get_size()} rank(s), {mode}, halos: {halos}: {n}x{n}, {iterations} iterations, "
         f"{max(times) / max(iterations, 1) * 1e3:.3f} ms per iteration, relative residual {residual:.3e}"
     )
     if tol > 0 and residual > tol:

@@ -9,15 +9,16 @@ sent; a received row counts as written). The result equals the one-rank run.
 
 Options after the sizes: --cuda (the Cuda space), --check (compare with NumPy on rank 0), --speedup (rank 0
 then runs the problem alone, for the speedup of the ranks over one, and checks that both runs end in the
-same grid, bit for bit), --save FILE.npy, --staging (with --cuda: halos through host copies even where the
-MPI library is CUDA-aware; otherwise device memory goes to MPI directly when pykokkos.mpi.cuda_aware()
-says it can).
+same grid, bit for bit), --save FILE.npy, --halos ipc|mpi|host (how halo rows travel, pykokkos.mpi.sendrecv: CUDA IPC
+between the GPUs of one host, device memory to a CUDA-aware MPI, or host copies; by default the
+first of pykokkos.mpi.halo_paths()), --staging (the same as --halos host).
 
 Each rank builds only its own block (rows plus two ghost rows), so a grid that fills most of a GPU's
 memory needs that much host memory once, not once per rank; the whole grid is gathered on rank 0 only
 for --check and --save. The last line before any check gives a checksum of the final grid that does not
 depend on the number of ranks (one 64-bit sum of each row's bits, hashed in row order).
 """
+
 import hashlib
 import sys
 import time
@@ -26,7 +27,7 @@ import numpy as np
 from mpi4py import MPI
 
 import pykokkos as pk
-from pykokkos.mpi import cuda_aware, describe, device_buffer
+from pykokkos.mpi import describe, halo_path, sendrecv
 
 
 @pk.workunit
@@ -71,7 +72,7 @@ def row_sums(block: np.ndarray) -> np.ndarray:
     return block.view(np.uint64).sum(axis=1, dtype=np.uint64)
 
 
-def solve(comm, n: int, steps: int, r: float = 0.2, device: bool = False, gather: bool = False):
+def solve(comm, n: int, steps: int, r: float = 0.2, halos: str = "host", gather: bool = False):
     rank, size = comm.Get_rank(), comm.Get_size()
     first, rows = split(n - 2, size, rank)
     # Local block with a ghost row above and below (the grid's edge where there is no neighbour).
@@ -87,20 +88,19 @@ def solve(comm, n: int, steps: int, r: float = 0.2, device: bool = False, gather
     comm.Barrier()
     t0 = time.perf_counter()
     change = 0.0
-    # Halo rows: the Views themselves go to MPI (their host copies), or their
-    # device memory where the MPI library is CUDA-aware.
-    wrap = device_buffer if device else (lambda x: x)
-    if device:  # device memory exists once a kernel used the Views
+    # Halo rows through pykokkos.mpi.sendrecv: host copies, a CUDA-aware MPI, or
+    # CUDA IPC between the GPUs of one host (`halos`, the same on every rank).
+    if halos != "host":  # device memory exists once a kernel used the Views
         pk.parallel_for(1, touch, u=u, v=v)
     for _ in range(steps):
-        comm.Sendrecv(sendbuf=wrap(u[1]), dest=up, recvbuf=wrap(u[rows + 1]), source=down)
-        comm.Sendrecv(sendbuf=wrap(u[rows]), dest=down, recvbuf=wrap(u[0]), source=up)
+        sendrecv(u[1], up, u[rows + 1], down, comm, path=halos)
+        sendrecv(u[rows], down, u[0], up, comm, path=halos)
         local = pk.parallel_reduce(rows * (n - 2), jacobi, u=u, v=v, n=n, r=r)
         change = comm.allreduce(local)  # a lazy total is forced, then reduced
         u, v = v, u
     pk.fence()
     took = time.perf_counter() - t0
-    block = np.asarray(u)[1:rows + 1]
+    block = np.asarray(u)[1 : rows + 1]
     # The fixed edges: row 0 and row n - 1 never change, nor do columns 0 and n - 1.
     edges = np.empty((2, n))
     initial_rows(n, 0, 1, edges[:1])
@@ -124,10 +124,13 @@ def numpy_reference(n: int, steps: int, r: float = 0.2) -> np.ndarray:
     u = initial(n)
     for _ in range(steps):
         v = u.copy()
-        v[1:-1, 1:-1] = u[1:-1, 1:-1] + r * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]
-                                             - 4.0 * u[1:-1, 1:-1])
+        v[1:-1, 1:-1] = u[1:-1, 1:-1] + r * (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4.0 * u[1:-1, 1:-1])
         u = v
     return u
+
+
+def option(name: str):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else None
 
 
 def main():
@@ -135,29 +138,31 @@ def main():
     n = int(args[0]) if args else 512
     steps = int(args[1]) if len(args) > 1 else 200
     comm = MPI.COMM_WORLD
-    device = False
     if "--cuda" in sys.argv:
         pk.set_default_space(pk.Cuda)  # each rank on its node-local GPU
-        device = cuda_aware() and "--staging" not in sys.argv
+    halos = halo_path("host" if "--staging" in sys.argv else option("--halos"))
     setups = comm.gather(describe(comm), root=0)
     if comm.Get_rank() == 0:
         print("\n".join(setups))
     gather = "--check" in sys.argv or "--save" in sys.argv
-    grid, took, change, digest = solve(comm, n, steps, device=device, gather=gather)
+    grid, took, change, digest = solve(comm, n, steps, halos=halos, gather=gather)
     times = comm.gather(took, root=0)
     if comm.Get_rank() == 0:
         mode = "fused (PK_FUSE=1)" if pk._native.lazy_enabled() else "eager"
-        halos = "device memory to MPI" if device else "halos through host copies"
-        print(f"{comm.Get_size()} rank(s), {mode}, {halos}: {n}x{n}, {steps} steps, "
-              f"{max(times) / steps * 1e3:.3f} ms per step; last change {change:.6e}; grid checksum {digest}")
+        print(
+            f"{comm.Get_size()} rank(s), {mode}, halos: {halos}: {n}x{n}, {steps} steps, "
+            f"{max(times) / steps * 1e3:.3f} ms per step; last change {change:.6e}; grid checksum {digest}"
+        )
     if "--speedup" in sys.argv and comm.Get_size() > 1:
         # The same problem on rank 0 alone (its threads and GPU as they are), for the
         # ratio; the other ranks wait, so they hold no GPU or cores meanwhile.
         if comm.Get_rank() == 0:
-            _, alone, _, single = solve(MPI.COMM_SELF, n, steps, device=device)
-            print(f"1 rank: {alone / steps * 1e3:.3f} ms per step; {comm.Get_size()} ranks are "
-                  f"{alone / max(times):.2f}x as fast (parallel efficiency "
-                  f"{alone / max(times) / comm.Get_size():.2f}); grid checksum {single}")
+            _, alone, _, single = solve(MPI.COMM_SELF, n, steps, halos=halos)
+            print(
+                f"1 rank: {alone / steps * 1e3:.3f} ms per step; {comm.Get_size()} ranks are "
+                f"{alone / max(times):.2f}x as fast (parallel efficiency "
+                f"{alone / max(times) / comm.Get_size():.2f}); grid checksum {single}"
+            )
             assert single == digest, f"{comm.Get_size()} ranks ended in another grid than 1 rank"
             print("equal to the 1-rank run")
         comm.Barrier()

@@ -57,6 +57,12 @@ def test_lazy_work_around_messages(fuse):
     assert "exchange ok" in out
 
 
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_sendrecv_of_view_rows(fuse):
+    out = mpirun("sendrecv.py", env={"PK_FUSE": fuse})
+    assert out.count("sendrecv ok") == 2, out
+
+
 def test_device_buffers_need_a_cuda_aware_mpi():
     assert "device buffer ok" in mpirun("device_buffer.py", ranks=1)
 
