@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import os
 
 from . import _native
-from .runtime._types import WIRE, numpy_dtype
+from .runtime import _ipc
+from .runtime._types import WIRE
 
 
 @functools.lru_cache(maxsize=1)
@@ -138,7 +138,7 @@ def halo_paths() -> list[str]:
     if _native.default_space() == WIRE["exec_spaces"]["Cuda"] and _native.device_id() >= 0:
         local = _local_size()
         if MPI.COMM_WORLD.Get_size() == 1 or local == MPI.COMM_WORLD.Get_size():
-            if _Ipc.get() is not None:
+            if _ipc.get() is not None:
                 paths.append("ipc")
         if cuda_aware():
             paths.append("mpi")
@@ -162,148 +162,35 @@ def halo_path(requested: str | None = None) -> str:
 
 def sendrecv(sendbuf, dest: int, recvbuf, source: int, comm=None, path: str | None = None) -> None:
     """`comm.Sendrecv(sendbuf=..., dest=..., recvbuf=..., source=...)` for Views,
-    through `halo_path(path)`: every rank of the exchange must take the same path
-    (`halo_path()` agrees on every rank unless one asks otherwise). The data
-    arrive bit for bit on every path; `recvbuf` counts as written where it
-    arrived (its device copy on "ipc" and "mpi"), `sendbuf` is only read."""
+    through `halo_path(path)` (see `exchange`)."""
+    exchange([(sendbuf, dest, recvbuf, source)], comm, path)
+
+
+def exchange(pairs, comm=None, path: str | None = None) -> None:
+    """Several `sendrecv`s at once: `pairs` of (sendbuf, dest, recvbuf, source),
+    listed in the same order on every rank (as a Sendrecv per pair would need),
+    through `halo_path(path)`, which every rank of the exchange must take alike
+    (`halo_path()` agrees on every rank unless one asks otherwise).
+
+    The data arrive bit for bit on every path; each `recvbuf` counts as written
+    where it arrived (its device copy on "ipc" and "mpi"), each `sendbuf` is
+    only read, and both may be used as soon as this returns. On "ipc" the
+    first exchange of an allocation maps it into its peer (milliseconds, once);
+    then all pairs cost two rounds of short messages and one device sync."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD if comm is None else comm
     how = halo_path(path)
-    if how == "host":
-        comm.Sendrecv(sendbuf=sendbuf, dest=dest, recvbuf=recvbuf, source=source)
-    elif how == "mpi":
+    if how == "ipc":
+        _ipc.get().exchange(comm, pairs)
+        return
+    for sendbuf, dest, recvbuf, source in pairs:
+        if how == "host":
+            comm.Sendrecv(sendbuf=sendbuf, dest=dest, recvbuf=recvbuf, source=source)
+            continue
         sb, rb = DeviceBuffer(sendbuf), DeviceBuffer(recvbuf)
         try:
             comm.Sendrecv(sendbuf=sb, dest=dest, recvbuf=rb, source=source)
         finally:
             sb.release()
             rb.release()
-    else:
-        _Ipc.get().sendrecv(comm, sendbuf, dest, recvbuf, source)
-
-
-def _nbytes(view) -> int:
-    return math.prod(view.shape) * numpy_dtype(view._dtype_code).itemsize
-
-
-class _Handle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * 64)]  # CUipcMemHandle
-
-
-class _Ipc:
-    """CUDA IPC through the driver (libcuda, which the CUDA runtime has loaded).
-
-    A transfer is pulled: the sender hands its peer a handle to the allocation
-    that holds `sendbuf` (after the kernels writing it finished), the receiver
-    copies the bytes out of it into `recvbuf`'s device memory, and the two
-    then trade a note that the copy is done, so the sender may overwrite its
-    buffer. A sender whose View has no device memory sends the bytes
-    themselves. Handles a rank opened stay open (a handle names one allocation,
-    and a freed one is never named again), at most `KEEP` of them."""
-
-    KEEP = 64
-    _one: _Ipc | None = None
-    _tried = False
-
-    @classmethod
-    def get(cls) -> _Ipc | None:
-        if not cls._tried:
-            cls._tried = True
-            try:
-                cls._one = cls(ctypes.CDLL("libcuda.so.1"))
-            except (OSError, AttributeError):
-                cls._one = None
-        return cls._one
-
-    def __init__(self, lib):
-        u64, size_t, p = ctypes.c_uint64, ctypes.c_size_t, ctypes.POINTER
-        self._get = self._fn(lib, "cuIpcGetMemHandle", p(_Handle), u64)
-        self._open = self._fn(lib, "cuIpcOpenMemHandle_v2", p(u64), _Handle, ctypes.c_uint)
-        self._close = self._fn(lib, "cuIpcCloseMemHandle", u64)
-        self._range = self._fn(lib, "cuMemGetAddressRange_v2", p(u64), p(size_t), u64)
-        self._copy = self._fn(lib, "cuMemcpy", u64, u64, size_t)
-        self._sync = self._fn(lib, "cuCtxSynchronize")
-        self._err = lib.cuGetErrorString
-        self._opened: dict[bytes, int] = {}
-
-    @staticmethod
-    def _fn(lib, name, *args):
-        f = getattr(lib, name)
-        f.argtypes, f.restype = list(args), ctypes.c_int
-        return f
-
-    def _check(self, rc: int, what: str) -> None:
-        if rc != 0:
-            s = ctypes.c_char_p()
-            self._err(rc, ctypes.byref(s))
-            raise RuntimeError(f"CUDA IPC: {what} failed: {(s.value or b'error %d' % rc).decode()}")
-
-    def _describe(self, view):
-        """What the peer needs to read `view`: ("dev", handle, offset, bytes), or
-        ("bytes", data) for a View without device memory or not contiguous there."""
-        try:
-            cai = view.__cuda_array_interface__  # pending writes run, the device settles
-        except AttributeError:
-            cai = None
-        if cai is None or cai.get("strides") is not None:
-            import numpy as np
-
-            return ("bytes", np.ascontiguousarray(np.asarray(view)).tobytes())
-        ptr = cai["data"][0]
-        base, size, h = ctypes.c_uint64(), ctypes.c_size_t(), _Handle()
-        self._check(self._range(ctypes.byref(base), ctypes.byref(size), ptr), "cuMemGetAddressRange")
-        self._check(self._get(ctypes.byref(h), base.value), "cuIpcGetMemHandle")
-        return ("dev", bytes(h.reserved), ptr - base.value, _nbytes(view))
-
-    def _mapped(self, handle: bytes) -> int:
-        at = self._opened.get(handle)
-        if at is None:
-            if len(self._opened) >= self.KEEP:  # the oldest goes
-                old = next(iter(self._opened))
-                self._check(self._close(self._opened.pop(old)), "cuIpcCloseMemHandle")
-            h, out = _Handle(), ctypes.c_uint64()
-            h.reserved = handle
-            # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: a peer on another GPU maps it too.
-            self._check(self._open(ctypes.byref(out), h, 1), "cuIpcOpenMemHandle")
-            at = self._opened[handle] = out.value
-        return at
-
-    def sendrecv(self, comm, sendbuf, dest, recvbuf, source) -> None:
-        mine = self._describe(sendbuf)
-        theirs = comm.sendrecv(mine, dest=dest, source=source)
-        failure = None
-        if theirs is not None:
-            try:
-                self._receive(theirs, recvbuf)
-            except Exception as e:  # noqa: BLE001 - the peer waits for the note below either way
-                failure = e
-        # The copy is done (or failed): the sender may reuse its buffer. Waiting for the
-        # same note from `dest` keeps `sendbuf` unchanged until that peer copied it.
-        comm.sendrecv(None, dest=source, source=dest)
-        if failure is not None:
-            raise failure
-
-    def _receive(self, theirs, recvbuf) -> None:
-        import numpy as np
-
-        nbytes, dtype = _nbytes(recvbuf), numpy_dtype(recvbuf._dtype_code)
-        sent = theirs[3] if theirs[0] == "dev" else len(theirs[1])
-        if sent != nbytes:
-            raise ValueError(f"sendrecv: the peer sent {sent} bytes; recvbuf holds {nbytes}")
-        if theirs[0] == "bytes":
-            np.asarray(recvbuf)[...] = np.frombuffer(theirs[1], dtype=dtype).reshape(recvbuf.shape)
-            return
-        src = self._mapped(theirs[1]) + theirs[2]
-        try:
-            cai = recvbuf.__cuda_array_interface__  # pending readers of recvbuf run first
-        except AttributeError:
-            cai = None
-        if cai is not None and cai.get("strides") is None:
-            self._check(self._copy(cai["data"][0], src, nbytes), "cuMemcpy")
-            self._check(self._sync(), "cuCtxSynchronize")
-            return
-        host = np.empty(nbytes, np.uint8)  # host memory or a strided View: through the host
-        self._check(self._copy(host.ctypes.data, src, nbytes), "cuMemcpy")
-        self._check(self._sync(), "cuCtxSynchronize")
-        np.asarray(recvbuf)[...] = host.view(dtype).reshape(recvbuf.shape)
