@@ -1,5 +1,4 @@
 """Small helpers shared by the benchmarks (timing loops, environment)."""
-
 from __future__ import annotations
 
 import os

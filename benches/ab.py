@@ -8,7 +8,6 @@ the second was the slower.
 
 (the second: every `make bench` row, the same bench code run against each build)
 """
-
 from __future__ import annotations
 
 import argparse
@@ -29,7 +28,7 @@ def main() -> int:
     for k in range(a.pairs):
         # Which build runs first alternates: the second run of a pair is
         # slower by 2-3% on some rows whatever the build (an A/A run shows it).
-        for py in (a.first, a.second) if k % 2 == 0 else (a.second, a.first):
+        for py in ((a.first, a.second) if k % 2 == 0 else (a.second, a.first)):
             out = subprocess.run([py, a.script, *a.script_args], capture_output=True, text=True).stdout
             runs[py].append(json.loads(out.strip().splitlines()[-1]))
     keys = [k for k in runs[a.first][0] if all(k in r for r in runs[a.first] + runs[a.second])]
@@ -37,11 +36,9 @@ def main() -> int:
         x = [r[key] for r in runs[a.first]]
         y = [r[key] for r in runs[a.second]]
         slower = sum(b > c for c, b in zip(x, y))
-        print(
-            f"{key:40s} first {statistics.median(x):.4f}  second {statistics.median(y):.4f}  "
-            f"second/first {statistics.median(y) / statistics.median(x):.3f}  "
-            f"(second slower in {slower} of {a.pairs} pairs)"
-        )
+        print(f"{key:40s} first {statistics.median(x):.4f}  second {statistics.median(y):.4f}  "
+              f"second/first {statistics.median(y) / statistics.median(x):.3f}  "
+              f"(second slower in {slower} of {a.pairs} pairs)")
     return 0
 
 

@@ -5,23 +5,19 @@ JSON line of best times (rows (j) of `make bench`); `benches/ab.py` runs it
 under two builds in turn (this commit's and an older one's) and gives the
 ratios.
 """
-
 import json
 import time
 
 import numpy as np
 import pykokkos as pk
 
-
 @pk.workunit
 def one(i, x, y, z):
     z[i] = x[i] + y[i]
 
-
 @pk.workunit
 def divmod_k(i, x, y, d):
     y[i] = x[i] // d + x[i] % d
-
 
 @pk.workunit
 def rowcol(k, acc, u, n):
@@ -29,15 +25,11 @@ def rowcol(k, acc, u, n):
     j = k % (n - 2) + 1
     acc += u[i * n + j]
 
-
 def best(f, reps):
     b = 1e9
     for _ in range(reps):
-        t = time.perf_counter()
-        f()
-        b = min(b, time.perf_counter() - t)
+        t = time.perf_counter(); f(); b = min(b, time.perf_counter() - t)
     return b
-
 
 def main() -> dict:
     x1, y1, z1 = (pk.View([1], pk.double) for _ in range(3))
@@ -46,7 +38,6 @@ def main() -> dict:
     def launches():
         for _ in range(20000):
             pk.parallel_for(1, one, x=x1, y=y1, z=z1)
-
     n = 1 << 22
     x = pk.array(np.arange(n, dtype=np.int64))
     y = pk.View([n], pk.int64)

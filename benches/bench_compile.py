@@ -10,7 +10,6 @@ warm: the same cache, new processes: the first launch finds the .so on disk.
       toolchain probe (pk.config()), Kokkos start (pk.initialize()) and the
       remaining launch (translate + cache lookup + dlopen + run).
 """
-
 from __future__ import annotations
 
 import json
@@ -30,13 +29,11 @@ WARM_PROCESSES = 7
 
 # --- child side: runs in a fresh interpreter --------------------------------
 
-
 def _child(mode: str) -> None:
     import time
 
     t0 = time.perf_counter()
     import pykokkos as pk
-
     t_import = time.perf_counter() - t0
 
     @pk.workunit
@@ -107,11 +104,12 @@ def _run(mode: str, cache: str, log: bool = False) -> tuple[dict, str]:
     env.pop("PK_LOG", None)
     if log:
         env["PK_LOG"] = "info"
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode], env=env, capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode],
+                       env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise RuntimeError(f"bench_compile child '{mode}' failed:\n{p.stdout}\n{p.stderr}")
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("PKBENCH ")][-1]
-    return json.loads(line[len("PKBENCH ") :]), p.stderr
+    return json.loads(line[len("PKBENCH "):]), p.stderr
 
 
 def main(warm_processes: int = WARM_PROCESSES) -> dict:
@@ -140,19 +138,17 @@ def main(warm_processes: int = WARM_PROCESSES) -> dict:
             warm.append(_run("warm", tmp)[0])
             split.append(_run("warm-split", tmp)[0])
         med = lambda rows, k: statistics.median(r[k] for r in rows)  # noqa: E731
-        fig.update(
-            {
-                "warm_first_launch_ms": med(warm, "first_launch_s") * 1e3,
-                "warm_first_launch_min_ms": min(r["first_launch_s"] for r in warm) * 1e3,
-                "warm_second_launch_ms": med(warm, "second_launch_s") * 1e3,
-                "warm_split_toolchain_ms": med(split, "toolchain_s") * 1e3,
-                "warm_split_kokkos_init_ms": med(split, "kokkos_init_s") * 1e3,
-                "warm_split_load_launch_ms": med(split, "load_launch_s") * 1e3,
-                "import_pykokkos_ms": med(warm + split, "import_s") * 1e3,
-                "warm_processes": warm_processes,
-                "warm_first_launch_all_ms": [round(r["first_launch_s"] * 1e3, 2) for r in warm],
-            }
-        )
+        fig.update({
+            "warm_first_launch_ms": med(warm, "first_launch_s") * 1e3,
+            "warm_first_launch_min_ms": min(r["first_launch_s"] for r in warm) * 1e3,
+            "warm_second_launch_ms": med(warm, "second_launch_s") * 1e3,
+            "warm_split_toolchain_ms": med(split, "toolchain_s") * 1e3,
+            "warm_split_kokkos_init_ms": med(split, "kokkos_init_s") * 1e3,
+            "warm_split_load_launch_ms": med(split, "load_launch_s") * 1e3,
+            "import_pykokkos_ms": med(warm + split, "import_s") * 1e3,
+            "warm_processes": warm_processes,
+            "warm_first_launch_all_ms": [round(r["first_launch_s"] * 1e3, 2) for r in warm],
+        })
         return fig
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,6 @@ and named by path; nothing of them is kept here.
 
     python benches/bench_examinimd.py --cxx <ExaMiniMD checkout> --py <pykokkos checkout>
 """
-
 from __future__ import annotations
 
 import argparse
@@ -55,22 +54,11 @@ def build_cxx(src: Path, work: Path) -> Path:
     if exe.exists():
         return exe
     cmake = [tool("cmake")]
-    subprocess.run(
-        cmake
-        + [
-            "-S",
-            str(src),
-            "-B",
-            str(build),
-            "-DCMAKE_BUILD_TYPE=Release",
-            "-DUSE_MPI=OFF",
-            "-DCMAKE_CXX_FLAGS=-O3",
-            f"-DKokkos_DIR={kokkos_prefix()}/lib/cmake/Kokkos",
-        ],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
-    subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmake + ["-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DUSE_MPI=OFF",
+                            "-DCMAKE_CXX_FLAGS=-O3", f"-DKokkos_DIR={kokkos_prefix()}/lib/cmake/Kokkos"],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True,
+                   stdout=subprocess.DEVNULL)
     return exe
 
 
@@ -119,10 +107,8 @@ def main() -> int:
     sizes = [tuple(int(x) for x in s.split(":")) for s in a.sizes.split(",") if s] or SIZES
     threads = os.environ.get("OMP_NUM_THREADS", "2")
     base = dict(os.environ, OMP_NUM_THREADS=threads)
-    print(
-        f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; OMP_NUM_THREADS={threads}, "
-        f"medians of {a.runs} alternated runs of each program's loop time"
-    )
+    print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; OMP_NUM_THREADS={threads}, "
+          f"medians of {a.runs} alternated runs of each program's loop time")
     print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo")
     for n, steps in sizes:
         inp = work / f"in.lj.{n}.{steps}"
@@ -130,11 +116,9 @@ def main() -> int:
         # --fill: forces are zeroed by `f.fill(0)`, as C++ does with deep_copy; without it
         # the Python program zeroes them with a loop of 3N element writes from Python.
         py = [sys.executable, "src/main.py", "-il", str(inp)] + ([] if a.no_fill else ["--fill"])
-        progs = {
-            "cxx": ([str(exe), "-il", str(inp)], work, base),
-            "eager": (py, py_dir, dict(base, PK_FUSE="0")),
-            "fused": (py, py_dir, dict(base, PK_FUSE="1")),
-        }
+        progs = {"cxx": ([str(exe), "-il", str(inp)], work, base),
+                 "eager": (py, py_dir, dict(base, PK_FUSE="0")),
+                 "fused": (py, py_dir, dict(base, PK_FUSE="1"))}
         times = {k: [] for k in progs}
         thermo = {k: [] for k in progs}
         for k, p in progs.items():  # a first run each: compiles, warms caches; not timed
@@ -146,12 +130,10 @@ def main() -> int:
                 thermo[k].append(th)
         med = {k: statistics.median(v) for k, v in times.items()}
         same = all(th == thermo["cxx"][0] for k in progs for th in thermo[k])
-        atoms = 4 * n**3
-        print(
-            f"{atoms:>9,d} x {steps:<6d} | {med['cxx']:8.3f}s | {med['eager']:8.3f}s ({med['eager'] / med['cxx']:.2f}x) | "
-            f"{med['fused']:8.3f}s ({med['fused'] / med['cxx']:.2f}x) | {'identical' if same else 'DIFFERS'}",
-            flush=True,
-        )
+        atoms = 4 * n ** 3
+        print(f"{atoms:>9,d} x {steps:<6d} | {med['cxx']:8.3f}s | {med['eager']:8.3f}s ({med['eager'] / med['cxx']:.2f}x) | "
+              f"{med['fused']:8.3f}s ({med['fused'] / med['cxx']:.2f}x) | {'identical' if same else 'DIFFERS'}",
+              flush=True)
     return 0
 
 

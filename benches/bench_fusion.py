@@ -8,7 +8,6 @@
     (the common shape: the reduction stores to a View), eager vs fused, and a
     dot product beside np.dot.
 """
-
 from __future__ import annotations
 
 import time
@@ -136,13 +135,8 @@ def bench_babel(reps: int = 5) -> dict:
     # Bytes: copy 16, mul 16, add 24, triad 24, dot 16 = 96 per element eager.
     # Fused (all five in one pass): read a, b, c once, write a, b, c once = 48.
     kernels = report.splitlines()[0].split("-> ")[1].split(" ")[0]
-    return {
-        "babel_eager_ms": t_e * 1e3,
-        "babel_fused_ms": t_f * 1e3,
-        "babel_speedup": t_e / t_f,
-        "babel_ideal": 96.0 / 48.0,
-        "babel_fused_kernels": int(kernels),
-    }
+    return {"babel_eager_ms": t_e * 1e3, "babel_fused_ms": t_f * 1e3, "babel_speedup": t_e / t_f,
+            "babel_ideal": 96.0 / 48.0, "babel_fused_kernels": int(kernels)}
 
 
 def bench_many_small(launches: int = 100_000) -> dict:
@@ -257,7 +251,6 @@ def bench_live_reduce() -> dict:
     finally:
         pk._native.set_lazy(False)
     xa, ya = np.asarray(x), np.asarray(y)
-
     # Pairs of blocks, each the best of five calls, for run_all's sign test:
     # this machine's memory bandwidth drifts by several percent over seconds,
     # and the two sit at the same bound. A pause before each block: OpenBLAS'
@@ -268,20 +261,14 @@ def bench_live_reduce() -> dict:
         time.sleep(0.2)
         return best(f, 5)
 
-    pairs = [(block(lambda: float(pk.parallel_reduce(N, dot, a=x, b=y))), block(lambda: float(np.dot(xa, ya)))) for _ in range(9)]
+    pairs = [(block(lambda: float(pk.parallel_reduce(N, dot, a=x, b=y))), block(lambda: float(np.dot(xa, ya))))
+             for _ in range(9)]
     dot_pk, dot_np = min(p for p, _ in pairs), min(n for _, n in pairs)
-    return {
-        "live_eager_ms": eager,
-        "live_fused_ms": fused,
-        "live_fused_speedup": eager / fused,
-        "live_read_eager_ms": eager_read,
-        "live_read_fused_ms": fused_read,
-        "live_read_speedup": eager_read / fused_read,
-        "dot_pk_ms": dot_pk,
-        "dot_numpy_ms": dot_np,
-        "dot_pk_over_numpy": dot_pk / dot_np,
-        "dot_pk_over_numpy_pairs": [sum(p > n for p, n in pairs), len(pairs)],
-    }
+    return {"live_eager_ms": eager, "live_fused_ms": fused, "live_fused_speedup": eager / fused,
+            "live_read_eager_ms": eager_read, "live_read_fused_ms": fused_read,
+            "live_read_speedup": eager_read / fused_read,
+            "dot_pk_ms": dot_pk, "dot_numpy_ms": dot_np, "dot_pk_over_numpy": dot_pk / dot_np,
+            "dot_pk_over_numpy_pairs": [sum(p > n for p, n in pairs), len(pairs)]}
 
 
 @pk.workunit

@@ -29,7 +29,6 @@
 Kernel times are wall-clock around pk.fence()d calls; nothing here is asserted
 except equal results.
 """
-
 from __future__ import annotations
 
 import statistics
@@ -83,7 +82,8 @@ def launch_overhead() -> dict:
         one()
     pk.fence()
     batch = (time.perf_counter() - t0) / n * 1e6
-    return {"launch_us": enqueue["median"], "launch_p99_us": enqueue["p99"], "launch_batch_us": batch, "round_trip_us": rt["median"]}
+    return {"launch_us": enqueue["median"], "launch_p99_us": enqueue["p99"],
+            "launch_batch_us": batch, "round_trip_us": rt["median"]}
 
 
 def triad_vs_copy() -> dict:
@@ -107,7 +107,8 @@ def triad_vs_copy() -> dict:
         ct = min(ct, cp.cuda.get_elapsed_time(start, stop) / 1e3)
     triad_gbs = 3 * 8 * N / t / 1e9
     copy_gbs = 2 * 8 * N / ct / 1e9
-    return {"triad_ms": t * 1e3, "triad_gbs": triad_gbs, "copy_ms": ct * 1e3, "copy_gbs": copy_gbs, "triad_over_copy": triad_gbs / copy_gbs}
+    return {"triad_ms": t * 1e3, "triad_gbs": triad_gbs, "copy_ms": ct * 1e3, "copy_gbs": copy_gbs,
+            "triad_over_copy": triad_gbs / copy_gbs}
 
 
 def plain_sum() -> tuple[dict, bool]:
@@ -126,13 +127,8 @@ def plain_sum() -> tuple[dict, bool]:
     ct = best(lambda: float(xc.sum()), 30)
     dst = cp.empty_like(xc)
     copy_t = best(lambda: (dst.__setitem__(Ellipsis, xc), cp.cuda.Device().synchronize()), 30)
-    return {
-        "sum_ms": t * 1e3,
-        "cupy_sum_ms": ct * 1e3,
-        "sum_over_cupy": t / ct,
-        "sum_gbs": 8 * N / t / 1e9,
-        "copy_gbs": 16 * N / copy_t / 1e9,
-    }, got == want == 0.5 * N
+    return {"sum_ms": t * 1e3, "cupy_sum_ms": ct * 1e3, "sum_over_cupy": t / ct,
+            "sum_gbs": 8 * N / t / 1e9, "copy_gbs": 16 * N / copy_t / 1e9}, got == want == 0.5 * N
 
 
 def chains() -> tuple[dict, bool]:
@@ -214,18 +210,12 @@ def live_chain(k: int = 7) -> tuple[dict, bool]:
     times["cupy"] = best(lambda: float(plain(xc)), 20)
     ref = vals[False]
     ok = all(abs(v - ref) <= 1e-9 * abs(ref) for v in vals.values())
-    return {
-        "live_eager_ms": times[False] * 1e3,
-        "live_fused_ms": times[True] * 1e3,
-        "live_cupy_ms": times["cupy"] * 1e3,
-        "live_cupy_fuse_ms": times["cupy_fuse"] * 1e3,
-        "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"],
-        "live_slower_pairs": f"{sum(p > c for p, c in pairs)}/{len(pairs)}",
-        "live_fused_calls_ms": split[True][0] * 1e3,
-        "live_fused_rest_ms": split[True][1] * 1e3,
-        "live_eager_calls_ms": split[False][0] * 1e3,
-        "live_eager_rest_ms": split[False][1] * 1e3,
-    }, ok
+    return {"live_eager_ms": times[False] * 1e3, "live_fused_ms": times[True] * 1e3,
+            "live_cupy_ms": times["cupy"] * 1e3, "live_cupy_fuse_ms": times["cupy_fuse"] * 1e3,
+            "live_fused_over_cupy_fuse": times[True] / times["cupy_fuse"],
+            "live_slower_pairs": f"{sum(p > c for p, c in pairs)}/{len(pairs)}",
+            "live_fused_calls_ms": split[True][0] * 1e3, "live_fused_rest_ms": split[True][1] * 1e3,
+            "live_eager_calls_ms": split[False][0] * 1e3, "live_eager_rest_ms": split[False][1] * 1e3}, ok
 
 
 def babelstream() -> tuple[dict, bool]:
@@ -250,7 +240,8 @@ def babelstream() -> tuple[dict, bool]:
     lazy(False)
     ok = all(np.array_equal(u, v) for u, v in zip(arrs[False], arrs[True]))
     ok &= abs(vals[False] - vals[True]) <= 1e-12 * abs(vals[False])
-    return {"babel_eager_ms": times[False] * 1e3, "babel_fused_ms": times[True] * 1e3, "babel_speedup": times[False] / times[True]}, ok
+    return {"babel_eager_ms": times[False] * 1e3, "babel_fused_ms": times[True] * 1e3,
+            "babel_speedup": times[False] / times[True]}, ok
 
 
 def statistics_row() -> tuple[dict, bool]:
@@ -275,7 +266,8 @@ def statistics_row() -> tuple[dict, bool]:
     lazy(False)
     (h0, l0, s0), (h1, l1, s1) = vals[False], vals[True]
     ok = h0 == h1 and l0 == l1 and abs(s0 - s1) <= 1e-12 * abs(s0) + 1e-9
-    return {"stats_eager_ms": times[False] * 1e3, "stats_fused_ms": times[True] * 1e3, "stats_speedup": times[False] / times[True]}, ok
+    return {"stats_eager_ms": times[False] * 1e3, "stats_fused_ms": times[True] * 1e3,
+            "stats_speedup": times[False] / times[True]}, ok
 
 
 def small_launches(launches: int = 100_000) -> tuple[dict, bool]:
@@ -295,7 +287,8 @@ def small_launches(launches: int = 100_000) -> tuple[dict, bool]:
         tm[fused] = time.perf_counter() - t0
         ok &= got == launches + 1
     lazy(False)
-    return {"small_launches": launches, "small_eager_s": tm[False], "small_fused_s": tm[True], "small_speedup": tm[False] / tm[True]}, ok
+    return {"small_launches": launches, "small_eager_s": tm[False], "small_fused_s": tm[True],
+            "small_speedup": tm[False] / tm[True]}, ok
 
 
 def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
@@ -319,12 +312,8 @@ def alone_row(n: int = 1 << 20, iters: int = 300) -> tuple[dict, bool]:
         got[mode] = step()
     lazy(False)
     side = _side_by_side(step, iters, reps=7, settle=20)
-    return {
-        "alone_lazy_us": side.lazy,
-        "alone_eager_us": side.eager,
-        "alone_lazy_over_eager": side.ratio,
-        "alone_slower_pairs": f"{side.slower}/{side.pairs}",
-    }, got[False] == got[True]
+    return {"alone_lazy_us": side.lazy, "alone_eager_us": side.eager, "alone_lazy_over_eager": side.ratio,
+            "alone_slower_pairs": f"{side.slower}/{side.pairs}"}, got[False] == got[True]
 
 
 @pk.workunit
@@ -354,12 +343,8 @@ def unfusable_loop(kernels: int = 10, iters: int = 300) -> tuple[dict, bool]:
         ok &= got == [float(kernels * (k + 1)) for k in range(3)]
     lazy(False)
     side = _side_by_side(step, iters, reps=7, settle=20)
-    return {
-        "unfusable_lazy_us": side.lazy / kernels,
-        "unfusable_eager_us": side.eager / kernels,
-        "unfusable_lazy_over_eager": side.ratio,
-        "unfusable_slower_pairs": f"{side.slower}/{side.pairs}",
-    }, ok
+    return {"unfusable_lazy_us": side.lazy / kernels, "unfusable_eager_us": side.eager / kernels,
+            "unfusable_lazy_over_eager": side.ratio, "unfusable_slower_pairs": f"{side.slower}/{side.pairs}"}, ok
 
 
 PROBE = """
@@ -506,7 +491,6 @@ def fresh_probe(probe: str, nvrtc: bool, **env: str) -> dict:
     import random
     import subprocess
     import tempfile
-
     with tempfile.TemporaryDirectory() as d:
         f = Path(d) / "probe.py"
         f.write_text(probe.replace("SALT", repr(random.random())))
@@ -567,41 +551,28 @@ def compile_rows() -> None:
     """The (e) rows: first launches and steady times, NVRTC against nvcc."""
     nv, cc = first_launch(True), first_launch(False)
     for name, r in (("NVRTC", nv), ("nvcc", cc)):
-        print(
-            f"(e) first launch of a new kernel, compile included, through {name}: for {r['for_s']:.2f} s, "
-            f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
-            f"atomic for {r['atomic_s']:.2f} s, "
-            f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s, MinLoc {r['minloc_s']:.2f} s, "
-            f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s, "
-            f"complex128 atomic adds {r['catomic_s']:.2f} s; "
-            f"target <= 1.5 s",
-            flush=True,
-        )
+        print(f"(e) first launch of a new kernel, compile included, through {name}: for {r['for_s']:.2f} s, "
+              f"sum {r['sum_s']:.2f} s, 2-D for {r['md_s']:.2f} s, Min reduction {r['min_s']:.2f} s, "
+              f"atomic for {r['atomic_s']:.2f} s, "
+              f"team reduction {r['team_s']:.2f} s, scan {r['scan_s']:.2f} s, MinLoc {r['minloc_s']:.2f} s, "
+              f"for with printf {r['printf_s']:.2f} s, complex sum {r['complex_s']:.2f} s, "
+              f"complex128 atomic adds {r['catomic_s']:.2f} s; "
+              f"target <= 1.5 s",
+              flush=True)
     bn, bc = first_launch_checked(True), first_launch_checked(False)
     for name, r in (("NVRTC", bn), ("nvcc", bc)):
-        print(
-            f"(e) first launch of a new kernel under PK_BOUNDS_CHECK=1, through {name}: for {r['for_s']:.2f} s, "
-            f"sum {r['sum_s']:.2f} s; an index past the end raised IndexError: {r['caught']}",
-            flush=True,
-        )
-    print(
-        f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
-        f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}",
-        flush=True,
-    )
-    print(
-        f"(e) scan over 2^27 doubles (read one View, write one), steady: NVRTC {nv['scan_ms']:.3f} ms, "
-        f"Kokkos {cc['scan_ms']:.3f} ms, NVRTC / Kokkos = {nv['scan_ms'] / cc['scan_ms']:.3f}",
-        flush=True,
-    )
+        print(f"(e) first launch of a new kernel under PK_BOUNDS_CHECK=1, through {name}: for {r['for_s']:.2f} s, "
+              f"sum {r['sum_s']:.2f} s; an index past the end raised IndexError: {r['caught']}", flush=True)
+    print(f"(e) 2-D for over 8192^2 doubles, steady: NVRTC {nv['md_ms']:.3f} ms, Kokkos MDRange {cc['md_ms']:.3f} ms, "
+          f"NVRTC / Kokkos = {nv['md_ms'] / cc['md_ms']:.3f}", flush=True)
+    print(f"(e) scan over 2^27 doubles (read one View, write one), steady: NVRTC {nv['scan_ms']:.3f} ms, "
+          f"Kokkos {cc['scan_ms']:.3f} ms, NVRTC / Kokkos = {nv['scan_ms'] / cc['scan_ms']:.3f}", flush=True)
 
 
 def unfusable_line(uf: dict) -> str:
-    return (
-        f"(c) 10 small launches that cannot fuse + 1 element read, per launch: lazy {uf['unfusable_lazy_us']:.2f} us, "
-        f"eager {uf['unfusable_eager_us']:.2f} us, lazy / eager = {uf['unfusable_lazy_over_eager']:.3f} "
-        f"(lazy slower in {uf['unfusable_slower_pairs']} pairs), target <= 1.5 us (CUDA graphs, issue 42)"
-    )
+    return (f"(c) 10 small launches that cannot fuse + 1 element read, per launch: lazy {uf['unfusable_lazy_us']:.2f} us, "
+            f"eager {uf['unfusable_eager_us']:.2f} us, lazy / eager = {uf['unfusable_lazy_over_eager']:.3f} "
+            f"(lazy slower in {uf['unfusable_slower_pairs']} pairs), target <= 1.5 us (CUDA graphs, issue 42)")
 
 
 def main() -> int:
@@ -613,99 +584,67 @@ def main() -> int:
         return 0
     if "--live" in sys.argv:  # row (d) alone (A/B runs of one setting per process)
         lc, good = live_chain()
-        print(
-            f"(d) fused {lc['live_fused_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms, "
-            f"ratio {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs); eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
-            f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms",
-            flush=True,
-        )
+        print(f"(d) fused {lc['live_fused_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms, "
+              f"ratio {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs); eager {lc['live_eager_ms']:.3f} ms; fused chain calls "
+              f"{lc['live_fused_calls_ms']:.3f} ms, rest {lc['live_fused_rest_ms']:.3f} ms", flush=True)
         return 0 if good else 1
     if "--sum" in sys.argv:  # the plain-sum row alone
         ps, good = plain_sum()
-        print(f"(b) sum: ours {ps['sum_ms']:.3f} ms, CuPy {ps['cupy_sum_ms']:.3f} ms, ours / CuPy = {ps['sum_over_cupy']:.3f}", flush=True)
+        print(f"(b) sum: ours {ps['sum_ms']:.3f} ms, CuPy {ps['cupy_sum_ms']:.3f} ms, "
+              f"ours / CuPy = {ps['sum_over_cupy']:.3f}", flush=True)
         return 0 if good else 1
     if "--alone" in sys.argv:  # the flushes-of-one-launch row alone
         al, good = alone_row()
-        print(
-            f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
-            f"lazy / eager = {al['alone_lazy_over_eager']:.3f} (lazy slower in {al['alone_slower_pairs']} pairs)",
-            flush=True,
-        )
+        print(f"(c) flushes of one launch: lazy {al['alone_lazy_us']:.1f} us, eager {al['alone_eager_us']:.1f} us, "
+              f"lazy / eager = {al['alone_lazy_over_eager']:.3f} (lazy slower in {al['alone_slower_pairs']} pairs)", flush=True)
         return 0 if good else 1
     if "--unfusable" in sys.argv:  # the loop of unfusable launches alone
         uf, good = unfusable_loop()
         print(unfusable_line(uf), flush=True)
         return 0 if good else 1
     r = launch_overhead()
-    print(
-        f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
-        f"(p99 {r['launch_p99_us']:.2f} us; {r['launch_batch_us']:.2f} us per launch over a batch of 20000), "
-        f"target <= 10 us",
-        flush=True,
-    )
+    print(f"(a) launch of a cached 1-element kernel: {r['launch_us']:.2f} us median per call "
+          f"(p99 {r['launch_p99_us']:.2f} us; {r['launch_batch_us']:.2f} us per launch over a batch of 20000), "
+          f"target <= 10 us", flush=True)
     print(f"    launch + pk.fence() round trip: {r['round_trip_us']:.2f} us median", flush=True)
     t = triad_vs_copy()
-    print(
-        f"(b) triad: {t['triad_ms']:.3f} ms = {t['triad_gbs']:.0f} GB/s; CuPy copy {t['copy_ms']:.3f} ms = "
-        f"{t['copy_gbs']:.0f} GB/s; triad / copy = {t['triad_over_copy']:.3f}, target >= 0.85",
-        flush=True,
-    )
+    print(f"(b) triad: {t['triad_ms']:.3f} ms = {t['triad_gbs']:.0f} GB/s; CuPy copy {t['copy_ms']:.3f} ms = "
+          f"{t['copy_gbs']:.0f} GB/s; triad / copy = {t['triad_over_copy']:.3f}, target >= 0.85", flush=True)
     ok = True
     ps, good = plain_sum()
     ok &= good
-    print(
-        f"(b) sum of 2^27 doubles: {ps['sum_ms']:.3f} ms = {ps['sum_gbs']:.0f} GB/s read; CuPy sum "
-        f"{ps['cupy_sum_ms']:.3f} ms; ours / CuPy = {ps['sum_over_cupy']:.3f}, target <= 1; CuPy copy moves "
-        f"{ps['copy_gbs']:.0f} GB/s (read + write)",
-        flush=True,
-    )
+    print(f"(b) sum of 2^27 doubles: {ps['sum_ms']:.3f} ms = {ps['sum_gbs']:.0f} GB/s read; CuPy sum "
+          f"{ps['cupy_sum_ms']:.3f} ms; ours / CuPy = {ps['sum_over_cupy']:.3f}, target <= 1; CuPy copy moves "
+          f"{ps['copy_gbs']:.0f} GB/s (read + write)", flush=True)
     c, good = chains()
     ok &= good
     for k in (2, 4, 8):
-        print(
-            f"(c) chain k={k}: eager {c[f'chain{k}_eager_ms']:.3f} ms, fused {c[f'chain{k}_fused_ms']:.3f} ms, "
-            f"{c[f'chain{k}_speedup']:.2f}x" + (", target >= 5x" if k == 8 else ""),
-            flush=True,
-        )
+        print(f"(c) chain k={k}: eager {c[f'chain{k}_eager_ms']:.3f} ms, fused {c[f'chain{k}_fused_ms']:.3f} ms, "
+              f"{c[f'chain{k}_speedup']:.2f}x" + (", target >= 5x" if k == 8 else ""), flush=True)
     lc, good = live_chain()
     ok &= good
-    print(
-        f"(d) 7 maps + sum, last temporary referenced: eager {lc['live_eager_ms']:.3f} ms, fused "
-        f"{lc['live_fused_ms']:.3f} ms; CuPy {lc['live_cupy_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms; "
-        f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs), "
-        f"target <= 1; fused: chain calls "
-        f"{lc['live_fused_calls_ms']:.3f} ms, flush + kernel + read {lc['live_fused_rest_ms']:.3f} ms",
-        flush=True,
-    )
+    print(f"(d) 7 maps + sum, last temporary referenced: eager {lc['live_eager_ms']:.3f} ms, fused "
+          f"{lc['live_fused_ms']:.3f} ms; CuPy {lc['live_cupy_ms']:.3f} ms, cupy.fuse {lc['live_cupy_fuse_ms']:.3f} ms; "
+          f"fused / cupy.fuse = {lc['live_fused_over_cupy_fuse']:.3f} (fused slower in {lc['live_slower_pairs']} pairs), "
+          f"target <= 1; fused: chain calls "
+          f"{lc['live_fused_calls_ms']:.3f} ms, flush + kernel + read {lc['live_fused_rest_ms']:.3f} ms", flush=True)
     b, good = babelstream()
     ok &= good
-    print(
-        f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "
-        f"fused {b['babel_fused_ms']:.3f} ms, {b['babel_speedup']:.2f}x (ideal 2)",
-        flush=True,
-    )
+    print(f"(c) BabelStream copy,mul,add,triad,dot: eager {b['babel_eager_ms']:.3f} ms, "
+          f"fused {b['babel_fused_ms']:.3f} ms, {b['babel_speedup']:.2f}x (ideal 2)", flush=True)
     st, good = statistics_row()
     ok &= good
-    print(
-        f"(c) max, min and sum of one View, each read in turn: eager {st['stats_eager_ms']:.3f} ms, "
-        f"fused {st['stats_fused_ms']:.3f} ms, {st['stats_speedup']:.2f}x",
-        flush=True,
-    )
+    print(f"(c) max, min and sum of one View, each read in turn: eager {st['stats_eager_ms']:.3f} ms, "
+          f"fused {st['stats_fused_ms']:.3f} ms, {st['stats_speedup']:.2f}x", flush=True)
     s, good = small_launches()
     ok &= good
-    print(
-        f"(c) {s['small_launches']} launches of a 10-element kernel + 1 read: eager {s['small_eager_s']:.3f} s, "
-        f"fused {s['small_fused_s']:.3f} s, {s['small_speedup']:.2f}x",
-        flush=True,
-    )
+    print(f"(c) {s['small_launches']} launches of a 10-element kernel + 1 read: eager {s['small_eager_s']:.3f} s, "
+          f"fused {s['small_fused_s']:.3f} s, {s['small_speedup']:.2f}x", flush=True)
     al, good = alone_row()
     ok &= good
-    print(
-        f"(c) flushes of one launch (map over 2^20 + element read, then a sum read): lazy {al['alone_lazy_us']:.1f} us, "
-        f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f} "
-        f"(lazy slower in {al['alone_slower_pairs']} pairs), target <= 1",
-        flush=True,
-    )
+    print(f"(c) flushes of one launch (map over 2^20 + element read, then a sum read): lazy {al['alone_lazy_us']:.1f} us, "
+          f"eager {al['alone_eager_us']:.1f} us per iteration, lazy / eager = {al['alone_lazy_over_eager']:.3f} "
+          f"(lazy slower in {al['alone_slower_pairs']} pairs), target <= 1", flush=True)
     uf, good = unfusable_loop()
     ok &= good
     print(unfusable_line(uf), flush=True)

@@ -3,7 +3,6 @@ run: reads and writes through `v[i]`, `v[i, j]`, `v[i][j]` and `v[e][j][i]`,
 eagerly and in lazy mode (a view with no pending work pays no lazy check).
 Programs that initialise Views element by element in Python loops (PyKokkos'
 tests and ExaMiniMD's set-up) spend their time here."""
-
 from __future__ import annotations
 
 import os
@@ -39,7 +38,8 @@ def _pair_ns(stmt: str, a: dict, b: dict, number: int = 20000, rounds: int = 7) 
 
 
 def main() -> dict:
-    pkv = {"v": pk.View([100], pk.double), "m": pk.View([10, 10], pk.double), "t": pk.View([4, 8, 16], pk.double)}
+    pkv = {"v": pk.View([100], pk.double), "m": pk.View([10, 10], pk.double),
+           "t": pk.View([4, 8, 16], pk.double)}
     npv = {k: np.zeros(v.shape) for k, v in pkv.items()}
     out = {}
     for lazy in (False, True):

@@ -13,7 +13,6 @@ reduction read), alone (large launches each flushed alone), tiny (7-map chain + 
 launch and an element read), access (host element reads, no launch).
 Prints instructions per step, lazy and eager, and their ratio.
 """
-
 from __future__ import annotations
 
 import os
@@ -71,22 +70,16 @@ def count(script: str, kind: str, n: int, lazy: bool) -> tuple[int, int]:
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "cg.out")
         env = dict(os.environ, PK_FUSE="1" if lazy else "0", OMP_NUM_THREADS="1", PYTHONHASHSEED="0")
-        subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script, kind, str(n)],
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script,
+                        kind, str(n)], env=env, check=True, capture_output=True)
         with open(out) as f:
             total = int(re.search(r"^summary:\s*(\d+)", f.read(), re.M).group(1))
         # Ours: the extension and the kernels (the interpreter's share moves
         # with where objects land in its dicts, by a percent either way).
-        listing = subprocess.run(["callgrind_annotate", "--threshold=100", out], capture_output=True, text=True, check=True).stdout
-        ours = sum(
-            int(m.group(1).replace(",", ""))
-            for m in re.finditer(r"^\s*([\d,]+) .*$", listing, re.M)
-            if "_native.abi3.so" in m.group(0) or "pykokkos-fuse/kernels/" in m.group(0)
-        )
+        listing = subprocess.run(["callgrind_annotate", "--threshold=100", out], capture_output=True, text=True,
+                                 check=True).stdout
+        ours = sum(int(m.group(1).replace(",", "")) for m in re.finditer(r"^\s*([\d,]+) .*$", listing, re.M)
+                   if "_native.abi3.so" in m.group(0) or "pykokkos-fuse/kernels/" in m.group(0))
         return total, ours
 
 
@@ -105,11 +98,8 @@ def main() -> int:
     for k, n in ROWS.items():
         for part, name in ((0, "all"), (1, "ours")):
             per = {lazy: (counts[(k, 2 * n, lazy)][part] - counts[(k, n, lazy)][part]) / n for lazy in (True, False)}
-            print(
-                f"  {k:6s} {name:5s} lazy {per[True]:9.0f}  eager {per[False]:9.0f}  "
-                f"lazy - eager {per[True] - per[False]:+6.0f}  lazy / eager {per[True] / per[False]:.4f}",
-                flush=True,
-            )
+            print(f"  {k:6s} {name:5s} lazy {per[True]:9.0f}  eager {per[False]:9.0f}  "
+                  f"lazy - eager {per[True] - per[False]:+6.0f}  lazy / eager {per[True] / per[False]:.4f}", flush=True)
     return 0
 
 

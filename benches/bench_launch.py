@@ -4,7 +4,6 @@ Both sides do the same amount of arithmetic (one element), so the figures are
 pure per-call overhead: Python call, argument handling, and (for pk) the
 Kokkos/OpenMP parallel region of the launched kernel.
 """
-
 from __future__ import annotations
 
 import os
@@ -71,23 +70,8 @@ def main(calls: int = 10000) -> dict:
     pack = packs[2, :]
 
     def launch13():
-        pk.parallel_for(
-            1,
-            thirteen,
-            x=x13,
-            v=v13,
-            f=f13,
-            pack=pack,
-            type_=type13,
-            id_=id13,
-            mass=mass,
-            n_local=n,
-            n_ghost=0,
-            dt=0.005,
-            lo=0,
-            hi=n,
-            phase=2,
-        )
+        pk.parallel_for(1, thirteen, x=x13, v=v13, f=f13, pack=pack, type_=type13, id_=id13, mass=mass,
+                        n_local=n, n_ghost=0, dt=0.005, lo=0, hi=n, phase=2)
 
     launch13()
     pk.fence()

@@ -6,11 +6,11 @@ and a tiny chain (7 maps through fresh temporaries and a sum over 64 doubles)
 read every iteration, where recording can cost more than it saves (the
 adaptive bypass's cost signal decides).
 """
-
 from __future__ import annotations
 
 import time
 from typing import NamedTuple
+
 
 
 import pykokkos as pk
@@ -58,7 +58,7 @@ def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> Side:
             step()
     for rep in range(reps):
         t = {}
-        for lazy in (True, False) if rep % 2 else (False, True):
+        for lazy in ((True, False) if rep % 2 else (False, True)):
             pk._native.set_lazy(lazy)
             # Switching modes resets the adaptive bypass: its first ~10 flushes
             # record before it settles, and its probes start frequent and
@@ -74,13 +74,8 @@ def _side_by_side(step, iters: int, reps: int = 15, settle: int = 50) -> Side:
             times[lazy].append(t[lazy])
         ratios.append(t[True] / t[False])
     pk._native.set_lazy(False)
-    return Side(
-        statistics.median(times[True]),
-        statistics.median(times[False]),
-        statistics.median(ratios),
-        sum(r > 1.0 for r in ratios),
-        len(ratios),
-    )
+    return Side(statistics.median(times[True]), statistics.median(times[False]), statistics.median(ratios),
+                sum(r > 1.0 for r in ratios), len(ratios))
 
 
 def _read_each_iteration(n: int = 100, iters: int = 20000) -> Side:
@@ -155,7 +150,8 @@ def _forced_fusion(plan_cache: bool, runs: int = 3) -> float:
     env = dict(os.environ, PK_FUSION_DISABLE=",".join(off))
     best = float("inf")
     for _ in range(runs):
-        out = subprocess.run([sys.executable, __file__, "--forced-fusion"], env=env, capture_output=True, text=True, check=True).stdout
+        out = subprocess.run([sys.executable, __file__, "--forced-fusion"], env=env, capture_output=True,
+                             text=True, check=True).stdout
         best = min(best, float(out.split()[-1]))
     return best
 

@@ -1,7 +1,6 @@
 """(g) 2-D host kernels over 2048^2 doubles: a 2-D sum against the 1-D sum of
 the same bytes (one View) and against NumPy's, and a 5-point stencil against
 NumPy's slicing form of it. Best of 20 each, in one run."""
-
 from __future__ import annotations
 
 import time
@@ -56,17 +55,11 @@ def main() -> dict:
     ref = a[1:-1, 1:-1] + 0.1 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] - 4.0 * a[1:-1, 1:-1])
     assert np.allclose(np.asarray(out)[1:-1, 1:-1], ref, rtol=1e-14, atol=0)
     sten = _best(lambda: pk.parallel_for(pol, md_stencil, a=0.1, u=u, out=out))
-    npsten = _best(lambda: a[1:-1, 1:-1] + 0.1 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:] - 4.0 * a[1:-1, 1:-1]), reps=10)
-    return {
-        "sum2_ms": sum2,
-        "sum1_ms": sum1,
-        "sum2_over_sum1": sum2 / sum1,
-        "numpy_sum_ms": npsum,
-        "sum2_over_numpy": sum2 / npsum,
-        "stencil_ms": sten,
-        "numpy_stencil_ms": npsten,
-        "stencil_over_numpy": sten / npsten,
-    }
+    npsten = _best(lambda: a[1:-1, 1:-1] + 0.1 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:]
+                                                 - 4.0 * a[1:-1, 1:-1]), reps=10)
+    return {"sum2_ms": sum2, "sum1_ms": sum1, "sum2_over_sum1": sum2 / sum1, "numpy_sum_ms": npsum,
+            "sum2_over_numpy": sum2 / npsum, "stencil_ms": sten, "numpy_stencil_ms": npsten,
+            "stencil_over_numpy": sten / npsten}
 
 
 if __name__ == "__main__":

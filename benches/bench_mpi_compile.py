@@ -10,7 +10,6 @@ of each rank's trace:
   the two compilers share the cores).
 Usage: python benches/bench_mpi_compile.py  (needs the mpi extra: mpi4py, MPICH)
 """
-
 from __future__ import annotations
 
 import glob
@@ -37,13 +36,12 @@ def run(ranks: int, shared: bool, tmp: Path) -> list[tuple[bool, float]]:
     caches = tmp / f"cache{ranks}{'s' if shared else 'p'}"
     env = dict(os.environ, PK_KOKKOS_ROOT=pk.config()["kokkos"])
     env.pop("PK_FUSE", None)
-    code = (
-        f"import os, runpy, sys; from mpi4py import MPI; r = MPI.COMM_WORLD.Get_rank(); "
-        f"d = {str(caches)!r} + ('' if {shared} else f'/{{r}}'); os.makedirs(d, mode=0o700, exist_ok=True); "
-        f"os.environ['PK_CACHE_DIR'] = d; sys.argv = [{str(PROGRAM)!r}, {str(stem)!r}]; "
-        f"runpy.run_path({str(PROGRAM)!r}, run_name='__main__')"
-    )
-    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    code = (f"import os, runpy, sys; from mpi4py import MPI; r = MPI.COMM_WORLD.Get_rank(); "
+            f"d = {str(caches)!r} + ('' if {shared} else f'/{{r}}'); os.makedirs(d, mode=0o700, exist_ok=True); "
+            f"os.environ['PK_CACHE_DIR'] = d; sys.argv = [{str(PROGRAM)!r}, {str(stem)!r}]; "
+            f"runpy.run_path({str(PROGRAM)!r}, run_name='__main__')")
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, "-c", code], env=env,
+                       capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise SystemExit(r.stdout[-2000:] + r.stderr[-2000:])
     out = []
@@ -61,14 +59,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         print("one new kernel, empty cache (seconds each rank spent in the compile step)")
-        for ranks, shared, what in (
-            (1, True, "1 rank"),
-            (2, True, "2 ranks, one shared cache (lock per key)"),
-            (2, False, "2 ranks, a cache each (no sharing)"),
-        ):
+        for ranks, shared, what in ((1, True, "1 rank"),
+                                    (2, True, "2 ranks, one shared cache (lock per key)"),
+                                    (2, False, "2 ranks, a cache each (no sharing)")):
             events = run(ranks, shared, tmp)
             built = sum(b for b, _ in events)
-            parts = ", ".join(f"rank {k}: {s:.2f} s ({'compiled' if b else 'waited, loaded'})" for k, (b, s) in enumerate(events))
+            parts = ", ".join(f"rank {k}: {s:.2f} s ({'compiled' if b else 'waited, loaded'})"
+                              for k, (b, s) in enumerate(events))
             print(f"  {what}: {built} compile(s); {parts}")
 
 

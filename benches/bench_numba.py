@@ -14,7 +14,6 @@ On the GPU the figures compare a GPU against the host's cores (Numba's
 results are the reference either way); absolute times are from the GPU only.
 Nothing is asserted except equal results.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -37,14 +36,14 @@ REPS = 9  # timed calls of each engine: best of these (the host's noise is 10-20
 
 def big_cases(scale: float) -> dict:
     n = max(1024, int(N * scale))
-    side = max(64, int(2048 * scale**0.5))
+    side = max(64, int(2048 * scale ** 0.5))
     return {
         "saxpy": lambda: (2.5, R.random(n), R.random(n), np.zeros(n)),
         "dot_prange": lambda: (R.random(n), R.random(n)),
         "moments": lambda: (R.random(n),),
         "extremes": lambda: (R.random(n),),
         "row_norms": lambda: (R.random((side, side)), np.zeros(side)),
-        "lennard_jones": lambda: (R.random((max(256, int(3000 * scale**0.5)), 3)) * 20.0,),
+        "lennard_jones": lambda: (R.random((max(256, int(3000 * scale ** 0.5)), 3)) * 20.0,),
         "matvec": lambda: (R.random((side, side)), R.random(side)),
         "time_steps": lambda: (R.random(n), 4),
         "sum2d": lambda: (R.random((side, side)),),
@@ -94,12 +93,8 @@ def fingerprint(x):
     if isinstance(x, np.ndarray):
         flat = x.ravel()
         idx = np.linspace(0, flat.size - 1, num=min(64, flat.size)).astype(np.int64)
-        return {
-            "shape": list(x.shape),
-            "sum": float(np.sum(flat.real)),
-            "abs": float(np.abs(flat).sum()),
-            "sample": [float(v) for v in flat[idx].real],
-        }
+        return {"shape": list(x.shape), "sum": float(np.sum(flat.real)), "abs": float(np.abs(flat).sum()),
+                "sample": [float(v) for v in flat[idx].real]}
     return None if x is None else float(np.real(x))
 
 
@@ -107,11 +102,8 @@ def same_print(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(same_print(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return (
-            a["shape"] == b["shape"]
-            and all(np.isclose(a[k], b[k], rtol=1e-8, atol=1e-10) for k in ("sum", "abs"))
-            and np.allclose(a["sample"], b["sample"])
-        )
+        return a["shape"] == b["shape"] and all(np.isclose(a[k], b[k], rtol=1e-8, atol=1e-10)
+                                                 for k in ("sum", "abs")) and np.allclose(a["sample"], b["sample"])
     return a is None and b is None or (a is not None and b is not None and bool(np.isclose(a, b, rtol=1e-8)))
 
 
@@ -126,7 +118,7 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
     import pykokkos as pk
     import pykokkos.numba as pkn
 
-    on_device = lambda a: a
+    on_device = (lambda a: a)
     if resident:
         import cupy  # device-resident arrays: CuPy's, passed as they are
 
@@ -137,12 +129,12 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
         pk.set_default_space(pk.Cuda)
     if ref is None:
         import numba as real
-
         engine = load(real, "corpus_real")
     ours = load(pkn, "corpus_pk")
     out = {}
     where = "recorded on the host that wrote the reference" if ref is not None else "this run"
-    print(f"{'program':<15}{'Numba ms':>11}{'eager ms':>11}{'fused ms':>11}{'Numba/eager':>13}{'Numba/fused':>13}   (Numba: {where})")
+    print(f"{'program':<15}{'Numba ms':>11}{'eager ms':>11}{'fused ms':>11}{'Numba/eager':>13}{'Numba/fused':>13}"
+          f"   (Numba: {where})")
     for name, make in big_cases(scale).items():
         args = make()
         if ref is None:
@@ -167,7 +159,7 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
             turns["numba"] = (None, args, lambda: None)
         order = list(turns)
         for k in range(reps):
-            for mode in order[k % len(order) :] + order[: k % len(order)]:
+            for mode in order[k % len(order):] + order[:k % len(order)]:
                 lazy, given, done = turns[mode]
                 f = getattr(engine if lazy is None else ours, name)
                 pk._native.set_lazy(bool(lazy))
@@ -178,10 +170,8 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
         if ref is not None:
             row["numba"] = ref[name]["numba"]
         out[name] = row
-        print(
-            f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
-            f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x"
-        )
+        print(f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
+              f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x")
     if save:
         with open(save, "w") as f:
             saved = {k: {"numba": v["numba"], "outputs": v["outputs"]} for k, v in out.items()}
@@ -205,10 +195,8 @@ if __name__ == "__main__":
             ref = json.load(f)
     # Numba's cores: those of the machine that took its times (the reference's).
     cores = (ref or {}).get("_host", {}).get("cores", "?") if ref is not None else os.cpu_count()
-    print(
-        f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
-        f"{cores} cores), best of {REPS}; every result checked against Numba's"
-    )
+    print(f"pykokkos.numba vs Numba ({'Cuda' if a.cuda else 'OpenMP'}; Numba on the host, "
+          f"{cores} cores), best of {REPS}; every result checked against Numba's")
     if a.resident:
         print("arrays resident on the GPU (CuPy), passed without copies")
     run(a.cuda, scale, REPS, ref, a.save_ref, a.resident and a.cuda)

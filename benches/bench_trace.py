@@ -4,7 +4,6 @@ and without `pk.trace.record`, eagerly and under PK_FUSE=1: tiny kernels
 2^20 doubles (a run whose kernels do work). The one-time cost of storing
 each buffer's data (once per buffer, at its first launch) is not in the
 loop: its disk writes are synced before the timing starts."""
-
 from __future__ import annotations
 
 import os

@@ -17,7 +17,6 @@ Figures (all per call, median of individually timed calls):
                         paid once per definition, never per launch.
 Fresh workunits are built before the timed loop, so their construction is not timed.
 """
-
 from __future__ import annotations
 
 import inspect
@@ -88,7 +87,8 @@ def main(calls: int = 2000) -> dict:
     gen = per_call_us(lambda: pk._native.generate_source(0, n, nat, kw), calls, warmup=50)
     resolve = per_call_us(lambda: _kernels._resolve(smooth), calls, warmup=50)
     fresh = _fresh_factory(smooth)
-    fresh_gen = timed_calls_us(lambda w: pk._native.generate_source(0, n, w, kw), [fresh() for _ in range(calls)])
+    fresh_gen = timed_calls_us(lambda w: pk._native.generate_source(0, n, w, kw),
+                               [fresh() for _ in range(calls)])
     fresh_parse = timed_calls_us(lambda w: w.params(), [fresh() for _ in range(calls)])
     decorate = per_call_us(lambda: pk.workunit(smooth), 100, warmup=5)
 

@@ -12,7 +12,6 @@ pk's side fills its Views with a parallel init kernel too, but pk.View memory
 has already been zeroed - and so first-touched - by the allocating thread
 (Rust's alloc_zeroed with 64-byte alignment is malloc + memset).
 """
-
 from __future__ import annotations
 
 import ctypes
@@ -125,7 +124,8 @@ class CppTriad:
 
     def __init__(self, exe: str, threads: int):
         env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-        self.p = subprocess.Popen([exe, str(N)], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.p = subprocess.Popen([exe, str(N)], env=env, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, bufsize=1)
         ready = self.p.stdout.readline().split()
         if not ready or ready[0] != "ready":
             raise RuntimeError("C++ triad did not start")
@@ -173,7 +173,7 @@ def main(pairs: int = PAIRS) -> dict:
             for k in range(pairs):
                 # Alternate single runs (and which side goes first); the pause
                 # lets the other side's idle OpenMP threads stop spinning.
-                for side in (0, 1, 2) if k % 2 == 0 else (2, 1, 0):
+                for side in ((0, 1, 2) if k % 2 == 0 else (2, 1, 0)):
                     if side == 0:
                         pk_t += run_pk(a, b, c, 1)
                     elif side == 1:

@@ -4,7 +4,6 @@ point) and prints one table of figures, targets and ratios. `make bench` runs it
 Results also go to benches/last_results.json (not tracked by git).
 Timing figures are never asserted: they depend on the machine and its load.
 """
-
 from __future__ import annotations
 
 import datetime
@@ -229,16 +228,12 @@ def main() -> int:
     meta["total_s"] = time.perf_counter() - t_start
 
     print()
-    print(
-        f"pykokkos-fuse benchmarks  {meta['date']}  {meta['host']}: {meta['cpus']} CPUs, "
-        f"Python {meta['python']}, NumPy {meta['numpy']}, {meta['compiler']}"
-    )
+    print(f"pykokkos-fuse benchmarks  {meta['date']}  {meta['host']}: {meta['cpus']} CPUs, "
+          f"Python {meta['python']}, NumPy {meta['numpy']}, {meta['compiler']}")
     threads = results.get("triad", results.get("launch", {})).get("threads", "?")
-    print(
-        f"Kokkos OpenMP threads: {threads} (OMP_NUM_THREADS={meta['omp_num_threads']}); "
-        f"load average {meta['loadavg_start']:.2f} at start, {meta['loadavg_end']:.2f} at end; "
-        f"total {meta['total_s']:.0f} s"
-    )
+    print(f"Kokkos OpenMP threads: {threads} (OMP_NUM_THREADS={meta['omp_num_threads']}); "
+          f"load average {meta['loadavg_start']:.2f} at start, {meta['loadavg_end']:.2f} at end; "
+          f"total {meta['total_s']:.0f} s")
     w = 66
     print()
     print(f"{'figure':{w}s} {'value':>9s} {'unit':5s} {'target':>9s} {'value/target':>12s}  status")
@@ -274,27 +269,19 @@ def main() -> int:
     missed = [lbl for lbl, s in summary if s == "MISSED"]
     ties = [f"{lbl} ({s[5:]})" for lbl, s in summary if s.startswith("tie")]
     met = len(summary) - len(missed) - len(ties)
-    print(
-        f"targets met: {met}/{len(summary)}"
-        + (f"; ties within noise: {'; '.join(ties)}" if ties else "")
-        + (f"; missed: {'; '.join(missed)}" if missed else "")
-    )
+    print(f"targets met: {met}/{len(summary)}" + (f"; ties within noise: {'; '.join(ties)}" if ties else "") +
+          (f"; missed: {'; '.join(missed)}" if missed else ""))
     if meta["loadavg_start"] > 0.5 * (meta["cpus"] or 1):
-        print(
-            "note: the machine was busy when this run started (load average above half the CPUs): "
-            "timings are pessimistic; best-of figures are the least affected."
-        )
+        print("note: the machine was busy when this run started (load average above half the CPUs): "
+              "timings are pessimistic; best-of figures are the least affected.")
 
     out = {"meta": meta, "results": results, "errors": errors, "bench_seconds": secs}
     with open(os.path.join(HERE, "last_results.json"), "w") as f:
         json.dump(out, f, indent=2, sort_keys=True)
     print(f"results written to {os.path.join(HERE, 'last_results.json')}")
     if "--json-line" in sys.argv:  # every row's figure, one line (benches/ab.py compares two builds)
-        print(
-            json.dumps(
-                {f"{b}:{k}": results[b][k] for b, k, *_ in ROWS if k is not None and isinstance(results.get(b, {}).get(k), (int, float))}
-            )
-        )
+        print(json.dumps({f"{b}:{k}": results[b][k] for b, k, *_ in ROWS
+                          if k is not None and isinstance(results.get(b, {}).get(k), (int, float))}))
     return 1 if errors else 0
 
 

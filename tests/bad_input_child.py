@@ -2,7 +2,6 @@
 of its own: each builds its arguments, calls pykokkos, and must give NumPy's
 result or raise a Python exception. Prints one line per case; a signal, a
 hang or another exit status is what the parent test reports."""
-
 import json
 import sys
 
@@ -108,7 +107,7 @@ def run(case):
         x = array(case["x"])
         t, b = float(pk.parallel_reduce(pol, total, x=x)), bounds(case["policy"])
         if b is not None and np.asarray(x).ndim == 1:
-            want = np.asarray(x)[b[0] : b[1]].astype(np.float64).sum()
+            want = np.asarray(x)[b[0]:b[1]].astype(np.float64).sum()
             assert abs(float(t) - want) <= 1e-6 * max(1.0, abs(want)), (t, want)
         return "ran"
     if kind == "quotient":

@@ -4,7 +4,6 @@ In-process tests use the normal kernel cache (whatever PK_CACHE_DIR / ~/.cache s
 so a second run of the suite compiles nothing. Tests about the cache itself run child
 Python processes against a private cache folder under tmp_path.
 """
-
 from __future__ import annotations
 
 import os
@@ -89,7 +88,6 @@ def kernel_sos(cache: Path) -> set[str]:
 @pytest.fixture(scope="session")
 def toolchain():
     """pk.config() of this process, with the precompiled header guaranteed to exist."""
-
     @pk.workunit
     def _warm(i, x):
         x[i] = x[i] + 1.0
@@ -135,15 +133,13 @@ def write_script(tmp_path: Path, name: str, body: str) -> Path:
 
 
 def run_script(path: Path, env: dict, *args: str, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(path), *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=str(path.parent)
-    )
+    return subprocess.run([sys.executable, str(path), *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=str(path.parent))
 
 
 def start_script(path: Path, env: dict, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, str(path), *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(path.parent)
-    )
+    return subprocess.Popen([sys.executable, str(path), *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=str(path.parent))
 
 
 def real_compiler(toolchain: dict) -> str:
@@ -183,12 +179,10 @@ def pytest_collection_modifyitems(config, items):
 # module says `pytestmark = pytest.mark.eager_only` (tests of compile-time errors
 # at the launch call, and of child processes with their own environment).
 
-
 def pytest_configure(config):
     config.addinivalue_line("markers", "eager_only: runs only in eager mode (errors raised at the launch call)")
-    config.addinivalue_line(
-        "markers", "host_only(why): checks host memory or the host toolchain; not collected when PK_TEST_SPACE is a device space"
-    )
+    config.addinivalue_line("markers", "host_only(why): checks host memory or the host toolchain; "
+                            "not collected when PK_TEST_SPACE is a device space")
     config.addinivalue_line("markers", "device_only: needs a GPU; collected only when PK_TEST_SPACE=cuda")
 
 

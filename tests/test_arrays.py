@@ -2,7 +2,6 @@
 the same data: every elementwise function as a kernel on rank-1 Views, a
 sample on rank-2 Views and with Python numbers on either side, reductions,
 result dtypes, and the fusion of a chain of them into one kernel."""
-
 from __future__ import annotations
 
 import numpy as np

@@ -2,7 +2,6 @@
 the workunit, the view and the source line, and touches no memory outside
 (without it, such a write corrupts the heap). Child processes: the switch is
 read once per process."""
-
 from __future__ import annotations
 
 import os
@@ -70,7 +69,7 @@ def test_an_index_outside_a_view_is_an_index_error(tmp_path):
         assert out.pop() == "checked through NVRTC: True", r.stdout
     assert len(out) == 6, r.stdout
     for mode in (0, 3):  # eager, then lazy
-        write, fence, read = out[mode : mode + 3]
+        write, fence, read = out[mode:mode + 3]
         assert write.startswith("IndexError:") and "write_past" in write, write
         assert "index 10 is out of bounds for dimension 0 of view 'v' with size 10" in write, write
         assert f"{script}:9" in write, write

@@ -3,7 +3,6 @@ tiny host launches as for large ones: a launch its last three flushes ran by
 itself runs at once while nothing is pending, and a probe (recorded again)
 comes every PERIOD launches of that kernel: 64, doubling while probes find
 it still alone, up to 1024. Values equal NumPy's throughout."""
-
 from __future__ import annotations
 
 import os
@@ -108,6 +107,7 @@ def test_cheap_launches_run_now_beside_pending_work():
     launches). Found in review: every such launch was recorded, so a program
     that reads nothing for long paid recording for all of them."""
     env = {**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": ""}
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COST)], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COST)], capture_output=True, text=True, env=env,
+                       timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split()[-2:] == ["1", "1"], r.stdout

@@ -3,7 +3,6 @@
 Each test gives its child processes a private cache under tmp_path (PK_CACHE_DIR),
 with PK_KOKKOS_ROOT pointing at the shared Kokkos install.
 """
-
 from __future__ import annotations
 
 import json
@@ -20,19 +19,8 @@ import pytest
 # compiler; CUDA builds use neither (the cache logic they check is the same code).
 pytestmark = [pytest.mark.eager_only, pytest.mark.host_only]
 
-from conftest import (
-    child_env,
-    closed_compile_spans,
-    kernel_dir,
-    kernel_files,
-    kernel_sos,
-    real_compiler,
-    run_script,
-    seed_precompiled_header,
-    start_script,
-    strip_ansi,
-    write_script,
-)
+from conftest import (child_env, closed_compile_spans, kernel_dir, kernel_files, kernel_sos, real_compiler,
+                      run_script, seed_precompiled_header, start_script, strip_ansi, write_script)
 
 REUSE_SCRIPT = """
     import json

@@ -5,7 +5,6 @@ written when they were built are loaded; anything else is rebuilt after one
 warning. Concurrent set-ups and compiles never break each other, and a
 compile killed halfway leaves nothing a later run would load. Child processes,
 each with its own cache (PK_CACHE_DIR) and the shared Kokkos (PK_KOKKOS_ROOT)."""
-
 from __future__ import annotations
 
 import json
@@ -80,6 +79,7 @@ def test_new_cache_folders_are_private_and_entries_carry_a_record(planted):
     assert not _mode(a) & 0o022 and not _mode(a.with_suffix(".json")) & 0o022
 
 
+
 def _replace_with(a: Path, b: Path, forged_record: bool) -> None:
     shutil.copyfile(b, a)
     if forged_record:
@@ -139,16 +139,9 @@ def test_a_sticky_shared_folder_gets_a_private_per_user_folder(tmp_path, toolcha
     assert r.stdout.strip() == str(mine)
     assert _mode(mine) == 0o700
     # The Kokkos set-up applies the same rule (it installs where the runtime looks).
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            f"import sys; sys.path.insert(0, {str(SETUP.parent)!r}); import kokkos_setup; print(kokkos_setup.cache_root())",
-        ],
-        env={**os.environ, "PK_CACHE_DIR": str(shared)},
-        capture_output=True,
-        text=True,
-    )
+    out = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {str(SETUP.parent)!r}); "
+                          "import kokkos_setup; print(kokkos_setup.cache_root())"],
+                         env={**os.environ, "PK_CACHE_DIR": str(shared)}, capture_output=True, text=True)
     assert out.stdout.strip() == str(mine), out.stderr
 
 
@@ -160,9 +153,8 @@ def test_a_shared_folder_without_the_sticky_bit_is_refused(tmp_path, toolchain):
     assert r.returncode != 0
     assert f"cache folder {shared} can be written by other users and has no sticky bit" in r.stderr, r.stderr
     assert os.listdir(shared) == []  # nothing was built or planted there
-    out = subprocess.run(
-        [sys.executable, str(SETUP), "--host-only"], capture_output=True, text=True, env={**os.environ, "PK_CACHE_DIR": str(shared)}
-    )
+    out = subprocess.run([sys.executable, str(SETUP), "--host-only"], capture_output=True, text=True,
+                         env={**os.environ, "PK_CACHE_DIR": str(shared)})
     assert out.returncode != 0 and "no sticky bit" in out.stderr, out.stderr
 
 
@@ -191,9 +183,8 @@ def test_a_compile_killed_halfway_leaves_nothing_that_loads_and_is_rebuilt(tmp_p
     probe = run_script(ident, env)
     assert probe.returncode == 0, probe.stderr
     seed_precompiled_header(cache, toolchain, identity=probe.stdout.strip())
-    child = subprocess.Popen(
-        [sys.executable, str(script), "a"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
+    child = subprocess.Popen([sys.executable, str(script), "a"], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.time() + 120
     while not marker.exists():
         assert child.poll() is None and time.time() < deadline, child.communicate()
@@ -219,10 +210,8 @@ def test_two_set_ups_at_once_on_an_empty_cache_build_kokkos_once(tmp_path):
     cache = tmp_path / "fresh"
     env = {**os.environ, "PK_CACHE_DIR": str(cache), "PK_KOKKOS_SDIST": str(sdist), "PK_BUILD_JOBS": "2"}
     env.pop("PK_KOKKOS_ROOT", None)
-    procs = [
-        subprocess.Popen([sys.executable, str(SETUP), "--host-only"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for _ in range(2)
-    ]
+    procs = [subprocess.Popen([sys.executable, str(SETUP), "--host-only"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=900) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err

@@ -1,7 +1,6 @@
 """PyKokkos' public names beyond kernels and Views: policies as classes,
 host-side atomics, the default precision, space and layout queries, and the
 names of features this runtime does not have (which say so when used)."""
-
 from __future__ import annotations
 
 import threading
@@ -81,23 +80,9 @@ def test_space_layout_and_type_queries():
 
 def test_every_public_name_of_upstream_exists():
     # The names PyKokkos b42c805 exports at top level (its __init__ files).
-    for name in (
-        "ExecutionSpaceInstance",
-        "cyl_bessel_j0",
-        "cyl_bessel_j1",
-        "compile_into_module",
-        "Decorator",
-        "add_enum_to_globals",
-        "generic_error",
-        "runtime_singleton",
-        "Runtime",
-        "cleanup",
-        "complex64",
-        "complex128",
-        "Random_XorShift64_Pool",
-        "rand",
-        "MaxLoc",
-    ):
+    for name in ("ExecutionSpaceInstance", "cyl_bessel_j0", "cyl_bessel_j1", "compile_into_module",
+                 "Decorator", "add_enum_to_globals", "generic_error", "runtime_singleton", "Runtime",
+                 "cleanup", "complex64", "complex128", "Random_XorShift64_Pool", "rand", "MaxLoc"):
         assert hasattr(pk, name), name
     with pytest.raises(RuntimeError, match="device 1"):
         pk.set_device_id(1)
@@ -148,8 +133,8 @@ def test_compile_into_module_links_this_processs_kokkos(tmp_path):
     src = [
         "#include <pybind11/pybind11.h>\n#include <Kokkos_Core.hpp>\n",
         "PYBIND11_MODULE(pk_ext_sum, m) {\n",
-        '  m.def("initialized", []() { return Kokkos::is_initialized(); });\n',
-        '  m.def("sum_to", [](int n) { double s = 0;\n',
+        "  m.def(\"initialized\", []() { return Kokkos::is_initialized(); });\n",
+        "  m.def(\"sum_to\", [](int n) { double s = 0;\n",
         "    Kokkos::parallel_reduce(Kokkos::RangePolicy<Kokkos::Serial>(0, n),\n",
         "      [=](int i, double& a) { a += i; }, s); return s; });\n",
         "}\n",
@@ -188,11 +173,10 @@ def test_binsort_orders_keys_by_bin_as_kokkos_bins_them():
     bins = (7 / 10.0 * keys).astype(int)  # Kokkos' BinOp1D: int(nbins / (max - min) * (key - min))
     perm = np.asarray(sorter.get_permute_vector())
     assert sorted(perm.tolist()) == list(range(200))  # a permutation ...
-    assert (np.diff(bins[perm]) >= 0).all()  # ... that orders by bin
+    assert (np.diff(bins[perm]) >= 0).all()           # ... that orders by bin
     np.testing.assert_array_equal(np.asarray(sorter.get_bin_count()), np.bincount(bins, minlength=8))
-    np.testing.assert_array_equal(
-        np.asarray(sorter.get_bin_offsets()), np.concatenate([[0], np.cumsum(np.bincount(bins, minlength=8))[:-1]])
-    )
+    np.testing.assert_array_equal(np.asarray(sorter.get_bin_offsets()),
+                                  np.concatenate([[0], np.cumsum(np.bincount(bins, minlength=8))[:-1]]))
     sorter.sort(v)
     np.testing.assert_array_equal(np.asarray(v), values[perm])
     pts = pk.array(rng.uniform(0.0, 1.0, (50, 3)))
@@ -264,9 +248,9 @@ def test_resize_data_setter_deepcopy_and_integer_like_policies(pk_mode):
         x[i] = n
 
     x, y = pk.View([5]), pk.View([7])
-    n = pk.parallel_reduce(5, count_ones, x=x)  # lazy: a pending total
-    pk.parallel_for(np.int32(3), put, n=n, x=x)  # a NumPy integer policy, a total as an argument
-    pk.parallel_for(n, put, n=2, x=y)  # the total as the policy
+    n = pk.parallel_reduce(5, count_ones, x=x)            # lazy: a pending total
+    pk.parallel_for(np.int32(3), put, n=n, x=x)            # a NumPy integer policy, a total as an argument
+    pk.parallel_for(n, put, n=2, x=y)                      # the total as the policy
     assert np.asarray(x).tolist() == [5.0, 5.0, 5.0, 0.0, 0.0]
     assert np.asarray(y).tolist() == [2.0] * 5 + [0.0] * 2
     assert pk.TeamPolicy(3, "auto").team_size == pk.AUTO

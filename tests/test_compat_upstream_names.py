@@ -3,7 +3,6 @@ test suite, fetched outside our tree): the array functions' keyword names,
 matmul's errors, `pykokkos.linalg.l3_blas.dgemm`, the upstream module path of
 the dtypes, and a bare `printf` in kernels and in a workload's main. Values
 are checked against NumPy."""
-
 from __future__ import annotations
 
 import numpy as np

@@ -5,7 +5,6 @@ PK_TEST_SPACE=cuda (`make test-gpu` on the GPU machine). The rest of the suite r
 there too, on the Cuda space; this module covers what only device memory has.
 Each test runs eagerly and lazily (conftest's pk_mode).
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -123,9 +122,9 @@ def test_subviews_offset_device_pointers(pk_mode, rng):
     xr = rng.random(N)
     x, ys = pk.View([N], pk.double), pk.View([N], pk.double)
     np.asarray(x)[:] = xr
-    pk.parallel_for(N - N // 2, axpy, a=1.0, x=x[N // 2 :], y=ys[N // 2 :])
+    pk.parallel_for(N - N // 2, axpy, a=1.0, x=x[N // 2:], y=ys[N // 2:])
     want = np.zeros(N)
-    want[N // 2 :] = xr[N // 2 :]
+    want[N // 2:] = xr[N // 2:]
     np.testing.assert_array_equal(np.asarray(ys), want)
 
 
@@ -193,7 +192,7 @@ def test_an_output_a_launch_only_stores_is_not_copied_in(pk_mode, rng):
     pk.flush()
     assert pk.device_copies()[0] - h2d == 2 * N * 8
     want = np.full(N, 7.0)
-    want[: N - 8] = 2.0 * xr[: N - 8]
+    want[:N - 8] = 2.0 * xr[:N - 8]
     np.testing.assert_array_equal(y, want)
     # Read as well as stored (axpy): copied in.
     y = np.full(N, 7.0)
@@ -223,7 +222,7 @@ def test_a_loop_of_launches_fusion_leaves_apart_replays_as_one_cuda_graph():
             v, ref, s = views[which], refs[which], float(1 + it % 3)
             for k in range(10):
                 pk.parallel_for(1000 + 100 * k, bump_by, v=v, s=s)
-                ref[: 1000 + 100 * k] += s
+                ref[:1000 + 100 * k] += s
             assert float(v[1999]) == ref[1999] and float(v[0]) == ref[0]
         replayed = pk._native.tape_runs() - runs
     finally:

@@ -1,5 +1,4 @@
 """CUDA view plumbing on a host-only build: nothing device-side is reached."""
-
 import numpy as np
 import pytest
 

@@ -3,7 +3,6 @@ demanded stays pending while its consumer takes its values in registers;
 it runs only if the output is read later, never if the output dies; a later
 launch that rewrites it all drops it. Each program is checked against NumPy
 and its own eager run."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -258,8 +257,7 @@ def test_the_passes_switch_off_by_name(tmp_path):
     import textwrap
 
     prog = tmp_path / "prog.py"
-    prog.write_text(
-        textwrap.dedent("""
+    prog.write_text(textwrap.dedent("""
         import numpy as np, pykokkos as pk
 
         @pk.workunit
@@ -275,8 +273,7 @@ def test_the_passes_switch_off_by_name(tmp_path):
         pk.parallel_for(64, affine, x=x, t=t, a=2.0)
         assert float(pk.parallel_reduce(64, total, t=t)) == 192.0
         print("pending", pk.pending())
-    """)
-    )
+    """))
     out = {}
     for off in ("", "defer"):
         env = dict(os.environ, PK_FUSE="1", PK_FUSION_DISABLE=f"{off},adaptive_cost")

@@ -4,7 +4,6 @@ deleter runs exactly once: the producer here (built with ctypes, as a C
 library would) frees its memory in the deleter, poisoning it first so that a
 read after the deleter shows. Exports hand out a capsule whose deleter the
 consumer calls once."""
-
 from __future__ import annotations
 
 import ctypes as C
@@ -25,15 +24,8 @@ class DLDataType(C.Structure):
 
 
 class DLTensor(C.Structure):
-    _fields_ = [
-        ("data", C.c_void_p),
-        ("device", DLDevice),
-        ("ndim", C.c_int32),
-        ("dtype", DLDataType),
-        ("shape", C.POINTER(C.c_int64)),
-        ("strides", C.POINTER(C.c_int64)),
-        ("byte_offset", C.c_uint64),
-    ]
+    _fields_ = [("data", C.c_void_p), ("device", DLDevice), ("ndim", C.c_int32), ("dtype", DLDataType),
+                ("shape", C.POINTER(C.c_int64)), ("strides", C.POINTER(C.c_int64)), ("byte_offset", C.c_uint64)]
 
 
 class DLManaged(C.Structure):
@@ -51,13 +43,8 @@ class DLManagedVersioned(C.Structure):
 DELETER = C.CFUNCTYPE(None, C.POINTER(DLManaged))
 VDELETER = C.CFUNCTYPE(None, C.POINTER(DLManagedVersioned))
 DLManaged._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", C.c_void_p), ("deleter", DELETER)]
-DLManagedVersioned._fields_ = [
-    ("version", DLVersion),
-    ("manager_ctx", C.c_void_p),
-    ("deleter", VDELETER),
-    ("flags", C.c_uint64),
-    ("dl_tensor", DLTensor),
-]
+DLManagedVersioned._fields_ = [("version", DLVersion), ("manager_ctx", C.c_void_p), ("deleter", VDELETER),
+                               ("flags", C.c_uint64), ("dl_tensor", DLTensor)]
 
 capsule_new = C.pythonapi.PyCapsule_New
 capsule_new.restype = C.py_object
@@ -93,7 +80,8 @@ class FreeingProducer:
         mem = (C.c_double * self.n)(*self.values)
         shape = (C.c_int64 * 1)(self.n)
         keep = {"mem": mem, "shape": shape}
-        tensor = DLTensor(C.cast(mem, C.c_void_p), DLDevice(1, 0), 1, DLDataType(2, 64, 1), C.cast(shape, C.POINTER(C.c_int64)), None, 0)
+        tensor = DLTensor(C.cast(mem, C.c_void_p), DLDevice(1, 0), 1, DLDataType(2, 64, 1),
+                          C.cast(shape, C.POINTER(C.c_int64)), None, 0)
 
         def free(_m):
             for k in range(self.n):

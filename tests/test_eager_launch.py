@@ -3,7 +3,6 @@
 Workunits live at module level and are reused across tests: every distinct
 (workunit, argument-type signature) is one C++ compile.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -283,7 +282,8 @@ def test_scan_inclusive_and_exclusive(n):
         (np.uint8(250), np.int32, 250),
         (True, np.float64, 1.0),  # Python bool
     ],
-    ids=["pyint-big", "pyint-to-double", "pyfloat", "np.float32", "np.float64", "np.int16", "np.int64", "np.uint64", "np.uint8", "pybool"],
+    ids=["pyint-big", "pyint-to-double", "pyfloat", "np.float32", "np.float64", "np.int16", "np.int64",
+         "np.uint64", "np.uint8", "pybool"],
 )
 def test_scalar_arguments(value, out_dtype, expected):
     out = np.zeros(4, out_dtype)
@@ -330,7 +330,7 @@ def test_rank2_mdrange(layout):
     i, j = np.indices((5, 7))
     expected = i * 100 + j + 1
     np.testing.assert_array_equal(np.asarray(v), expected)
-    for a, b in [(0, 0), (4, 6), (3, 1)]:
+    for (a, b) in [(0, 0), (4, 6), (3, 1)]:
         assert v[a, b] == expected[a, b]
     r = pk.parallel_reduce(pk.MDRangePolicy([0, 0], [5, 7]), sum2, v=v)
     assert r == float(expected.sum())
@@ -359,7 +359,8 @@ def test_rank2_mdrange_split_into_tasks(layout, shape):
     np.testing.assert_array_equal(np.asarray(v), expected + 1)
     # Sums run in the same tasks, each into partial sums of its own (exact here).
     assert pk.parallel_reduce(pk.MDRangePolicy([0, 0], list(shape)), sum2, v=v) == float((expected + 1).sum())
-    assert pk.parallel_reduce(pk.MDRangePolicy([1, 2], [shape[0] - 1, shape[1] - 1]), sum2, v=v) == float((expected + 1)[1:-1, 2:-1].sum())
+    assert pk.parallel_reduce(pk.MDRangePolicy([1, 2], [shape[0] - 1, shape[1] - 1]), sum2, v=v) \
+        == float((expected + 1)[1:-1, 2:-1].sum())
     v.fill(0)
     lo, hi = [1, 2], [shape[0] - 1, shape[1] - 1]
     pk.parallel_for(pk.MDRangePolicy(lo, hi), fill2, v=v)

@@ -2,7 +2,6 @@
 the common call launches directly, every other form goes to the Python forms
 in runtime/_launch.py. Each form here gives what NumPy or hand counting says, eager and
 lazy, and wrong calls get the Python forms' errors."""
-
 from __future__ import annotations
 
 import sys

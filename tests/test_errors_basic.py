@@ -3,7 +3,6 @@
 Kernel errors must name this file and the exact line of the offending code; launch
 argument mistakes are plain TypeErrors, raised before anything is compiled.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -268,7 +267,8 @@ def test_an_unknown_fusion_switch_is_an_error_at_import():
 
     def imports(disable: str):
         env = dict(os.environ, PK_FUSION_DISABLE=disable)
-        return subprocess.run([sys.executable, "-c", "import pykokkos"], env=env, capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, "-c", "import pykokkos"], env=env, capture_output=True,
+                              text=True, timeout=120)
 
     r = imports("vertical, vertcal")  # a typo would otherwise switch nothing off
     assert r.returncode != 0

@@ -4,7 +4,6 @@ range, file:line) before it runs when the view is too short, eagerly and
 lazily; guarded accesses (`if i < n`, a loop that may not run) are not
 refused, and nothing else pending is lost. Without the check a read past the
 end returns garbage and a write corrupts the heap."""
-
 import os
 
 import numpy as np
@@ -51,12 +50,9 @@ def test_a_view_shorter_than_the_range_is_refused_before_the_launch_runs():
     x = pk.array(np.arange(5.0))
     y = pk.View([10], pk.double)
     y.fill(-1.0)
-    with pytest.raises(
-        IndexError,
-        match=rf"workunit 'copy' indexes view 'x' as x\[i\] \({'.*' + HERE}:\d+\) "
-        r"in every work item of the range \[0, 10\), which reaches index 9; "
-        r"'x' has 5 element\(s\)",
-    ):
+    with pytest.raises(IndexError, match=rf"workunit 'copy' indexes view 'x' as x\[i\] \({'.*' + HERE}:\d+\) "
+                                         r"in every work item of the range \[0, 10\), which reaches index 9; "
+                                         r"'x' has 5 element\(s\)"):
         pk.parallel_for(10, copy, x=x, y=y)
     np.testing.assert_array_equal(np.asarray(y), -np.ones(10))  # nothing ran
 

@@ -2,7 +2,6 @@
 progress line on stderr, then runs. The build itself (kokkos_setup.ensure,
 minutes of CMake) is stood in for by linking the Kokkos this suite uses into
 the child's empty cache folder; everything around it is the real path."""
-
 from __future__ import annotations
 
 import os
@@ -50,7 +49,8 @@ def test_the_first_kernel_of_a_fresh_cache_builds_kokkos(tmp_path):
     prog.write_text(CHILD)
     env = dict(os.environ, PK_CACHE_DIR=str(cache))
     env.pop("PK_KOKKOS_ROOT", None)  # the project's own Kokkos, looked for in the cache
-    r = subprocess.run([sys.executable, str(prog), real], env=env, capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, str(prog), real], env=env, capture_output=True, text=True,
+                       timeout=600)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "[False] [0.0, 2.0, 4.0, 6.0, 8.0]", r.stdout
     assert "is not built yet" in r.stderr and "Kokkos ready after" in r.stderr, r.stderr
@@ -61,15 +61,15 @@ def test_doctor_reports_what_is_missing_and_the_fix(tmp_path):
     cache.mkdir(mode=0o700)
     env = dict(os.environ, PK_CACHE_DIR=str(cache))
     env.pop("PK_KOKKOS_ROOT", None)
-    r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=env, capture_output=True,
+                       text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     rows = {line[9:].split("  ")[0].strip(): line for line in r.stdout.splitlines()}
     assert rows["Kokkos (host)"].startswith("missing") and "the first kernel builds it" in rows["Kokkos (host)"]
     assert rows["C++ compiler"].startswith("ok") and rows["cache folder"].startswith("ok")
     assert not any((cache / d).exists() for d in ("kernels", "build")), "doctor builds nothing"
-    r = subprocess.run(
-        [sys.executable, "-m", "pykokkos", "doctor"], env=dict(env, CXX="no-such-compiler"), capture_output=True, text=True, timeout=120
-    )
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "doctor"], env=dict(env, CXX="no-such-compiler"),
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "install g++" in r.stdout, r.stdout
 
 
@@ -80,7 +80,8 @@ def test_the_cuda_build_says_what_it_needs(tmp_path):
     cache.mkdir(mode=0o700)
     prog = tmp_path / "child.py"
     prog.write_text(CHILD.replace("kokkos_setup.ensure = stand_in", ""))
-    env = dict(os.environ, PK_CACHE_DIR=str(cache), PK_KOKKOS_CUDA="1", PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin")
+    env = dict(os.environ, PK_CACHE_DIR=str(cache), PK_KOKKOS_CUDA="1",
+               PATH=f"{os.path.dirname(sys.executable)}:/usr/bin:/bin")
     env.pop("PK_KOKKOS_ROOT", None)
     r = subprocess.run([sys.executable, str(prog), "unused"], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode != 0

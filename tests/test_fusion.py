@@ -1,7 +1,6 @@
 """The fusion engine: every known PyFuser wrong-result case, the fixtures of each
 rule in fusion-rules/, explain reports, kernel reuse, rule configuration, and
 failures that lose and repeat nothing (random programs: test_fuzz.py)."""
-
 from __future__ import annotations
 
 import importlib.util
@@ -84,7 +83,6 @@ def test_rule_fixture(path):
 
 
 # --- the PyFuser wrong-result cases (fusion.md), each eager == fused == NumPy ---
-
 
 @pk.workunit
 def copy(i, dst, src):
@@ -338,7 +336,6 @@ def test_host_write_waits_for_pending_reader(fused):
 
 # --- regions, dead temporaries, reuse ---------------------------------------
 
-
 @pk.workunit
 def mul2(i, x, y):
     y[i] = 2.0 * x[i]
@@ -394,13 +391,8 @@ def test_explain_writes_dot(fused, tmp_path):
 
 
 def _run(code, env):
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PK_FUSE": "1", **env},
-        timeout=300,
-    )
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env={**os.environ, "PK_FUSE": "1", **env}, timeout=300)
 
 
 PROGRAM = f"""
@@ -467,9 +459,8 @@ for flush in range(2):
 def _run_file(tmp_path, code, env):
     script = tmp_path / "prog.py"
     script.write_text(code)
-    return subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, env={**os.environ, "PK_FUSE": "1", **env}, timeout=300
-    )
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env={**os.environ, "PK_FUSE": "1", **env}, timeout=300)
 
 
 @pytest.mark.parametrize("repeat", [False, True])
@@ -564,9 +555,8 @@ def test_runs_of_identical_launches_are_one_looping_kernel():
 def test_repeats_around_a_reduction_keep_their_order():
     """A reduction between two runs of repeats reads the first run's result
     and ends it: the second run folds into a node of its own."""
-
     def prog():
-        (v,) = fresh(2.0)
+        v, = fresh(2.0)
         totals = []
         for _ in range(40):
             pk.parallel_for(N, add_one, v=v)
@@ -599,7 +589,7 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
     pk._native.set_lazy(True)
     tape_was = pk._native.set_tape(False)
     try:
-        (v,) = fresh(1.0)
+        v, = fresh(1.0)
         ref = np.ones(N)
         for k in range(20):  # read after every map
             pk.parallel_for(N, scale_by, v=v, a=1.5)
@@ -623,6 +613,7 @@ def test_tiny_launches_read_every_iteration_run_at_once_until_chains_return():
         pk.flush()
         pk._native.set_tape(tape_was)
         pk._native.set_lazy(False)
+
 
 
 COST_PROGRAM = f"""
@@ -679,9 +670,8 @@ def test_small_host_launches_run_at_once_while_recording_costs_more():
 def test_identical_reductions_each_deliver_their_total():
     """Found by the fuzzer: two identical reductions fused side by side were
     taken for a run of repeats (which delivers no totals)."""
-
     def prog():
-        (x,) = fresh(np.arange(N))
+        x, = fresh(np.arange(N))
         a = pk.parallel_reduce(N, total, v=x)
         b = pk.parallel_reduce(N, total, v=x)
         return {"t": np.array([float(a), float(b)])}
@@ -701,12 +691,11 @@ def test_a_temporary_written_under_a_condition_keeps_its_old_elements():
     """Found by the fuzzer: a View that dies before the flush, written by its first
     kernel only where a condition holds, was kept in registers, so the elements
     the condition skipped lost their old values."""
-
     def prog():
         x, y, out = fresh(np.arange(N) + 1.0, np.full(N, 7.0), np.zeros(N))
-        pk.parallel_for(N, take_next, n=N, x=x, y=y)  # y[N-1] keeps 7
+        pk.parallel_for(N, take_next, n=N, x=x, y=y)   # y[N-1] keeps 7
         pk.parallel_for(N, double, v=y, w=out)
-        del y  # dies unread by the host
+        del y                                            # dies unread by the host
         return {"out": np.asarray(out).copy()}
 
     eager, lazy, reports = both(prog)
@@ -725,7 +714,7 @@ def test_explain_states_alike_facts_once(fused):
         y = pk.View([N], pk.double)
         pk.parallel_for(N, mul2, x=ys[-1], y=y)
         ys.append(y)
-    assert float(pk.parallel_reduce(N, dot, x=ys[-1], y=ys[-1])) == N * 256.0**2
+    assert float(pk.parallel_reduce(N, dot, x=ys[-1], y=ys[-1])) == N * 256.0 ** 2
     brief, verbose = pk.explain(show=False), pk.explain(show=False, verbose=True)
     site = [line for line in brief.splitlines() if "mul2 at" in line and "deferred" not in line]
     assert len(site) == 1 and "(x7)" in site[0] and "[vertical] x7" in site[0], brief

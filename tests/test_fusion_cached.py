@@ -4,7 +4,6 @@ once: src/fusion/layout.rs, src/codegen/fused.rs). Each program here runs
 eagerly and fused and is checked against NumPy: the buffers that qualify,
 and the ones that must stay in memory (written only under a condition, two
 names for one allocation, atomic views)."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -15,6 +14,7 @@ from test_fusion import N, both, mul2, plus, total
 from test_fusion import fresh as views
 
 pytestmark = pytest.mark.eager_only  # each test runs its program both ways itself
+
 
 
 @pk.workunit
@@ -107,7 +107,7 @@ def test_two_views_of_one_allocation_stay_in_memory():
     def prog():
         base = pk.View([2 * N], pk.double)
         np.asarray(base)[:] = base0
-        lo, hi = base[0:N], base[N : 2 * N]
+        lo, hi = base[0:N], base[N:2 * N]
         pk.parallel_for(N, c_plus_one, x=lo, y=hi)
         pk.parallel_for(N, mul2, x=hi, y=lo)
         return {"base": np.asarray(base).copy()}
@@ -120,7 +120,7 @@ def test_a_map_and_the_reduction_after_it():
     x0 = np.arange(N) * 1.0
 
     def prog():
-        (x,) = views(x0)
+        x, = views(x0)
         pk.parallel_for(N, c_axpy, a=1.0, x=x, y=x)
         t = pk.parallel_reduce(N, total, v=x)
         return {"x": np.asarray(x).copy(), "t": np.array([float(t)])}
@@ -132,9 +132,9 @@ def test_an_atomic_view_stays_in_memory():
     x0 = np.arange(N) * 1.0
 
     def prog():
-        (x,) = views(x0)
+        x, = views(x0)
         h = pk.View([N], pk.double, trait=pk.Atomic)
-        (w,) = views(0.0)
+        w, = views(0.0)
         pk.parallel_for(N, c_count, x=x, h=h)
         pk.parallel_for(N, plus, x=h, y=x, z=w)
         return {"h": np.asarray(h).copy(), "w": np.asarray(w).copy()}

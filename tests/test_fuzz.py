@@ -7,7 +7,6 @@ MDRange, Team and scan launches, atomics, NumPy arrays passed directly, host
 reads and writes in between, Views created and dropped, and launches from
 another thread. CI runs a fixed seed set; `make fuzz` runs many more
 (PK_FUZZ_EXAMPLES)."""
-
 from __future__ import annotations
 
 import os
@@ -190,47 +189,15 @@ def op_atomic(i, x, y):
     pk.atomic_add(y, [(i * 5) % 4], x[i])
 
 
-OPS = [
-    "axpy",
-    "mul",
-    "shift",
-    "gather",
-    "sum",
-    "scan",
-    "new",
-    "drop",
-    "read",
-    "method",
-    "helper",
-    "sub",
-    "numpy",
-    "hostw",
-    "cls",
-    "md",
-    "mdsub",
-    "mdsum",
-    "unrow",
-    "team",
-    "atomic",
-    "block",
-    "thread",
-    "threads",
-    "hostg",
-    "cube",
-    "running",
-    "again",
-    "total",
-    "scale",
-    "max",
-    "min",
-    "prod",
-]
+OPS = ["axpy", "mul", "shift", "gather", "sum", "scan", "new", "drop", "read",
+       "method", "helper", "sub", "numpy", "hostw", "cls", "md", "mdsub", "mdsum",
+       "unrow", "team", "atomic", "block", "thread", "threads", "hostg", "cube", "running", "again",
+       "total", "scale", "max", "min", "prod"]
 SCALES = [0.5, -2.0, 3.0]
 steps = st.lists(
-    st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.sampled_from(SCALES)),
-    min_size=1,
-    max_size=10,
-)
+    st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
+              st.sampled_from(SCALES)),
+    min_size=1, max_size=10)
 
 
 def _view(a):
@@ -267,7 +234,7 @@ def run_pk(op, vs, g, a, b, c, s, g3=None):
     elif op == "helper":
         pk.parallel_for(M, op_helper, x=x, y=y)
     elif op == "sub":  # 1-D subviews aliasing their parents
-        pk.parallel_for(M - 2, op_axpy, a=s, x=x[1 : M - 1], y=y[0 : M - 2])
+        pk.parallel_for(M - 2, op_axpy, a=s, x=x[1:M - 1], y=y[0:M - 2])
     elif op == "numpy":  # a NumPy array passed directly
         pk.parallel_for(M, op_axpy, a=1.0, x=np.full(M, s), y=y)
     elif op == "cls":
@@ -295,10 +262,8 @@ def run_pk(op, vs, g, a, b, c, s, g3=None):
         t.start()
         t.join()
     elif op == "threads":  # two threads launching at once, writing different Views
-        ts = [
-            threading.Thread(target=pk.parallel_for, args=(M, op_axpy), kwargs=dict(a=s, x=x, y=y)),
-            threading.Thread(target=pk.parallel_for, args=(M, op_mul), kwargs=dict(x=x, y=x, z=z)),
-        ]
+        ts = [threading.Thread(target=pk.parallel_for, args=(M, op_axpy), kwargs=dict(a=s, x=x, y=y)),
+              threading.Thread(target=pk.parallel_for, args=(M, op_mul), kwargs=dict(x=x, y=x, z=z))]
         for t in ts:
             t.start()
         for t in ts:
@@ -338,7 +303,7 @@ def run_np(op, vs, g, a, b, c, s, g3=None):
     elif op == "helper":
         y[:] = x - 1.0
     elif op == "sub":
-        y[0 : M - 2] = s * x[1 : M - 1] + y[0 : M - 2]
+        y[0:M - 2] = s * x[1:M - 1] + y[0:M - 2]
     elif op == "numpy":
         y[:] = y + s
     elif op == "cls":
@@ -451,10 +416,9 @@ def test_random_programs_eager_fused_unfused_numpy(program):
 # sums demanded at once, reads, rewrites, host writes, Views that die.
 DEMAND_OPS = ["scale", "mul", "total", "total", "read", "axpy", "hostw", "new", "again", "sum"]
 demand_steps = st.lists(
-    st.tuples(st.sampled_from(DEMAND_OPS), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.sampled_from(SCALES)),
-    min_size=2,
-    max_size=12,
-)
+    st.tuples(st.sampled_from(DEMAND_OPS), st.integers(0, 3), st.integers(0, 3),
+              st.integers(0, 3), st.sampled_from(SCALES)),
+    min_size=2, max_size=12)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=FIXED)
@@ -478,7 +442,8 @@ def repeated(program, times=3):
     return out
 
 
-@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None, suppress_health_check=list(HealthCheck), derandomize=FIXED)
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None, suppress_health_check=list(HealthCheck),
+          derandomize=FIXED)
 @given(demand_steps)
 def test_random_programs_repeated_replay_their_plans(program):
     # Three passes grow the values past what doubles hold exactly, so sums

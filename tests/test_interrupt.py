@@ -4,7 +4,6 @@ kernels of a flush (what ran is done, the rest stays pending and is said to),
 and during a compile (the compiler is stopped and nothing of the build stays
 in the cache). Child
 processes get the signal; each then checks its results against NumPy."""
-
 from __future__ import annotations
 
 import os
@@ -76,14 +75,9 @@ def signal_after(tmp_path, program, line: str, delay: float, env=None):
     prog.write_text(program)
     # The child starts with SIGINT's default disposition: a shell that runs
     # these tests in the background ignores SIGINT, and Python keeps it ignored.
-    p = subprocess.Popen(
-        [sys.executable, str(prog)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=dict(os.environ, **(env or {})),
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    p = subprocess.Popen([sys.executable, str(prog)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=dict(os.environ, **(env or {})),
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for out in p.stdout:
         seen.append(out)
@@ -134,7 +128,8 @@ def test_lazy_ctrl_c_stops_the_flush_and_says_what_is_left(tmp_path):
         # Between two kernels: the rest stays pending and ran at the next read,
         # so the results are those of all 40 steps.
         assert int(pending) > 0
-        assert note == f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are still pending"
+        assert note == f"interrupted between the kernels of a flush: {pending} launch(es) did not run and are " \
+                       "still pending"
         assert states(out) == [expected(40)], out
         return
     # Inside a kernel (a fused run of steps): stopped at a chunk boundary; its
@@ -245,12 +240,12 @@ def test_a_compile_interrupted_leaves_nothing_in_the_cache(tmp_path):
             return f.endswith(".cpp") and token in open(os.path.join(kernels, f)).read()
         except OSError:
             return False
-
     left = mine + [f for f in os.listdir(kernels) if its_source(f)]
     assert left == []
     # The next run builds it and gets the right values.
     again = tmp_path / "again.py"
-    again.write_text(program.replace('print("not interrupted")', 'import numpy as np; print("values", np.asarray(y).tolist())'))
+    again.write_text(program.replace('print("not interrupted")',
+                                     'import numpy as np; print("values", np.asarray(y).tolist())'))
     r = subprocess.run([sys.executable, str(again)], capture_output=True, text=True)
     assert f"values {[i * 3.0 + 1.0 for i in range(10)]}" in r.stdout, r.stdout + r.stderr
 
@@ -285,7 +280,6 @@ def test_a_fused_kernel_build_interrupted_leaves_its_launches_pending(tmp_path):
     """)
     rc, out, err = signal_after(tmp_path, program, "compiling", 0.3, {"PK_FUSE": "1"})
     assert rc == 0, err
-    assert "interrupted 2 interrupted while a kernel of the flush was compiled: 2 launch(es) did not run and are still pending" in out, (
-        out + err
-    )
+    assert "interrupted 2 interrupted while a kernel of the flush was compiled: 2 launch(es) did not run and " \
+           "are still pending" in out, out + err
     assert f"values {[i * 2.0 + 1.0 for i in range(10)]}" in out, out

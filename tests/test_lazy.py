@@ -1,7 +1,6 @@
 """The lazy runtime (PK_FUSE=1): flush points, hazards, partial flushes, exit-time
 flush, failures at flush time, the lazy number's protocol, and the DAG record.
 Every check compares against what eager execution (or NumPy) gives."""
-
 from __future__ import annotations
 
 import json
@@ -109,9 +108,9 @@ def test_write_after_read_copy_then_fill(lazy):
 def test_read_then_store_same_element_is_a_write(lazy):
     v, w = views()
     pk.parallel_for(N, fill, v=v, x=1.0)
-    pk.parallel_for(N, copy, dst=w, src=v)  # reads v = 1
-    pk.parallel_for(N, inc, v=v)  # x = v[i]; v[i] = x + 1: a write
-    pk.parallel_for(N, copy, dst=w, src=v)  # must see 2
+    pk.parallel_for(N, copy, dst=w, src=v)      # reads v = 1
+    pk.parallel_for(N, inc, v=v)                # x = v[i]; v[i] = x + 1: a write
+    pk.parallel_for(N, copy, dst=w, src=v)      # must see 2
     assert np.all(np.asarray(w) == 2.0)
     edges = json.loads(pk.explain_graph())["edges"] if pk.pending() else []
     assert edges == []  # already flushed by the read above
@@ -209,7 +208,7 @@ def test_pk_array_wrapper_is_foreign(lazy):
 
 def test_subviews_alias_their_parent(lazy):
     (v,) = views(1)
-    first, second = v[: N // 2], v[N // 2 :]
+    first, second = v[: N // 2], v[N // 2:]
     pk.parallel_for(N // 2, fill, v=first, x=1.0)
     pk.parallel_for(N // 2, fill, v=second, x=2.0)
     g = json.loads(pk.explain_graph())
@@ -239,7 +238,7 @@ def test_lazy_number_protocol(lazy):
     want = 1.5 * 2.0 * N
     assert 0 + r == want and r + 0 == want and r - 1 == want - 1 and 1 - r == 1 - want
     assert r * 2 == 2 * want and 2 * r == 2 * want and r / 4 == want / 4 and 48 / r == 48 / want
-    assert r // 5 == want // 5 and r % 5 == want % 5 and r**2 == want**2 and 2 ** (r / want) == 2.0
+    assert r // 5 == want // 5 and r % 5 == want % 5 and r ** 2 == want ** 2 and 2 ** (r / want) == 2.0
     assert sum([r, r]) == 2 * want
     assert float(r) == want and int(r) == int(want) and bool(r)
     assert format(r, ".3f") == format(want, ".3f") and f"{r:8.2f}" == f"{want:8.2f}"
@@ -310,8 +309,7 @@ def test_a_timer_waits_for_the_work_it_times():
 
 def test_exit_flushes_pending_work(tmp_path):
     out = tmp_path / "out.npy"
-    r = _run(
-        f"""
+    r = _run(f"""
         import numpy as np, pykokkos as pk
 
         @pk.workunit
@@ -338,17 +336,14 @@ def test_exit_flushes_pending_work(tmp_path):
         assert pk.pending() == 3
         import atexit
         atexit.register(lambda: np.save({str(out)!r}, np.asarray(v)))
-        """,
-        tmp_path,
-    )
+        """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "value 5" in r.stdout
     assert np.array_equal(np.load(out), np.full(4, 14))
 
 
 def test_a_failure_at_exit_sets_the_exit_status_and_names_the_site(tmp_path):
-    r = _run(
-        """
+    r = _run("""
         import pykokkos as pk
 
         @pk.workunit
@@ -358,17 +353,14 @@ def test_a_failure_at_exit_sets_the_exit_status_and_names_the_site(tmp_path):
         v = pk.View([4], pk.double)
         pk.parallel_for(4, bad, v=v)   # never read: it runs (and fails) at exit
         print("program done")
-        """,
-        tmp_path,
-    )
+        """, tmp_path)
     assert r.returncode == 1, (r.returncode, r.stderr)
     assert "program done" in r.stdout
     assert "undefined_name" in r.stderr and "prog.py:9" in r.stderr.replace(str(tmp_path) + "/", ""), r.stderr
 
 
 def test_finalize_runs_pending_work_first(tmp_path):
-    r = _run(
-        """
+    r = _run("""
         import numpy as np, pykokkos as pk
 
         @pk.workunit
@@ -380,22 +372,16 @@ def test_finalize_runs_pending_work_first(tmp_path):
         pk.finalize()
         assert pk.pending() == 0
         print(np.asarray(v).tolist())
-        """,
-        tmp_path,
-    )
+        """, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "[5, 5, 5, 5]" in r.stdout, r.stdout
 
 
 def test_pk_fusion_naive_is_the_same_switch(tmp_path):
-    r = _run(
-        """
+    r = _run("""
         import pykokkos as pk
         print(pk._native.lazy_enabled())
-        """,
-        tmp_path,
-        {"PK_FUSE": "", "PK_FUSION": "naive"},
-    )
+        """, tmp_path, {"PK_FUSE": "", "PK_FUSION": "naive"})
     assert r.stdout.strip() == "True", r.stderr
 
 

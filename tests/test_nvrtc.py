@@ -10,7 +10,6 @@ NVRTC gets it: the shim's views, strides, math and Python arithmetic).
 On the GPU machine: new kernels go through NVRTC (a cubin lands in the cache),
 and give NumPy's results and, for sums, the same bits as the nvcc path.
 """
-
 from __future__ import annotations
 
 import ctypes
@@ -118,19 +117,9 @@ def minmaxloc(i: int, acc: pk.Acc[pk.double], x: pk.View1D[pk.double]):
 
 
 @pk.workunit
-def tallies(
-    i: int,
-    x: pk.View1D[pk.int64],
-    h8: pk.View1D[pk.int8],
-    h16: pk.View1D[pk.uint16],
-    h32: pk.View1D[pk.int32],
-    h64: pk.View1D[pk.int64],
-    f: pk.View1D[pk.double],
-    g: pk.View1D[pk.float],
-    c: pk.View1D[pk.int64],
-    bits: pk.View1D[pk.uint8],
-    firsts: pk.View1D[pk.int64],
-):
+def tallies(i: int, x: pk.View1D[pk.int64], h8: pk.View1D[pk.int8], h16: pk.View1D[pk.uint16],
+            h32: pk.View1D[pk.int32], h64: pk.View1D[pk.int64], f: pk.View1D[pk.double], g: pk.View1D[pk.float],
+            c: pk.View1D[pk.int64], bits: pk.View1D[pk.uint8], firsts: pk.View1D[pk.int64]):
     b: int = x[i] % 4
     pk.atomic_add(h8, [b], 1)
     pk.atomic_sub(h16, [b], 3)
@@ -150,19 +139,16 @@ def team_rows(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double],
 
     def row(k: int, a: pk.Acc[pk.double]):
         a += x[j, k] * x[j, k]
-
     s: float = pk.parallel_reduce(pk.TeamThreadRange(m, x.extent(1)), row)
     tmp: pk.ScratchView1D[pk.double] = pk.ScratchView1D(m.team_scratch(0), 4)
 
     def put(k: int):
         tmp[k] = s + k
-
     pk.parallel_for(pk.ThreadVectorRange(m, 4), put)
     m.team_barrier()
 
     def one():
         out[j] = tmp[3] + m.team_size() + 10 * m.league_size()
-
     pk.single(pk.PerTeam(m), one)
     acc += s
 
@@ -199,13 +185,11 @@ def team_l1(m: pk.TeamMember, acc: pk.Acc[pk.double], x: pk.View2D[pk.double], o
 
     def fill(k: int):
         big[k] = 2.0 * x[j, k]
-
     pk.parallel_for(pk.TeamThreadRange(m, x.extent(1)), fill)
     m.team_barrier()
 
     def add(k: int, a: pk.Acc[pk.double]):
         a += big[k]
-
     s: float = pk.parallel_reduce(pk.TeamThreadRange(m, x.extent(1)), add)
     if m.team_rank() == 0:
         small[0] = s
@@ -219,9 +203,8 @@ def team_scan(m: pk.TeamMember, x: pk.View1D[pk.double]):
 
 
 @pk.workunit
-def cmaths(
-    i: int, c: complex, out: pk.View2D[pk.complex128], z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64], o32: pk.View1D[pk.complex64]
-):
+def cmaths(i: int, c: complex, out: pk.View2D[pk.complex128], z: pk.View1D[pk.complex128],
+           w: pk.View1D[pk.complex64], o32: pk.View1D[pk.complex64]):
     out[i, 0] = pk.sqrt(z[i]) + pk.exp(z[i]) * c - pk.log(z[i]) / w[i]
     out[i, 1] = pk.sin(z[i]) + pk.cos(z[i]) + pk.tan(z[i])
     out[i, 2] = pk.sinh(z[i]) - pk.cosh(z[i]) + pk.tanh(z[i])
@@ -243,7 +226,6 @@ def team_cnorms(m: pk.TeamMember, acc: pk.Acc[pk.complex128], z: pk.View2D[pk.co
 
     def row(k: int, a: pk.Acc[pk.complex128]):
         a += z[j, k] * z[j, k]
-
     s: pk.complex128 = pk.parallel_reduce(pk.TeamThreadRange(m, z.extent(1)), row)
     if m.team_rank() == 0:
         acc += s
@@ -331,13 +313,8 @@ def view_arg(a: np.ndarray) -> ViewArg:
 
 def args_struct(views: list[np.ndarray], scalars: list[float], n, lo=None):
     class Args(ctypes.Structure):
-        _fields_ = [
-            ("views", ViewArg * max(1, len(views))),
-            ("scalars", ctypes.c_double * (2 * max(1, len(scalars)))),
-            ("lo", ctypes.c_int64 * 8),
-            ("hi", ctypes.c_int64 * 8),
-        ]
-
+        _fields_ = [("views", ViewArg * max(1, len(views))), ("scalars", ctypes.c_double * (2 * max(1, len(scalars)))),
+                    ("lo", ctypes.c_int64 * 8), ("hi", ctypes.c_int64 * 8)]
     a = Args()
     for k, v in enumerate(views):
         a.views[k] = view_arg(v)
@@ -366,11 +343,11 @@ def emulate(tmp_path_factory):
         run = RUN_SCAN if "void __launch_bounds__(256) pk_scan(" in src else RUN_REDUCE if "pk_reduce" in src else RUN_FOR
         cpp.write_text(EMULATION + src + run)
         so = d / f"{name}.so"
-        r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)], capture_output=True, text=True)
+        r = subprocess.run([gxx, "-std=c++17", "-O1", "-shared", "-fPIC", str(cpp), "-o", str(so)],
+                           capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-3000:]
         built[name] = ctypes.CDLL(str(so))
         return built[name]
-
     return build
 
 
@@ -384,7 +361,8 @@ def test_the_nvrtc_form_of_a_for_computes_what_numpy_does(emulate, layout):
         m = np.asfortranarray(m)
     out = np.zeros(n)
     lay = pk.LayoutLeft if layout == "left" else pk.LayoutRight
-    src = nvrtc_source(0, mix, n, a=1.5, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double, layout=lay), out=pk.View([n], pk.double))
+    src = nvrtc_source(0, mix, n, a=1.5, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double, layout=lay),
+                       out=pk.View([n], pk.double))
     assert src is not None and "Kokkos_Core" not in src
     lib = emulate(f"mix_{layout}", src)
     lib.run_for(ctypes.byref(args_struct([x, m, out], [1.5], n)))
@@ -424,15 +402,8 @@ def test_the_nvrtc_form_of_an_mdrange_for_computes_what_numpy_does(emulate, layo
     lay = pk.LayoutLeft if layout == "left" else pk.LayoutRight
     if layout == "left":
         m, out = np.asfortranarray(m), np.asfortranarray(out)
-    src = nvrtc_source(
-        0,
-        grid2,
-        [rows, cols],
-        lo=lo,
-        a=0.5,
-        m=pk.View([rows, cols], pk.double, layout=lay),
-        out=pk.View([rows, cols], pk.double, layout=lay),
-    )
+    src = nvrtc_source(0, grid2, [rows, cols], lo=lo, a=0.5, m=pk.View([rows, cols], pk.double, layout=lay),
+                       out=pk.View([rows, cols], pk.double, layout=lay))
     assert src is not None
     lib = emulate(f"grid2_{layout}", src)
     lib.run_for(ctypes.byref(args_struct([m, out], [0.5], [rows, cols], lo=lo)))
@@ -462,14 +433,10 @@ def test_the_nvrtc_form_of_atomics_computes_what_a_sequential_run_does(emulate):
     f, g = np.zeros(4), np.full(4, -1.0, np.float32)
     c, bits, firsts = np.zeros(5, np.int64), np.zeros(4, np.uint8), np.zeros(n, np.int64)
     arrays = [x, h8, h16, h32, h64, f, g, c, bits, firsts]
-    views = {
-        name: pk.View(list(a.shape), dt, **({"trait": pk.Atomic} if name == "bits" else {}))
-        for name, a, dt in zip(
-            ["x", "h8", "h16", "h32", "h64", "f", "g", "c", "bits", "firsts"],
-            arrays,
-            [pk.int64, pk.int8, pk.uint16, pk.int32, pk.int64, pk.double, pk.float, pk.int64, pk.uint8, pk.int64],
-        )
-    }
+    views = {name: pk.View(list(a.shape), dt, **({"trait": pk.Atomic} if name == "bits" else {}))
+             for name, a, dt in zip(["x", "h8", "h16", "h32", "h64", "f", "g", "c", "bits", "firsts"], arrays,
+                                    [pk.int64, pk.int8, pk.uint16, pk.int32, pk.int64, pk.double, pk.float,
+                                     pk.int64, pk.uint8, pk.int64])}
     src = nvrtc_source(0, tallies, n, **views)
     assert src is not None and "atomic_fetch_add" in src
     emulate("tallies", src).run_for(ctypes.byref(args_struct(arrays, [], n)))
@@ -529,7 +496,8 @@ def test_the_nvrtc_form_of_level_1_scratch_takes_the_blocks_slice_of_global_memo
 
 def test_team_kernels_the_shim_lacks_keep_the_kokkos_path():
     team = _native.Policy([0, 0, 0], [4, 1, 1], CUDA, True)
-    assert _native.generate_source(0, team, _kernels._capture(team_scan), {"x": pk.View([8], pk.double)}, nvrtc=True) is None  # a team scan
+    assert _native.generate_source(0, team, _kernels._capture(team_scan), {"x": pk.View([8], pk.double)},
+                                   nvrtc=True) is None  # a team scan
 
 
 # Pattern codes of the built-in reducers (python/pykokkos/runtime/_reducers.py).
@@ -573,7 +541,7 @@ def run_record(emulate, name, pattern, wu, arr, fields, n=None, **kw):
     out = (ctypes.c_uint64 * 4)()
     emulate(name, src).run_reduce(ctypes.byref(args_struct([arr], [], n)), out)
     raw = bytes(out)
-    return [np.frombuffer(raw[8 * k : 8 * k + np.dtype(d).itemsize], d)[0] for k, d in enumerate(fields)]
+    return [np.frombuffer(raw[8 * k:8 * k + np.dtype(d).itemsize], d)[0] for k, d in enumerate(fields)]
 
 
 def test_the_nvrtc_form_of_the_record_reducers_finds_numpys_first_extremes(emulate):
@@ -590,7 +558,8 @@ def test_the_nvrtc_form_of_the_record_reducers_finds_numpys_first_extremes(emula
     hi, hi_at = run_record(emulate, "maxloc", MAXLOC, maxloc, f, [np.float32, np.int64], x=v(f, pk.float32))
     assert (hi, hi_at) == (f.max(), 7)
     assert run_record(emulate, "minmax", MINMAX, minmax, k, [np.int32, np.int32], k=v(k, pk.int32)) == [k.min(), k.max()]
-    got = run_record(emulate, "minmaxloc", MINMAXLOC, minmaxloc, x, [np.float64, np.float64, np.int64, np.int64], x=v(x, pk.double))
+    got = run_record(emulate, "minmaxloc", MINMAXLOC, minmaxloc, x, [np.float64, np.float64, np.int64, np.int64],
+                     x=v(x, pk.double))
     assert got == [x.min(), x.max(), 5, 7]
     # An empty range: Kokkos' identities (the extremes, the largest index).
     empty = run_record(emulate, "minloc", MINLOC, minloc, x, [np.float64, np.int64], n=0, x=v(x, pk.double))
@@ -605,7 +574,8 @@ def test_an_empty_range_gives_the_reducers_identity_as_the_kokkos_path_does(emul
         PROD: pk.parallel_reduce(pk.RangePolicy(0, 0), product, reducer=pk.Prod, k=pk.array(x.astype(np.int64))),
     }
     assert run_reducer(emulate, "lowest", MIN, lowest, x, ctypes.c_double, n=0, x=pk.View([4], pk.double)) == host[MIN]
-    got = run_reducer(emulate, "product", PROD, product, x.astype(np.int64), ctypes.c_int64, n=0, k=pk.View([4], pk.int64))
+    got = run_reducer(emulate, "product", PROD, product, x.astype(np.int64), ctypes.c_int64, n=0,
+                      k=pk.View([4], pk.int64))
     assert got == host[PROD] == 1
 
 
@@ -658,31 +628,20 @@ def test_the_nvrtc_form_of_complex_arithmetic_and_math_computes_what_numpy_does(
     z = np.where(np.arange(n) < 7, w.astype(np.complex128), z)
     out, o32 = np.zeros((n, 7), np.complex128), np.zeros(n, np.complex64)
     c = 0.5 - 1.5j
-    src = nvrtc_source(
-        0,
-        cmaths,
-        n,
-        c=c,
-        out=pk.View([n, 7], pk.complex128),
-        z=pk.View([n], pk.complex128),
-        w=pk.View([n], pk.complex64),
-        o32=pk.View([n], pk.complex64),
-    )
+    src = nvrtc_source(0, cmaths, n, c=c, out=pk.View([n, 7], pk.complex128), z=pk.View([n], pk.complex128),
+                       w=pk.View([n], pk.complex64), o32=pk.View([n], pk.complex64))
     assert src is not None and "Kokkos_Core" not in src
     emulate("cmaths", src).run_for(ctypes.byref(args_struct([out, z, w, o32], [c], n)))
     w64 = w.astype(np.complex128)
-    want = np.stack(
-        [
-            np.sqrt(z) + np.exp(z) * c - np.log(z) / w64,
-            np.sin(z) + np.cos(z) + np.tan(z),
-            np.sinh(z) - np.cosh(z) + np.tanh(z),
-            np.arcsin(z) + np.arccos(z) + np.arctan(z),
-            np.arcsinh(z) + np.arccosh(z) + np.arctanh(z),
-            z**w64 + np.log10(z) + np.abs(z) + np.conj(z) * 2,
-            np.where(z != w64, -z / (z.imag + 1j), z * 0.5),
-        ],
-        axis=1,
-    )
+    want = np.stack([
+        np.sqrt(z) + np.exp(z) * c - np.log(z) / w64,
+        np.sin(z) + np.cos(z) + np.tan(z),
+        np.sinh(z) - np.cosh(z) + np.tanh(z),
+        np.arcsin(z) + np.arccos(z) + np.arctan(z),
+        np.arcsinh(z) + np.arccosh(z) + np.arctanh(z),
+        z ** w64 + np.log10(z) + np.abs(z) + np.conj(z) * 2,
+        np.where(z != w64, -z / (z.imag + 1j), z * 0.5),
+    ], axis=1)
     np.testing.assert_allclose(out, want, rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(o32, w * w - w / np.float32(3) + w.real, rtol=1e-6)
     assert (out[:7, 6] == z[:7] * 0.5).all()
@@ -698,7 +657,8 @@ def test_the_nvrtc_form_of_complex128_atomics_computes_what_a_sequential_run_doe
     s = np.zeros(7, np.complex128)
     s[3], s[4], s[5], s[6] = 10 - 2j, 1 + 0j, 7j, -1 + 1j
     olds = np.zeros(n, np.complex128)
-    src = nvrtc_source(0, cbins, n, z=pk.View([n], pk.complex128), s=pk.View([7], pk.complex128), olds=pk.View([n], pk.complex128))
+    src = nvrtc_source(0, cbins, n, z=pk.View([n], pk.complex128), s=pk.View([7], pk.complex128),
+                       olds=pk.View([n], pk.complex128))
     assert src is not None and "Kokkos::atomic_fetch_mul(&s(" in src and "Kokkos::atomic_exchange(&s(" in src
     want = s.copy()
     lib = emulate("cbins", src)
@@ -728,28 +688,22 @@ def test_the_nvrtc_form_of_complex_sums_computes_what_numpy_does(emulate):
     league, cols = 6, 11
     m = crandom(league * cols, 5).reshape(league, cols)
     team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
-    src = _native.generate_source(1, team, _kernels._capture(team_cnorms), {"z": pk.View([league, cols], pk.complex128)}, nvrtc=True)
+    src = _native.generate_source(1, team, _kernels._capture(team_cnorms),
+                                  {"z": pk.View([league, cols], pk.complex128)}, nvrtc=True)
     assert src is not None
     emulate("team_cnorms", src).run_reduce(ctypes.byref(args_struct([m], [], [league, 1, 1, 0])), out)
     np.testing.assert_allclose(complex(out[0], out[1]), np.sum(m * m), rtol=1e-12)
 
 
 class OobRecord(ctypes.Structure):
-    _fields_ = [
-        ("set", ctypes.c_int),
-        ("dim", ctypes.c_int),
-        ("index", ctypes.c_longlong),
-        ("extent", ctypes.c_longlong),
-        ("view", ctypes.c_char * 64),
-        ("where", ctypes.c_char * 256),
-    ]
+    _fields_ = [("set", ctypes.c_int), ("dim", ctypes.c_int), ("index", ctypes.c_longlong),
+                ("extent", ctypes.c_longlong), ("view", ctypes.c_char * 64), ("where", ctypes.c_char * 256)]
 
 
 def test_the_nvrtc_form_of_a_bounds_checked_kernel_records_the_first_index_outside(emulate, tmp_path):
     # PK_BOUNDS_CHECK is read once per process: the source comes from a child.
     prog = tmp_path / "gen.py"
-    prog.write_text(
-        textwrap.dedent("""
+    prog.write_text(textwrap.dedent("""
         import sys
         sys.path.insert(0, sys.argv[1])
         import pykokkos as pk
@@ -757,10 +711,10 @@ def test_the_nvrtc_form_of_a_bounds_checked_kernel_records_the_first_index_outsi
         n = 10
         print(nvrtc_source(0, mix, n, a=1.5, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double),
                            out=pk.View([n], pk.double)))
-    """)
-    )
+    """))
     env = dict(os.environ, PK_BOUNDS_CHECK="1")
-    r = subprocess.run([sys.executable, str(prog), os.path.dirname(__file__)], capture_output=True, text=True, env=env, check=True)
+    r = subprocess.run([sys.executable, str(prog), os.path.dirname(__file__)], capture_output=True, text=True,
+                       env=env, check=True)
     src = r.stdout
     assert "pk::at(" in src and "pk_oob_record" in src
     lib = emulate("mix_checked", src)
@@ -782,7 +736,8 @@ def test_shapes_the_shim_does_not_cover_keep_the_kokkos_path():
     v = pk.View([8], pk.double)
     assert nvrtc_source(1, running_max, 8, x=v) is None  # reads its accumulator: not a sum
     assert nvrtc_source(MINLOC, minloc, 8, x=v) is not None  # a record accumulator, alone over a range
-    host = _native.generate_source(0, _native.Policy([0], [8], 1), _kernels._capture(with_printf), {"x": v}, nvrtc=True)
+    host = _native.generate_source(0, _native.Policy([0], [8], 1), _kernels._capture(with_printf), {"x": v},
+                                   nvrtc=True)
     assert host is None  # host kernels have no NVRTC form
 
 
@@ -795,8 +750,7 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
     through NVRTC and through nvcc give NumPy's values; cubins land, and NVRTC
     refuses none of the sources it was given."""
     script = tmp_path / "probe.py"
-    script.write_text(
-        textwrap.dedent("""
+    script.write_text(textwrap.dedent("""
         import os, sys, numpy as np, pykokkos as pk
         pk.set_default_space(pk.Cuda)
 
@@ -1059,14 +1013,14 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
         empty = pk.parallel_reduce(pk.RangePolicy(0, 0), high, reducer=pk.Max, a=a)
         assert empty == -np.finfo(np.float32).max
         print(repr(r), repr(mins), repr(top), repr(empty), repr(scanned), repr(tuple(ml)))
-    """)
-    )
+    """))
     base = dict(os.environ, PK_FUSE="0")
     if os.environ.get("PK_CACHE_DIR"):  # the Kokkos build stays where it is: only kernels are new
         base["PK_CACHE_DIR"] = os.environ["PK_CACHE_DIR"]
     runs, start = {}, time.time() - 1
     for nvrtc in ("1", "0"):
-        r = subprocess.run([sys.executable, str(script)], env=dict(base, PK_NVRTC=nvrtc), capture_output=True, text=True, cwd=tmp_path)
+        r = subprocess.run([sys.executable, str(script)], env=dict(base, PK_NVRTC=nvrtc), capture_output=True,
+                           text=True, cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-3000:]
         # printf lines, in whatever order the threads made them.
         lines = r.stdout.splitlines()
@@ -1088,5 +1042,4 @@ def test_new_cuda_kernels_compile_through_nvrtc_and_match_the_nvcc_path(tmp_path
 
 def _kernel_dir():
     from pathlib import Path
-
     return Path(pk.config()["cache"]) / "kernels"

@@ -2,7 +2,6 @@
 pykokkos/runtime/_openblas.py) when it is the one to load NumPy, leaving the
 environment as it was. Each case runs in a fresh interpreter: OpenBLAS reads
 its settings once."""
-
 from __future__ import annotations
 
 import os
@@ -12,7 +11,8 @@ import sys
 import pytest
 
 # The children run without PK_FUSE: one run of each test, not one per mode.
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task"), pytest.mark.eager_only]
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/task"),
+              pytest.mark.eager_only]
 
 # CPU seconds of the threads other than the main one (OpenBLAS' workers:
 # nothing here starts Kokkos) 0.3 s after the imports, and how many there are.
@@ -42,7 +42,8 @@ def _fresh(imports: str, **env: str) -> tuple[str, float, int]:
     # spin is then the same size on 2 cores and on 64.
     e["OPENBLAS_NUM_THREADS"] = "2"
     e.update(env)
-    out = subprocess.run([sys.executable, "-c", imports + IDLE_CPU], env=e, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", imports + IDLE_CPU], env=e, capture_output=True, text=True,
+                         check=True).stdout.split()
     return out[0], float(out[1]), int(out[2])
 
 
@@ -57,12 +58,9 @@ def test_pykokkos_first_shortens_the_spin_and_restores_the_environment():
     assert ours < control / 4
 
 
-@pytest.mark.parametrize(
-    "imports, env, expected",
-    [
-        ("import pykokkos\n", {"OPENBLAS_THREAD_TIMEOUT": "9"}, "9"),  # the user's value stays
-        ("import numpy, pykokkos\n", {}, "None"),  # NumPy first: nothing to do, nothing set
-    ],
-)
+@pytest.mark.parametrize("imports, env, expected", [
+    ("import pykokkos\n", {"OPENBLAS_THREAD_TIMEOUT": "9"}, "9"),  # the user's value stays
+    ("import numpy, pykokkos\n", {}, "None"),  # NumPy first: nothing to do, nothing set
+])
 def test_environment_left_as_the_user_set_it(imports, env, expected):
     assert _fresh(imports, **env)[0] == expected

@@ -4,7 +4,6 @@ planned afresh inside the runtime and must agree (regions, registers,
 deferred launches, the report); the tests check the values against NumPy,
 that replays happened, and that reports equal those of a run without the
 cache (PK_FUSION_DISABLE=plan_cache)."""
-
 from __future__ import annotations
 
 import os
@@ -180,7 +179,8 @@ def test_reports_of_replays_equal_reports_of_fresh_plans(tmp_path):
         disabled = [d for d in env.get("PK_FUSION_DISABLE", "").split(",") if d]
         env["PK_FUSION_DISABLE"] = ",".join(disabled + (["plan_cache"] if cache == "off" else []))
         env.pop("PK_FUSE", None)
-        r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True, timeout=240, cwd=str(tmp_path))
+        r = subprocess.run([sys.executable, str(path)], env=env, capture_output=True, text=True,
+                           timeout=240, cwd=str(tmp_path))
         assert r.returncode == 0, r.stderr
         outs[cache] = r.stdout
     replays = {c: int(o.rsplit("REPLAYS", 1)[1]) for c, o in outs.items()}

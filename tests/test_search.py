@@ -1,7 +1,6 @@
 """pk.lower_bound / pk.upper_bound in workunits (PyKokkos' later API): a binary
 search of the first n elements of a sorted 1-d view or scratch view, checked
 against NumPy's searchsorted (side left / right)."""
-
 import numpy as np
 import pytest
 
@@ -54,7 +53,8 @@ def test_bounds_on_a_scratch_view_in_a_team_kernel():
     policy = pk.TeamPolicy(teams, size)
     policy.set_scratch_size(0, pk.PerTeam(pk.ScratchView1D[pk.double].shmem_size(size)))
     pk.parallel_for(policy, in_team, v=pk.array(x.ravel()), out=out)
-    want = [np.searchsorted(x[t], r * 1.5) * 10 + np.searchsorted(x[t], r * 1.5, side="right") for t in range(teams) for r in range(size)]
+    want = [np.searchsorted(x[t], r * 1.5) * 10 + np.searchsorted(x[t], r * 1.5, side="right")
+            for t in range(teams) for r in range(size)]
     np.testing.assert_array_equal(np.asarray(out), want)
 
 

@@ -4,7 +4,6 @@ kernels built before: they hold
 results, so they run anyway, and together they are one multi-value reduction
 (one pass). Built-in reducers (pk.Max, pk.Min, pk.Prod, ...) join sums in it.
 Results equal NumPy's and eager mode's."""
-
 from __future__ import annotations
 
 import numpy as np

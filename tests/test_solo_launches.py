@@ -3,7 +3,6 @@ the cost signal's size (or on the GPU; tiny ones: test_bypass_schedule.py), a la
 last three flushes ran it by itself runs at once while nothing is pending, and a probe every 64th launch
 records it again, so fusion comes back once a consumer follows it. Values
 equal NumPy's throughout."""
-
 from __future__ import annotations
 
 import os
@@ -76,12 +75,8 @@ print(seen)
 
 def test_with_the_adaptive_choices_off_every_launch_is_recorded():
     """`PK_FUSION_DISABLE=adaptive` (read once per process) keeps recording."""
-    env = {
-        **os.environ,
-        "PK_FUSE": "1",
-        "PK_FUSION_DISABLE": "adaptive",
-        "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
-    }
+    env = {**os.environ, "PK_FUSE": "1", "PK_FUSION_DISABLE": "adaptive",
+           "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")])}
     r = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.split()[-6:] == ["[1,", "1,", "1,", "1,", "1,", "1]"], r.stdout

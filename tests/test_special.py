@@ -1,7 +1,6 @@
 """Special functions (expint1, erf, erfc, erfcx, cylinder functions of orders 0
 and 1: J, Y, I, K, Hankel) in kernels, on arrays and on numbers, on float32,
 float64, complex64 and complex128, against scipy.special."""
-
 from __future__ import annotations
 
 from functools import partial
@@ -12,24 +11,13 @@ import scipy.special as sp
 
 import pykokkos as pk
 
-SCIPY = [
-    ("expint1", sp.exp1),
-    ("erf", sp.erf),
-    ("erfc", sp.erfc),
-    ("erfcx", sp.erfcx),
-    ("cyl_bessel_j0", partial(sp.jv, 0)),
-    ("cyl_bessel_y0", partial(sp.yv, 0)),
-    ("cyl_bessel_j1", partial(sp.jv, 1)),
-    ("cyl_bessel_y1", partial(sp.yv, 1)),
-    ("cyl_bessel_i0", partial(sp.iv, 0)),
-    ("cyl_bessel_k0", partial(sp.kv, 0)),
-    ("cyl_bessel_i1", partial(sp.iv, 1)),
-    ("cyl_bessel_k1", partial(sp.kv, 1)),
-    ("cyl_bessel_h10", partial(sp.hankel1, 0)),
-    ("cyl_bessel_h11", partial(sp.hankel1, 1)),
-    ("cyl_bessel_h20", partial(sp.hankel2, 0)),
-    ("cyl_bessel_h21", partial(sp.hankel2, 1)),
-]
+SCIPY = [("expint1", sp.exp1), ("erf", sp.erf), ("erfc", sp.erfc), ("erfcx", sp.erfcx),
+         ("cyl_bessel_j0", partial(sp.jv, 0)), ("cyl_bessel_y0", partial(sp.yv, 0)),
+         ("cyl_bessel_j1", partial(sp.jv, 1)), ("cyl_bessel_y1", partial(sp.yv, 1)),
+         ("cyl_bessel_i0", partial(sp.iv, 0)), ("cyl_bessel_k0", partial(sp.kv, 0)),
+         ("cyl_bessel_i1", partial(sp.iv, 1)), ("cyl_bessel_k1", partial(sp.kv, 1)),
+         ("cyl_bessel_h10", partial(sp.hankel1, 0)), ("cyl_bessel_h11", partial(sp.hankel1, 1)),
+         ("cyl_bessel_h20", partial(sp.hankel2, 0)), ("cyl_bessel_h21", partial(sp.hankel2, 1))]
 
 
 @pk.workunit
@@ -79,7 +67,8 @@ def points(dtype) -> np.ndarray:
         far = (rng.random(40) * 400 - 200) + 1j * (rng.random(40) * 40 - 20)
         z = np.concatenate([wide, near, axes, far, [0, 2, -2, 2j, 1e-8 + 1e-8j]])
     else:
-        z = np.concatenate([rng.random(300) * 60 - 30, rng.random(100) * 6 - 3, [0.0, 1e-8, 2.0, 5.0, -2.0, 26.0, -26.0, 150.0]])
+        z = np.concatenate([rng.random(300) * 60 - 30, rng.random(100) * 6 - 3,
+                            [0.0, 1e-8, 2.0, 5.0, -2.0, 26.0, -26.0, 150.0]])
     return z.astype(dtype)
 
 
@@ -116,15 +105,11 @@ def test_in_kernels_against_scipy(dtype):
 def test_on_arrays_and_numbers(name, ref_fn):
     fn = getattr(pk, name)
     rng = np.random.default_rng(3)
-    cases = [
-        pk.array(rng.random(40) * 8 + 0.5),  # a View
-        (rng.random((3, 5)) * 8 + 0.5).astype(np.float32),  # a 2-D NumPy array, float32
-        rng.random((2, 3, 2)) * 4 + 0.5 + 1j,  # rank 3, complex
-        np.arange(1, 7),  # integers: float64, as SciPy
-        2.5,
-        np.float32(1.5),
-        1.5 - 0.5j,
-    ]
+    cases = [pk.array(rng.random(40) * 8 + 0.5),                 # a View
+             (rng.random((3, 5)) * 8 + 0.5).astype(np.float32),   # a 2-D NumPy array, float32
+             rng.random((2, 3, 2)) * 4 + 0.5 + 1j,                # rank 3, complex
+             np.arange(1, 7),                                     # integers: float64, as SciPy
+             2.5, np.float32(1.5), 1.5 - 0.5j]
     for x in cases:
         got = fn(x)
         host = np.asarray(x)

@@ -4,7 +4,6 @@ with nothing pending are held, and the last one runs that kernel at once.
 Anything that does not continue them (a host access, another launch, a flush,
 another thread) gets the held launches recorded first. Values equal NumPy's
 (and eager mode's) throughout."""
-
 from __future__ import annotations
 
 import os
@@ -174,7 +173,6 @@ def test_a_temporary_alive_at_the_reduction_but_dead_at_the_read(lazy):
     """The total is read after the function that made the temporary returned:
     the flush sees it dead, the next iteration's reduction alive. Such a
     loop is not replayed (its program could never match); values stay right."""
-
     def step(x, out):
         t = pk.View([N], pk.double)
         pk.parallel_for(N, mul2, x=x, y=t)
@@ -270,15 +268,11 @@ def _apply(op, views, refs, a):
 
 
 # CI runs one fixed set of 12; `make fuzz` draws 300 new loops every run.
-@settings(
-    max_examples=int(os.environ.get("PK_FUZZ_TAPE_EXAMPLES", "12")), deadline=None, derandomize=os.environ.get("PK_FUZZ_RANDOM") != "1"
-)
-@given(
-    body=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=3),
-    read=st.sampled_from(("sum", "element", "dot")),
-    which=st.integers(0, 1),
-    other=st.integers(0, 1),
-)
+@settings(max_examples=int(os.environ.get("PK_FUZZ_TAPE_EXAMPLES", "12")), deadline=None,
+          derandomize=os.environ.get("PK_FUZZ_RANDOM") != "1")
+@given(body=st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 1), st.integers(0, 1)), min_size=1,
+                     max_size=3),
+       read=st.sampled_from(("sum", "element", "dot")), which=st.integers(0, 1), other=st.integers(0, 1))
 def test_random_loops_equal_numpy(body, read, which, other):
     pk._native.set_lazy(True)
     try:
@@ -322,13 +316,8 @@ def test_the_bypass_learns_the_loop_at_its_first_trial():
     at once from the start, and the first trial of recording (due at a
     reduction, so it starts with the next launch) is one whole iteration:
     the tape learns it and runs it from then on."""
-    r = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(COST_AWARE)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": ""},
-        timeout=300,
-    )
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(COST_AWARE)], capture_output=True, text=True,
+                       env={**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": ""}, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     runs = int(r.stdout.split()[-1])
     # The trial is due after 256 launches (128 iterations); the rest replay.
@@ -355,13 +344,8 @@ def test_memo_switches_off_learned_flushes_and_plans(disabled):
     """`PK_FUSION_DISABLE=memo` (read once per process) switches the whole memo
     off: no learned flush runs and no plan is replayed; with it on, the same
     loop runs from learned flushes. Values equal NumPy's either way (`step`)."""
-    r = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(MEMO_LOOP)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": disabled},
-        timeout=300,
-    )
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMO_LOOP)], capture_output=True, text=True,
+                       env={**os.environ, "PK_FUSE": "0", "PK_FUSION_DISABLE": disabled}, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     runs, replays = map(int, r.stdout.split()[-2:])
     if disabled:

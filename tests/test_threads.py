@@ -2,7 +2,6 @@
 from worker threads): each thread's own work is exact, updates of one shared
 View from every thread all land, and a host read never sees a kernel half
 done. Runs eagerly and lazily (conftest)."""
-
 from __future__ import annotations
 
 import threading

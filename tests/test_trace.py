@@ -2,7 +2,6 @@
 data (the final buffers must equal the recorded run's, eager and fused), the
 summary and explain commands, and bad traces (truncated, another version, a
 missing field, a workunit whose source changed) as clear errors."""
-
 import json
 import subprocess
 import sys
@@ -193,16 +192,8 @@ def test_compile_only_prewarms_the_cache_for_a_live_run(recorded, tmp_path, tool
     seed_precompiled_header(cache, toolchain)
     env = child_env(cache, toolchain)
     # Two processes prewarm one empty cache at once: a lock per key keeps it whole.
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "pykokkos", "replay", str(trace), "--compile-only"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [subprocess.Popen([sys.executable, "-m", "pykokkos", "replay", str(trace), "--compile-only"],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate() for p in procs]
     assert all(p.returncode == 0 for p in procs), outs
     built = [int(o.split("compiled ")[1].split()[0]) for o, _ in outs]
@@ -220,9 +211,8 @@ def nested(events):
     """Every fused launch lies inside a kernel span of its thread."""
     kernels = [e for e in events if e.get("cat") == "kernel"]
     for c in (e for e in events if e.get("cat") == "fused launch"):
-        assert any(
-            k["tid"] == c["tid"] and k["ts"] - 1e-3 <= c["ts"] and c["ts"] + c["dur"] <= k["ts"] + k["dur"] + 1e-3 for k in kernels
-        ), c
+        assert any(k["tid"] == c["tid"] and k["ts"] - 1e-3 <= c["ts"] and
+                   c["ts"] + c["dur"] <= k["ts"] + k["dur"] + 1e-3 for k in kernels), c
     return True
 
 
@@ -262,8 +252,7 @@ def test_the_format_round_trips_and_explain_draws_the_regions(recorded, tmp_path
     _, _, trace, _ = recorded
     t = load(str(trace))
     again = [json.dumps(t.header, sort_keys=True)] + [
-        json.dumps({k: v for k, v in e.items() if k != "_line"}, sort_keys=True) for e in t.events
-    ]
+        json.dumps({k: v for k, v in e.items() if k != "_line"}, sort_keys=True) for e in t.events]
     assert [json.loads(x) for x in again] == [json.loads(x) for x in trace.read_text().splitlines()]
     dot = tmp_path / "trace.dot"
     r = run(["-m", "pykokkos", "explain", str(trace), "--dot", str(dot)])

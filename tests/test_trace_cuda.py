@@ -2,7 +2,6 @@
 recording replayed on the Cuda space, and a recording of CuPy arrays passed
 straight to Cuda launches replayed on Cuda and back on the host; final
 buffers equal (floating point within rounding where the space changed)."""
-
 import json
 import os
 import subprocess
@@ -16,7 +15,7 @@ from test_trace_foreign import PROGRAM as HOST_PROGRAM
 
 pytestmark = [pytest.mark.eager_only, pytest.mark.device_only]
 
-CUPY_PROGRAM = textwrap.dedent("""
+CUPY_PROGRAM = textwrap.dedent('''
     import json
 
     import cupy as cp
@@ -43,26 +42,22 @@ CUPY_PROGRAM = textwrap.dedent("""
         pk.parallel_for(500, axpy, a=0.5, x=x[::2], y=y[500:])
         s = pk.parallel_reduce(1000, total, y=y)
         print(json.dumps([float(s), cp.asnumpy(y).tolist()]))
-""")
+''')
 
 
 def record(tmp_path, program: str, fuse: str):
     prog = tmp_path / "prog.py"
     prog.write_text(program)
     trace = tmp_path / "t.jsonl"
-    r = subprocess.run(
-        [sys.executable, str(prog)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1", PK_FUSE=fuse),
-    )
+    r = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, cwd=tmp_path,
+                       env=dict(os.environ, PK_TRACE=str(trace), PK_TRACE_DATA="1", PK_FUSE=fuse))
     assert r.returncode == 0, r.stderr
     return trace, r.stdout
 
 
 def replay(trace, *args):
-    r = subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), "--both", *args], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), "--both", *args],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 

@@ -5,7 +5,6 @@ process (in a long one, a View can land in heap memory an earlier NumPy
 array already advised) and on the range the runtime advises: the View's
 whole 2 MiB pages, which start on a 2 MiB boundary (NumPy advises from a
 4 KiB one)."""
-
 from __future__ import annotations
 
 import os
@@ -15,13 +14,9 @@ import sys
 import pytest
 
 # The child runs without PK_FUSE: one run, not one per mode.
-pytestmark = [
-    pytest.mark.skipif(
-        not os.path.exists("/sys/kernel/mm/transparent_hugepage"),
-        reason="the kernel has no transparent huge pages (Linux with THP built in)",
-    ),
-    pytest.mark.eager_only,
-]
+pytestmark = [pytest.mark.skipif(not os.path.exists("/sys/kernel/mm/transparent_hugepage"),
+                                 reason="the kernel has no transparent huge pages (Linux with THP built in)"),
+              pytest.mark.eager_only]
 
 CHILD = r"""
 import numpy as np

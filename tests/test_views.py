@@ -1,5 +1,4 @@
 """View host behaviour: no kernels are compiled here."""
-
 from __future__ import annotations
 
 import numpy as np
@@ -338,7 +337,6 @@ def test_dlpack_export_shares_memory_and_counts_as_an_export():
 
 # --- memory errors and bounds (never an abort, never a write outside) --------------
 
-
 @pytest.mark.parametrize("start,length,step", [([5], [6], [1]), ([-1], [2], [1]), ([0], [5], [3]), ([0], [2], [0])])
 def test_subview_outside_its_parent_is_an_index_error(start, length, step):
     v = pk.View([10], pk.double)
@@ -364,22 +362,18 @@ def test_a_view_the_machine_cannot_hold_raises_memory_error():
 
 # --- host element access: the native fast path gives what NumPy gives -------------
 
-
 @pytest.mark.parametrize("pk_t,np_t", ALL_DTYPES, ids=ALL_DTYPE_IDS)
 def test_element_reads_and_writes_match_numpy(pk_t, np_t):
     ref = np.zeros((3, 4), np_t)
     v = pk.View([3, 4], pk_t)
-    values = (
-        [1, 0, 2.75, True, -1.5, 7]
-        if np.issubdtype(np_t, np.signedinteger) or np_t in (np.float32, np.float64, np.bool_)
-        else [1, 0, 2.75, True, 7]
-    )
+    values = [1, 0, 2.75, True, -1.5, 7] if np.issubdtype(np_t, np.signedinteger) or np_t in (
+        np.float32, np.float64, np.bool_) else [1, 0, 2.75, True, 7]
     for k, x in enumerate(values):
         i, j = divmod(k, 4)
-        ref[i, j] = x  # NumPy's conversion (float to int truncates, ...)
+        ref[i, j] = x          # NumPy's conversion (float to int truncates, ...)
         v[i, j] = x
         ref[i][-1 - j] = x
-        v[i][-1 - j] = x  # a row, then an element
+        v[i][-1 - j] = x       # a row, then an element
     np.testing.assert_array_equal(np.asarray(v), ref)
     arr = np.asarray(v)  # NumPy's own indexing of the View's memory sets the scalar types
     for i in range(3):
@@ -428,7 +422,7 @@ def test_element_access_waits_for_pending_work(pk_mode):
     pk.parallel_for(8, el_double, v=v)
     assert v[3] == 6.0  # the pending launch ran first
     pk.parallel_for(8, el_double, v=v)
-    v[0] = 100.0  # a host write after a pending writer: the kernel runs first
+    v[0] = 100.0       # a host write after a pending writer: the kernel runs first
     pk.flush()
     assert v[0] == 100.0 and v[1] == 4.0
 
@@ -436,7 +430,7 @@ def test_element_access_waits_for_pending_work(pk_mode):
 def test_rows_handed_out_again_stay_right_while_indices_change():
     ref = np.arange(60.0).reshape(3, 4, 5)
     v = pk.array(ref.copy())
-    for e in (0, 2, 0, 1):  # the row cache is hit, missed, and hit again
+    for e in (0, 2, 0, 1):          # the row cache is hit, missed, and hit again
         for j in (3, 1, 3):
             for i in range(5):
                 assert v[e][j][i] == ref[e, j, i]
@@ -444,7 +438,7 @@ def test_rows_handed_out_again_stay_right_while_indices_change():
                 ref[e, j, i] *= -1
     np.testing.assert_array_equal(np.asarray(v), ref)
     r = v[2]
-    del v  # a row keeps the memory alive by itself
+    del v                            # a row keeps the memory alive by itself
     assert r[1][1] == ref[2, 1, 1]
 
 
@@ -498,17 +492,9 @@ def test_slices_of_ints_and_slices_match_numpy():
     # each result a View sharing the memory.
     ref = np.arange(5 * 6 * 4, dtype=np.float64).reshape(5, 6, 4)
     v = pk.array(ref.copy())
-    keys = [
-        slice(1, 4),
-        (2, slice(None)),
-        (slice(None), 3),
-        (-1, slice(None, None, -2)),
-        (slice(4, 0, -1), 1, slice(1, 3)),
-        (slice(None), slice(None), 0),
-        slice(7, 9),
-        (0, slice(-3, None)),
-        (slice(None, None, 2), slice(1, None, 3), slice(None, 2)),
-    ]
+    keys = [slice(1, 4), (2, slice(None)), (slice(None), 3), (-1, slice(None, None, -2)),
+            (slice(4, 0, -1), 1, slice(1, 3)), (slice(None), slice(None), 0), slice(7, 9),
+            (0, slice(-3, None)), (slice(None, None, 2), slice(1, None, 3), slice(None, 2))]
     for key in keys:
         got, want = v[key], ref[key]
         assert isinstance(got, pk.View) and tuple(got.shape) == want.shape, key

@@ -1,7 +1,6 @@
 """The Python enums are built from the native core's one table of wire codes
 (src/python/wire.rs): every code the core decodes has its Python name, and
 a View made with each dtype, layout and memory space reads back as made."""
-
 import numpy as np
 
 import pykokkos as pk

@@ -3,7 +3,6 @@ workunit, the expression and its file:line, eagerly and fused, where C++
 would kill the interpreter with SIGFPE; the runtime goes on working after it.
 Float division keeps IEEE results (NumPy's), and nonzero divisors keep
 Python's floor semantics (checked against NumPy)."""
-
 from __future__ import annotations
 
 import os

@@ -1,6 +1,8 @@
 """What pykokkos knows about running under MPI (mpi4py): the probe of
-CUDA-aware MPI, device buffers for it, and a one-line description of each
-rank's set-up.
+CUDA-aware MPI, device buffers for it, a one-line description of each rank's
+set-up, and halo transfers of Views (`exchange`, `sendrecv`) through the best
+path the machine has: CUDA IPC between the GPUs of one host, a CUDA-aware MPI,
+or host copies (`halo_paths`).
 
 A View handed to mpi4py as it is goes through the buffer protocol: its host
 copy (pending kernels that write it run first; a received View counts as

@@ -5,7 +5,6 @@ They share the signature (i, v, m, x, n): v a 1-D double view, m a 2-D double
 view, x a Python float and n a Python int. Keep this file free of anything
 that would move lines around for no reason: the tests compute lines from it.
 """
-
 import math
 import os  # noqa: F401  (referenced by a bad kernel)
 
@@ -178,7 +177,6 @@ def walrus(i, v, m, x, n):
 def nested_def(i, v, m, x, n):
     def helper(a):
         return a
-
     v[i] = helper(x)  # ERR
 
 
@@ -186,21 +184,18 @@ def nested_def(i, v, m, x, n):
 def class_def(i, v, m, x, n):
     class Local:  # ERR
         pass
-
     v[i] = x
 
 
 @pk.workunit
 def import_stmt(i, v, m, x, n):
     import os  # ERR  # noqa: F811
-
     v[i] = x
 
 
 @pk.workunit
 def from_import(i, v, m, x, n):
     from math import sqrt  # ERR
-
     v[i] = sqrt(x)
 
 

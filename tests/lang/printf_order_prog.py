@@ -1,6 +1,5 @@
 """Run as a subprocess by test_printf.py: kernel printf lines interleave with
 Python's prints in the order the program made them, eager or lazy."""
-
 import pykokkos as pk
 
 

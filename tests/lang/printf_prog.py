@@ -1,5 +1,4 @@
 """Run as a subprocess by test_printf.py: pk.printf writes to C's stdout."""
-
 import pykokkos as pk
 
 

@@ -1,7 +1,6 @@
 """Arithmetic with Python semantics: floor division and modulo toward -inf,
 true division of ints, `**`, int() truncation, chained comparisons, and/or,
 conditional expressions, bitwise operators and every augmented assignment."""
-
 import math
 
 import numpy as np
@@ -21,8 +20,8 @@ def int_ops(i, a, b, out):
     out[i][0] = x // y
     out[i][1] = x % y
     out[i][2] = x + y * 3 - 1
-    out[i][3] = x**2
-    out[i][4] = y**3
+    out[i][3] = x ** 2
+    out[i][4] = y ** 3
     out[i][5] = -x
     out[i][6] = +x
     out[i][7] = abs(x)
@@ -42,7 +41,7 @@ def int_ops(i, a, b, out):
     out[i][21] = int(x / y)
     out[i][22] = (x * 3) // -4
     out[i][23] = -x % 4
-    out[i][24] = 2**10
+    out[i][24] = 2 ** 10
     out[i][25] = True + True
     out[i][26] = 7 // 2 + -7 // 2 + 7 % -3
     out[i][27] = 1 if x == y or x != -x else 0
@@ -50,32 +49,14 @@ def int_ops(i, a, b, out):
 
 def py_int_ops(x, y):
     return [
-        x // y,
-        x % y,
-        x + y * 3 - 1,
-        x**2,
-        y**3,
-        -x,
-        +x,
-        abs(x),
-        x & 0xF,
-        x | 6,
-        x ^ y,
-        x << 2,
-        x >> 1,
-        ~x,
+        x // y, x % y, x + y * 3 - 1, x ** 2, y ** 3, -x, +x, abs(x), x & 0xF, x | 6,
+        x ^ y, x << 2, x >> 1, ~x,
         1 if x < y < 10 else 0,
         1 if x <= y != 3 else 0,
         1 if 0 <= x < 10 and y > 0 or x == -100 else 0,
         1 if not x > y else 0,
         x if x > y else y,
-        x and y,
-        x or y,
-        int(x / y),
-        (x * 3) // -4,
-        -x % 4,
-        2**10,
-        True + True,
+        x and y, x or y, int(x / y), (x * 3) // -4, -x % 4, 2 ** 10, True + True,
         7 // 2 + -7 // 2 + 7 % -3,
         1 if x == y or x != -x else 0,
     ]
@@ -104,7 +85,7 @@ def float_ops(i, a, b, ia, ib, out):
     out[i, 1] = x % y
     out[i, 2] = x / y
     out[i, 3] = abs(x) ** y
-    out[i, 4] = x**2
+    out[i, 4] = x ** 2
     out[i, 5] = int(x)
     out[i, 6] = int(-x)
     out[i, 7] = ia[i] / ib[i]
@@ -127,29 +108,10 @@ def float_ops(i, a, b, ia, ib, out):
 
 def py_float_ops(x, y, p, q):
     return [
-        x // y,
-        x % y,
-        x / y,
-        abs(x) ** y,
-        x**2,
-        int(x),
-        int(-x),
-        p / q,
-        7 / 2,
-        p**0.5 if p >= 0 else -1.0,
-        2.0**q,
-        float(p) / 4,
-        x - y * 0.5 + 1,
-        -x // 1.5,
-        1.0 if 0.0 < x < 5.0 else 0.0,
-        x if x > y else y,
-        max(x, y, 1.25),
-        min(x, y),
-        max(p, q),
-        min(p, 3),
-        bool(x) + bool(0.0),
-        float(7) // 2,
-        -7.5 % 2,
+        x // y, x % y, x / y, abs(x) ** y, x ** 2, int(x), int(-x), p / q, 7 / 2,
+        p ** 0.5 if p >= 0 else -1.0, 2.0 ** q, float(p) / 4, x - y * 0.5 + 1, -x // 1.5,
+        1.0 if 0.0 < x < 5.0 else 0.0, x if x > y else y, max(x, y, 1.25), min(x, y),
+        max(p, q), min(p, 3), bool(x) + bool(0.0), float(7) // 2, -7.5 % 2,
     ]
 
 
@@ -161,7 +123,8 @@ def test_float_operators_follow_python():
     ib = pk.array(np.array(B_INT[:n], dtype=np.int32))
     out = pk.View([n, 23], pk.double)
     pk.parallel_for(n, float_ops, a=a, b=b, ia=ia, ib=ib, out=out)
-    expect = np.array([py_float_ops(x, y, p, q) for x, y, p, q in zip(A_F, B_F, A_INT, B_INT)])
+    expect = np.array([py_float_ops(x, y, p, q)
+                       for x, y, p, q in zip(A_F, B_F, A_INT, B_INT)])
     np.testing.assert_allclose(np.asarray(out), expect, rtol=1e-14, atol=0)
     # floor division and modulo are exact, signs of zero included
     got = np.asarray(out)
@@ -230,56 +193,28 @@ def aug_ops(i, a, b, out, fout):
 def py_aug_ops(x0, y):
     res, fres = [], []
     x = x0
-    x += 3
-    res.append(x)
-    x -= y
-    res.append(x)
-    x *= 2
-    res.append(x)
-    x //= y
-    res.append(x)
-    x %= 7
-    res.append(x)
-    x **= 2
-    res.append(x)
-    x &= 0x1F
-    res.append(x)
-    x |= 64
-    res.append(x)
-    x ^= y
-    res.append(x)
-    x <<= 3
-    res.append(x)
-    x >>= 2
-    res.append(x)
+    x += 3; res.append(x)
+    x -= y; res.append(x)
+    x *= 2; res.append(x)
+    x //= y; res.append(x)
+    x %= 7; res.append(x)
+    x **= 2; res.append(x)
+    x &= 0x1F; res.append(x)
+    x |= 64; res.append(x)
+    x ^= y; res.append(x)
+    x <<= 3; res.append(x)
+    x >>= 2; res.append(x)
     z = x0
     z /= 4
     fres.append(z)
     w = 1.5
-    w += x0
-    w -= 0.25
-    w *= y
-    w /= 2
-    w //= 0.5
-    w %= 3.5
-    w **= 2
+    w += x0; w -= 0.25; w *= y; w /= 2; w //= 0.5; w %= 3.5; w **= 2
     fres.append(w)
     e = x0
-    e += 5
-    e -= 1
-    e *= 3
-    e //= 2
-    e %= 11
-    e **= 2
-    e &= 0xFF
-    e |= 1
-    e ^= 2
-    e <<= 1
-    e >>= 1
+    e += 5; e -= 1; e *= 3; e //= 2; e %= 11; e **= 2; e &= 0xFF; e |= 1; e ^= 2; e <<= 1; e >>= 1
     res.append(e)
     f = float(x0)
-    f /= 8
-    f += 0.5
+    f /= 8; f += 0.5
     fres.append(f)
     return res, fres
 

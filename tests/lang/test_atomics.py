@@ -1,5 +1,4 @@
 """Atomics: many work items hit one element; the result must be the exact count."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -46,25 +45,8 @@ def test_atomic_operations_are_exact():
     f = pk.View([1], pk.double)
     m = pk.View([3, 2], pk.int32)
     pk.parallel_for(N, atomic_ops, c=c, f=f, m=m)
-    expect = [
-        N,
-        2 * N,
-        -N,
-        -3 * N,
-        N,
-        N - 1,
-        1,
-        999,
-        5,
-        (1 << 40) - 1,
-        -1 & ~((1 << 20) - 1),
-        N % 2,
-        1 << 10,
-        1 << 10,
-        3 << 10,
-        1 << 30,
-        100 % 7,
-    ]
+    expect = [N, 2 * N, -N, -3 * N, N, N - 1, 1, 999, 5, (1 << 40) - 1,
+              -1 & ~((1 << 20) - 1), N % 2, 1 << 10, 1 << 10, 3 << 10, 1 << 30, 100 % 7]
     assert list(np.asarray(c)) == expect
     assert f[0] == N * 0.5
     np.testing.assert_array_equal(np.asarray(m), [[0, 1334], [0, 1333], [0, 1333]])
@@ -102,7 +84,6 @@ def test_compare_exchange_has_one_winner():
 
 
 # --- views created with trait=pk.Atomic: `v[i] op= x` is one atomic update ---------
-
 
 @pk.workunit
 def bin_counts(i, data, h, w):
@@ -149,13 +130,10 @@ def atomic_int_plus_float(i, h):
     h[0] += 0.5
 
 
-@pytest.mark.parametrize(
-    "kernel, fragment",
-    [
-        (atomic_floordiv, "is not one atomic operation"),
-        (atomic_int_plus_float, "needs an integer value, not float64"),
-    ],
-)
+@pytest.mark.parametrize("kernel, fragment", [
+    (atomic_floordiv, "is not one atomic operation"),
+    (atomic_int_plus_float, "needs an integer value, not float64"),
+])
 def test_atomic_trait_refuses_updates_it_cannot_make_atomic(kernel, fragment):
     h = pk.View([1], pk.int32, trait=pk.Atomic)
     with pytest.raises(pk.KernelTypeError, match=fragment):
@@ -171,14 +149,8 @@ def test_traits_are_checked():
 
 
 @pk.workunit
-def complex_atomics(
-    i: int,
-    z: pk.View1D[pk.complex128],
-    w: pk.View1D[pk.complex64],
-    s: pk.View1D[pk.complex128],
-    t: pk.View1D[pk.complex64],
-    olds: pk.View1D[pk.complex128],
-):
+def complex_atomics(i: int, z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64],
+                    s: pk.View1D[pk.complex128], t: pk.View1D[pk.complex64], olds: pk.View1D[pk.complex128]):
     pk.atomic_add(s, [i % 3], z[i])
     pk.atomic_sub(s, [3], z[i])
     pk.atomic_add(t, [0], w[i])
@@ -201,6 +173,5 @@ def test_complex_atomics_add_every_item_once():
     # The fetches ran in some order, each seeing the sum of those before it:
     # old + own item is the next one's old, and the last one's is the total.
     from collections import Counter
-
     old = np.asarray(olds).tolist()
     assert Counter((np.asarray(olds) + zs).tolist()) == Counter(old) - Counter([0j]) + Counter([zs.sum()])

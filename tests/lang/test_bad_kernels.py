@@ -1,6 +1,5 @@
 """Kernels outside the kernel language are rejected before any C++ exists, with
 the right exception, the user's file and line, and a plain sentence."""
-
 import inspect
 import os
 import re
@@ -124,11 +123,9 @@ def launch(name):
 def test_corpus_is_large_and_fully_marked():
     assert len(CASES) >= 40
     names = {c[0] for c in CASES}
-    kernels = {
-        n
-        for n, o in vars(bk).items()
-        if hasattr(o, "__pk_workunit__") and not getattr(o, "__pk_function__", False) or getattr(o, "__pk_functor__", False)
-    }
+    kernels = {n for n, o in vars(bk).items()
+               if hasattr(o, "__pk_workunit__") and not getattr(o, "__pk_function__", False)
+               or getattr(o, "__pk_functor__", False)}
     assert kernels <= names, f"bad kernels without a case: {kernels - names}"
 
 

@@ -1,6 +1,5 @@
 """@pk.classtype value classes built inside kernels; workunits defined inside
 functions, closing over constants; module-level constants."""
-
 import math
 
 import numpy as np
@@ -47,7 +46,7 @@ def use_classtypes(i, xs, out):
     out[i][1] = q.x * 10 + q.y
     c = Cell(i, xs[i])
     out[i][2] = c.k + c.w
-    p.x = 0.5  # fields of a local value can be assigned
+    p.x = 0.5               # fields of a local value can be assigned
     p.y += 1.0
     out[i][3] = p.x + p.y
     out[i][4] = SCALE * xs[i] + OFFSET + (1 if FLAG else 0) + NP_CONST
@@ -57,7 +56,8 @@ def test_classtypes_and_module_constants():
     xs = np.array([3.0, 0.0, -1.5])
     out = pk.View([3, 5], pk.double)
     pk.parallel_for(3, use_classtypes, xs=pk.array(xs), out=out)
-    expect = [[math.hypot(x, 4.0), (x + 1) * 10 + 3.0, i + 2 * x, 0.5 + 5.0, SCALE * x + OFFSET + 1 + 1.5] for i, x in enumerate(xs)]
+    expect = [[math.hypot(x, 4.0), (x + 1) * 10 + 3.0, i + 2 * x, 0.5 + 5.0,
+               SCALE * x + OFFSET + 1 + 1.5] for i, x in enumerate(xs)]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 
@@ -82,7 +82,7 @@ def test_workunits_in_functions_close_over_constants():
     pk.parallel_for(6, scaled, v=v)
     np.testing.assert_allclose(np.asarray(v), [0.5, 2.5, 4.5, 6.5, 4, 5])
     assert pk.parallel_reduce(6, summed, v=v) == 2 * (0.5 + 2.5 + 4.5 + 6.5 + 4 + 5)
-    scaled3, _ = make_kernels(3, -1.0)  # other constants: another kernel
+    scaled3, _ = make_kernels(3, -1.0)      # other constants: another kernel
     w = pk.array(np.ones(6))
     pk.parallel_for(6, scaled3, v=w)
     np.testing.assert_allclose(np.asarray(w), [2, 2, 2, 2, 1, 1])
@@ -150,12 +150,12 @@ class ClasstypesFunctor:
     def work(self, t: int):
         dep_one: DepOne = DepOne(self.i_1, self.f_1, self.b_1)
         self.out[t][0] = dep_one.sum()
-        self.mutate(dep_one)  # objects are passed by reference
+        self.mutate(dep_one)                  # objects are passed by reference
         self.out[t][1] = dep_one.sum()
         self.out[t][2] = self.ret().sum() + self.ret().scaled() + dep_one.scaled(f=0.5)
         d1 = DepOne(self.i_1, self.f_1, self.b_1)
         dep_two: DepTwo = DepTwo(d1)
-        d1.i = self.i_2  # DepTwo copied the fields
+        d1.i = self.i_2                       # DepTwo copied the fields
         self.out[t][3] = dep_two.sum()
         dep_two.bump(10)
         self.out[t][4] = dep_two.get_dep_one().i + dep_two.dep_one.j
@@ -174,18 +174,9 @@ def test_pykokkos_classtype_semantics():
     def dsum(i, j, k):
         return i + j if k else j
 
-    expect = [
-        [
-            dsum(5, 5.5, True),
-            dsum(1, 5.5, True),
-            dsum(5, 5.5, True) * 3 + dsum(1, 5.5, True) * 0.5,
-            dsum(5, 5.5, True),
-            15 + 5.5,
-            -1,
-            2.5 * t,
-        ]
-        for t in range(n)
-    ]
+    expect = [[dsum(5, 5.5, True), dsum(1, 5.5, True),
+               dsum(5, 5.5, True) * 3 + dsum(1, 5.5, True) * 0.5, dsum(5, 5.5, True),
+               15 + 5.5, -1, 2.5 * t] for t in range(n)]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 

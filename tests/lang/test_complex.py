@@ -1,6 +1,5 @@
 """complex64/complex128: Views, host access, kernel arithmetic with NumPy's
 promotion, math functions, reductions, and the errors NumPy would raise."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -16,9 +15,8 @@ def crandom(n, dtype=np.complex128):
 
 
 @pk.workunit
-def mixed(
-    i: int, out: pk.View1D[pk.complex128], z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64], x: pk.View1D[pk.double], s, k: int
-):
+def mixed(i: int, out: pk.View1D[pk.complex128], z: pk.View1D[pk.complex128], w: pk.View1D[pk.complex64],
+          x: pk.View1D[pk.double], s, k: int):
     t = z[i] * s + w[i] / (x[i] + 3.0) - 2j
     out[i] = t * t.conjugate() + pk.complex128(t.imag, t.real) + abs(t) + k - z[i] ** 2
 
@@ -29,7 +27,7 @@ def test_mixed_arithmetic_matches_numpy():
     s = 0.5 - 1.5j
     pk.parallel_for(N, mixed, out=out, z=pk.array(z), w=pk.array(w), x=pk.array(x), s=s, k=3)
     t = z * s + w / (x + 3.0) - 2j
-    want = t * np.conj(t) + (t.imag + 1j * t.real) + abs(t) + 3 - z**2
+    want = t * np.conj(t) + (t.imag + 1j * t.real) + abs(t) + 3 - z ** 2
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)  # w brings float32 parts
 
 
@@ -63,9 +61,8 @@ def test_math_functions_match_numpy():
     z = crandom(N)
     out = pk.View([N, 8], pk.complex128)
     pk.parallel_for(N, maths, out=out, z=pk.array(z))
-    want = np.stack(
-        [np.sqrt(z), np.exp(z), np.log(z), np.sin(z), np.cosh(z), z**2.5, np.conj(z) + z.real - z.imag, np.log10(z) + np.arctanh(z)], axis=1
-    )
+    want = np.stack([np.sqrt(z), np.exp(z), np.log(z), np.sin(z), np.cosh(z), z ** 2.5,
+                     np.conj(z) + z.real - z.imag, np.log10(z) + np.arctanh(z)], axis=1)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-12)
 
 
@@ -124,15 +121,12 @@ def as_float(i: int, x: pk.View1D[pk.double], z: pk.View1D[pk.complex128]):
     x[i] = float(z[i])
 
 
-@pytest.mark.parametrize(
-    "kernel,message",
-    [
-        (to_real, "does not convert to a real type"),
-        (ordered, "no order"),
-        (floored, "not defined for complex"),
-        (as_float, r"float\(\) of a complex"),
-    ],
-)
+@pytest.mark.parametrize("kernel,message", [
+    (to_real, "does not convert to a real type"),
+    (ordered, "no order"),
+    (floored, "not defined for complex"),
+    (as_float, r"float\(\) of a complex"),
+])
 def test_what_numpy_refuses_is_a_located_error(kernel, message):
     x, z = pk.View([2], pk.double), pk.array(np.array([1j, 2], dtype=np.complex128))
     if kernel is floored:

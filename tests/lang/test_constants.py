@@ -1,7 +1,6 @@
 """Numbers a kernel refers to by name (module constants, closure values,
 those of its @pk.function helpers) take Python semantics: a launch uses the
 value the name has when it is launched, also when a lazy launch runs later."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -28,9 +27,9 @@ def test_rebinding_a_module_constant_takes_effect_at_the_next_launch():
     a, b, c = (pk.View([n], pk.double) for _ in range(3))
     try:
         pk.parallel_for(n, scale, v=a)
-        SCALE = 3.0  # used by the workunit itself
+        SCALE = 3.0                      # used by the workunit itself
         pk.parallel_for(n, scale, v=b)
-        OFFSET = 10  # used by its helper
+        OFFSET = 10                      # used by its helper
         pk.parallel_for(n, scale, v=c)
     finally:
         SCALE, OFFSET = 2.0, 1
@@ -45,7 +44,6 @@ def test_rebinding_a_module_constant_takes_effect_at_the_next_launch():
 
 def test_closure_values_are_read_at_each_launch():
     k = 5
-
     @pk.workunit
     def add_k(i, v):
         v[i] = v[i] + k

@@ -1,7 +1,6 @@
 """Control flow: if/elif/else, for over range with 1, 2 and 3 arguments
 (negative and variable steps), while, break, continue, pass, and an early
 `return` that ends one work item."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -85,7 +84,7 @@ def py_control(i, step):
     r[12] = s
     for k in range(i):
         pass
-    k = i + 0.5  # a loop variable rebound to a float becomes a float
+    k = i + 0.5      # a loop variable rebound to a float becomes a float
     r[14] = k * 2
     r[13] = 0 if i % 4 == 1 else 7
     return r
@@ -164,7 +163,7 @@ def control(i, step, out):
     out[i][12] = s
     for k in range(i):
         pass
-    k = i + 0.5  # a loop variable rebound to a float becomes a float
+    k = i + 0.5      # a loop variable rebound to a float becomes a float
     out[i][14] = k * 2
     if i % 4 == 1:
         return

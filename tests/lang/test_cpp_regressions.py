@@ -1,7 +1,6 @@
 """Valid Python that once produced C++ the compiler rejected (or C++ that
 computed something else than Python). Each kernel here failed before its fix;
 several fixes share a kernel to keep the compile count down."""
-
 import math
 
 import numpy as np
@@ -64,16 +63,9 @@ def test_math_functions_missing_from_kokkos():
     xs = [-2.5, 0.5, 3.0, -0.0]
     out = pk.View([4, 5], pk.double)
     pk.parallel_for(4, missing_math_functions, x=pk.array(np.array(xs)), out=out)
-    expect = [
-        [
-            math.copysign(2.0, x),
-            math.copysign(x, -1.0),
-            math.copysign(math.floor(abs(x) + 0.5), x),
-            math.degrees(x) + math.radians(90.0),
-            math.copysign(1.5, -x),
-        ]
-        for x in xs
-    ]
+    expect = [[math.copysign(2.0, x), math.copysign(x, -1.0),
+               math.copysign(math.floor(abs(x) + 0.5), x),
+               math.degrees(x) + math.radians(90.0), math.copysign(1.5, -x)] for x in xs]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 
@@ -97,27 +89,8 @@ def cpp_names(i, v, new, this, NULL):
     pk_local = 14
     u_new = 15
     delete = 16
-    v[i] = (
-        xor
-        + and_eq
-        + bitor
-        + int64_t
-        + size_t
-        + EOF
-        + INT_MAX
-        + errno
-        + linux
-        + f
-        + Kokkos
-        + std
-        + printf
-        + pk_local
-        + u_new
-        + delete
-        + new
-        + this
-        + NULL
-    )
+    v[i] = (xor + and_eq + bitor + int64_t + size_t + EOF + INT_MAX + errno + linux + f
+            + Kokkos + std + printf + pk_local + u_new + delete + new + this + NULL)
 
 
 def test_names_that_are_reserved_in_cpp():
@@ -167,7 +140,8 @@ def wide_literals(i, out):
 def test_integer_literals_compute_in_64_bits():
     out = pk.View([2, 4], pk.int64)
     pk.parallel_for(2, wide_literals, out=out)
-    assert np.asarray(out).tolist() == [[1 << 40, 100000 * 100000, (1 << (i + 33)) - 1, 3 - 2**40 + 5000000000] for i in range(2)]
+    assert np.asarray(out).tolist() == [
+        [1 << 40, 100000 * 100000, (1 << (i + 33)) - 1, 3 - 2**40 + 5000000000] for i in range(2)]
 
 
 @pk.function
@@ -202,8 +176,6 @@ def test_uint64_mixed_with_int64():
     e = np.array([2, -3], dtype=np.int64)
     out = np.zeros((2, 3))
     pk.parallel_for(2, mixed_sign_64bit, u=u, e=e, out=out)
-    expect = [
-        [float(u[k] ** e[k]) if e[k] >= 0 else float(u[k]) ** float(e[k]), float(u[k] // e[k] + u[k] % e[k]), float(u[k] ** 2 + (u[k] | 1))]
-        for k in range(2)
-    ]
+    expect = [[float(u[k] ** e[k]) if e[k] >= 0 else float(u[k]) ** float(e[k]),
+               float(u[k] // e[k] + u[k] % e[k]), float(u[k] ** 2 + (u[k] | 1))] for k in range(2)]
     np.testing.assert_allclose(out, expect)

@@ -1,7 +1,6 @@
 """@pk.function helpers: unannotated and annotated, returning values (joined
 across returns), taking views, writing into views, calling each other, and
 instantiated once per argument-type combination."""
-
 import builtins
 import math
 
@@ -64,7 +63,7 @@ def fill_row(out, i: int, value: float):
 def count_down(n: int) -> int:
     c = 0
     while n > 0:
-        n -= 1  # parameters are local copies
+        n -= 1          # parameters are local copies
         c += 1
     return c
 
@@ -83,7 +82,7 @@ def affine(x: float, scale: float = 2.0, shift=OFFSET, flip=False):
 @pk.workunit
 def use_functions(i, x, a, b, grid, out):
     out[i][0] = twice(x[i])
-    out[i][1] = twice(i)  # same function, int instance
+    out[i][1] = twice(i)             # same function, int instance
     out[i][2] = hyp(x[i], 4.0)
     out[i][3] = clamp(x[i], 0.5, 2.5)
     out[i][4] = clamp(i, 1, 2)
@@ -109,26 +108,14 @@ def test_functions():
     b = np.array([4.0, 5.0, 6.0])
     out = pk.View([4, 13], pk.double)
     grid = pk.View([4, 3], pk.double)
-    pk.parallel_for(4, use_functions, x=pk.array(xs), a=pk.array(a), b=pk.array(b), grid=grid, out=out)
+    pk.parallel_for(4, use_functions, x=pk.array(xs), a=pk.array(a), b=pk.array(b),
+                    grid=grid, out=out)
     expect = []
     for i, x in enumerate(xs):
-        expect.append(
-            [
-                x * 2,
-                i * 2,
-                math.hypot(x, 4.0),
-                min(builtins.max(x, 0.5), 2.5),
-                min(builtins.max(i, 1), 2),
-                i // 2 if i % 2 == 0 else i / 2,
-                a @ b,
-                math.sqrt(a @ a),
-                i + 3,
-                2 * i + 1,
-                i * 100 + 2,
-                (2 * x + 0.25) + (3 * x + 0.25) + (2 * x - 1.0),
-                -(0.5 * x + 0.25),
-            ]
-        )
+        expect.append([x * 2, i * 2, math.hypot(x, 4.0), min(builtins.max(x, 0.5), 2.5),
+                       min(builtins.max(i, 1), 2), i // 2 if i % 2 == 0 else i / 2, a @ b,
+                       math.sqrt(a @ a), i + 3, 2 * i + 1, i * 100 + 2,
+                       (2 * x + 0.25) + (3 * x + 0.25) + (2 * x - 1.0), -(0.5 * x + 0.25)])
     np.testing.assert_allclose(np.asarray(out), expect)
     np.testing.assert_allclose(np.asarray(grid), xs[:, None] + np.arange(3))
 

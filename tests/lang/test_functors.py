@@ -1,7 +1,6 @@
 """@pk.functor classes: members set in __init__, @pk.workunit methods launched
 as bound methods (for and reduce), members changed between launches, and
 @pk.function methods called as self.f(...) that read members too."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -16,7 +15,7 @@ class Saxpy:
         self.a: float = a
         self.x: pk.View1D[pk.double] = x
         self.y: pk.View1D[pk.double] = y
-        self.label = "not a kernel value"  # ignored: only numbers and views are members
+        self.label = "not a kernel value"   # ignored: only numbers and views are members
 
     @pk.function
     def axpy(self, xv: float, yv: float) -> float:
@@ -33,7 +32,7 @@ class Saxpy:
 
     @pk.workunit
     def sum(self, i: int, acc: pk.Acc[pk.double]):
-        a = self.a * 0 + i  # a local named like a member is its own variable
+        a = self.a * 0 + i          # a local named like a member is its own variable
         n = 1
         acc += self.y[i] * n + self.weight(i) + a - i
 
@@ -65,7 +64,7 @@ def test_member_changes_take_effect():
     s.a = 10.0
     pk.parallel_for(n, s.work)
     np.testing.assert_allclose(np.asarray(y), [12.0] * n)
-    s.y = pk.View([n], pk.double)  # a new view member
+    s.y = pk.View([n], pk.double)          # a new view member
     pk.parallel_for(n, s.work)
     np.testing.assert_allclose(np.asarray(s.y), [10.0] * n)
     np.testing.assert_allclose(np.asarray(y), [12.0] * n)
@@ -149,7 +148,7 @@ def test_members_are_captured_at_the_launch():
     a, b = pk.View([n], pk.double), pk.View([n], pk.double)
     s = Scaler(2.0, a)
     pk.parallel_for(n, s.fill)
-    s.k, s.v = 5.0, b  # rebinding afterwards changes nothing already launched
+    s.k, s.v = 5.0, b          # rebinding afterwards changes nothing already launched
     pk.parallel_for(n, s.fill)
     np.testing.assert_array_equal(np.asarray(a), 2.0 * np.arange(n))
     np.testing.assert_array_equal(np.asarray(b), 5.0 * np.arange(n))

@@ -1,7 +1,6 @@
 """Views inside kernels: v[i][j] and v[i, j], extent(), 2-D/3-D, layouts, NumPy
 arguments, and in-kernel subviews (A[j, :]) indexed directly, bound to locals
 and passed to @pk.function helpers."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -84,16 +83,9 @@ def test_in_kernel_subviews():
     pk.parallel_for(3, subviews, A=A, B=B, out=out)
     expect = np.zeros((3, 8))
     for i in range(3):
-        expect[i] = [
-            a[i].sum(),
-            a[i].sum(),
-            a[i, 1] + a[i, 2],
-            a[:, 0].sum(),
-            a[i, 1] * 100 + a[i, 2] + 2000,
-            np.trace(b[i]),
-            b[i, 1].sum() + b[i, 2].sum(),
-            4 + 2,
-        ]
+        expect[i] = [a[i].sum(), a[i].sum(), a[i, 1] + a[i, 2], a[:, 0].sum(),
+                     a[i, 1] * 100 + a[i, 2] + 2000, np.trace(b[i]),
+                     b[i, 1].sum() + b[i, 2].sum(), 4 + 2]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 
@@ -128,16 +120,16 @@ def view_locals(i, A, out):
     row = A[0, :]
     best = row_sum(row)
     for k in range(1, A.extent(0)):
-        row = A[k, :]  # rebinding a view local in a loop
+        row = A[k, :]              # rebinding a view local in a loop
         if row_sum(row) > best:
             best = row_sum(row)
     out[i, 0] = best
-    out[i, 1] = row[i]  # the last row, used after the loop
-    whole = A  # an alias of the whole view
+    out[i, 1] = row[i]             # the last row, used after the loop
+    whole = A                      # an alias of the whole view
     col = whole[:, i]
     out[i, 2] = row_sum(col)
     tail = col[1:]
-    tail[0] = tail[0]  # written through the alias chain
+    tail[0] = tail[0]              # written through the alias chain
     out[i, 3] = tail.extent(0)
 
 

@@ -2,7 +2,6 @@
 indexing, writes, len/extent, in loops; the errors around them. Checked
 against the same computation in Python; conftest runs each test eagerly and
 lazily."""
-
 from typing import List
 
 import numpy as np

@@ -1,5 +1,4 @@
 """math.* and pk.* functions and constants, abs/min/max, against Python's math."""
-
 import math
 
 import numpy as np
@@ -13,28 +12,12 @@ XS = [0.3, 0.75, 1.5, 2.5, 3.5, -0.5, -2.5, 0.999]
 # (name, python reference) for one-argument functions; inputs are mapped into
 # each function's domain by `dom` in the kernel and in the reference alike.
 ONE = [
-    ("sqrt", math.sqrt),
-    ("exp", math.exp),
-    ("log", math.log),
-    ("log2", math.log2),
-    ("log10", math.log10),
-    ("log1p", math.log1p),
-    ("expm1", math.expm1),
-    ("sin", math.sin),
-    ("cos", math.cos),
-    ("tan", math.tan),
-    ("asin", math.asin),
-    ("acos", math.acos),
-    ("atan", math.atan),
-    ("sinh", math.sinh),
-    ("cosh", math.cosh),
-    ("tanh", math.tanh),
-    ("fabs", math.fabs),
-    ("cbrt", lambda x: math.copysign(abs(x) ** (1 / 3), x)),
-    ("erf", math.erf),
-    ("erfc", math.erfc),
-    ("tgamma", math.gamma),
-    ("lgamma", math.lgamma),
+    ("sqrt", math.sqrt), ("exp", math.exp), ("log", math.log), ("log2", math.log2),
+    ("log10", math.log10), ("log1p", math.log1p), ("expm1", math.expm1),
+    ("sin", math.sin), ("cos", math.cos), ("tan", math.tan), ("asin", math.asin),
+    ("acos", math.acos), ("atan", math.atan), ("sinh", math.sinh), ("cosh", math.cosh),
+    ("tanh", math.tanh), ("fabs", math.fabs), ("cbrt", lambda x: math.copysign(abs(x) ** (1 / 3), x)),
+    ("erf", math.erf), ("erfc", math.erfc), ("tgamma", math.gamma), ("lgamma", math.lgamma),
 ]
 
 
@@ -85,42 +68,13 @@ def py_math_module(v):
     p = abs(v) + 0.1
     u = v - math.floor(v)
     return [
-        math.sqrt(p),
-        math.exp(v),
-        math.log(p),
-        math.log2(p),
-        math.log10(p),
-        math.log1p(p),
-        math.expm1(v),
-        math.sin(v),
-        math.cos(v),
-        math.tan(v),
-        math.asin(u),
-        math.acos(u),
-        math.atan(v),
-        math.sinh(v),
-        math.cosh(v),
-        math.tanh(v),
-        math.fabs(v),
-        math.copysign(abs(v) ** (1 / 3), v),
-        math.erf(v),
-        math.erfc(v),
-        math.gamma(p),
-        math.lgamma(p),
-        math.pow(p, v),
-        math.atan2(v, 0.7),
-        math.hypot(v, 3.0),
-        math.fmod(v * 3.0, 0.7),
-        math.floor(v),
-        math.ceil(v),
-        math.trunc(v),
-        round(v),
-        math.pi + math.e,
-        0.0,
-        0.0,
-        1.0,
-        math.floor(v) // 2,
-        math.tau + math.log(p, 2.0),
+        math.sqrt(p), math.exp(v), math.log(p), math.log2(p), math.log10(p), math.log1p(p),
+        math.expm1(v), math.sin(v), math.cos(v), math.tan(v), math.asin(u), math.acos(u),
+        math.atan(v), math.sinh(v), math.cosh(v), math.tanh(v), math.fabs(v),
+        math.copysign(abs(v) ** (1 / 3), v), math.erf(v), math.erfc(v), math.gamma(p),
+        math.lgamma(p), math.pow(p, v), math.atan2(v, 0.7), math.hypot(v, 3.0),
+        math.fmod(v * 3.0, 0.7), math.floor(v), math.ceil(v), math.trunc(v), round(v),
+        math.pi + math.e, 0.0, 0.0, 1.0, math.floor(v) // 2, math.tau + math.log(p, 2.0),
     ]
 
 
@@ -179,16 +133,10 @@ def pk_module(i, x, out):
 def py_pk_module(v):
     p = abs(v) + 0.1
     return py_math_module(v)[:26] + [
-        math.floor(v) / 2,
-        math.ceil(v) / 2,
-        math.trunc(v) / 2,
+        math.floor(v) / 2, math.ceil(v) / 2, math.trunc(v) / 2,
         _round_half_away(v * 3.0),  # pk.round is Kokkos' round: halves away from zero
-        math.pi * math.e,
-        1.0,
-        1.0,
-        1 / math.sqrt(p),
-        abs(v) + min(v, 0.5) + max(v, 0.5),
-        3 + 2 - 1,
+        math.pi * math.e, 1.0, 1.0, 1 / math.sqrt(p),
+        abs(v) + min(v, 0.5) + max(v, 0.5), 3 + 2 - 1,
     ]
 
 
@@ -223,10 +171,8 @@ def test_integer_abs_min_max_and_rounding():
     x = pk.array(np.array(vals, dtype=np.int32))
     out = pk.View([len(vals), 8], pk.int64)
     pk.parallel_for(len(vals), math_ints, x=x, out=out)
-    expect = [
-        [abs(v), min(v, 2), max(v, -1, 0), math.floor(v / 3), math.ceil(v / 3), round(v / 2), int(math.sqrt(abs(v))), min(v, 3) * max(v, 2)]
-        for v in vals
-    ]
+    expect = [[abs(v), min(v, 2), max(v, -1, 0), math.floor(v / 3), math.ceil(v / 3),
+               round(v / 2), int(math.sqrt(abs(v))), min(v, 3) * max(v, 2)] for v in vals]
     np.testing.assert_array_equal(np.asarray(out), np.array(expect))
 
 
@@ -239,7 +185,7 @@ def numpy_spellings(i, x, out: pk.View2D[pk.double, pk.LayoutRight]):
     out[i][3] = 1.0 if float("nan") != float("nan") else 0.0
     out[i][4] = np.int64(v * 2.7) + pk.int32(-v) + pk.float32(0.1) + np.float64(0.25)
     out[i][5] = pk.uint8(300) + np.int8(-129)
-    out[i][6] = 2**-2 + 10**-1
+    out[i][6] = 2 ** -2 + 10 ** -1
     out[i][7] = x.shape[0] + out.shape[1]
 
 
@@ -247,19 +193,11 @@ def test_numpy_spellings_and_conversions():
     xs = [3.5, -1.25, 2.5]
     out = pk.View([3, 8], pk.double)
     pk.parallel_for(3, numpy_spellings, x=pk.array(np.array(xs)), out=out)
-    expect = [
-        [
-            math.sqrt(abs(v)) + math.floor(v) + abs(v) + math.pi + math.e,
-            min(v, 0.5) + max(v, 0.5) + float(np.round(v * 2)),
-            math.inf if v > 3 else -math.inf,
-            1.0,
-            int(v * 2.7) + int(-v) + float(np.float32(0.1)) + 0.25,
-            300 % 256 + 127,
-            2**-2 + 10**-1,
-            3 + 8,
-        ]
-        for v in xs
-    ]
+    expect = [[math.sqrt(abs(v)) + math.floor(v) + abs(v) + math.pi + math.e,
+               min(v, 0.5) + max(v, 0.5) + float(np.round(v * 2)),
+               math.inf if v > 3 else -math.inf, 1.0,
+               int(v * 2.7) + int(-v) + float(np.float32(0.1)) + 0.25,
+               300 % 256 + 127, 2 ** -2 + 10 ** -1, 3 + 8] for v in xs]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 

@@ -1,5 +1,4 @@
 """MDRangePolicy, parallel_scan, and kokkos-tutorials style programs."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -36,7 +35,8 @@ def test_mdrange_2d_and_3d():
     assert pk.parallel_reduce(pk.MDRangePolicy([0, 0], [4, 5]), md_sum, m=m) == expect.sum()
     t = pk.View([2, 3, 4], pk.int32)
     pk.parallel_for(pk.MDRangePolicy([0, 0, 0], [2, 3, 4]), md3, t=t)
-    np.testing.assert_array_equal(np.asarray(t), np.fromfunction(lambda i, j, k: i * 100 + j * 10 + k, (2, 3, 4)))
+    np.testing.assert_array_equal(
+        np.asarray(t), np.fromfunction(lambda i, j, k: i * 100 + j * 10 + k, (2, 3, 4)))
 
 
 @pk.workunit
@@ -104,7 +104,8 @@ def test_tutorial_inner_product():
     b = pk.View([rows], pk.double)
     pk.parallel_for(pk.RangePolicy(pk.OpenMP, 0, rows), matvec, A=A, x=x, b=b)
     np.testing.assert_allclose(np.asarray(b), a @ np.linspace(0, 1, cols))
-    assert pk.parallel_reduce(rows, yAx, cols=cols, y=y, x=x, A=A, initial_value=1.0) == result + 1.0
+    assert pk.parallel_reduce(rows, yAx, cols=cols, y=y, x=x, A=A, initial_value=1.0) == \
+        result + 1.0
 
 
 @pk.workunit

@@ -1,5 +1,4 @@
 """pk.printf goes to C's stdout: run a program in a subprocess and read it."""
-
 import os
 import subprocess
 import sys
@@ -12,7 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_printf_output():
-    r = subprocess.run([sys.executable, os.path.join(HERE, "printf_prog.py")], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, os.path.join(HERE, "printf_prog.py")],
+                       capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "item 0 of 3: x=0.000 v=0.5",
@@ -27,7 +27,6 @@ def _lines_on_a_terminal(script: str, env: dict) -> list[str]:
     """The program's stdout as a terminal shows it (C's stdio and Python's are
     both line-buffered there, so lines come out in the order they are made)."""
     import pty
-
     master, slave = pty.openpty()
     p = subprocess.Popen([sys.executable, script], stdout=slave, stderr=subprocess.PIPE, env=env)
     os.close(slave)
@@ -54,4 +53,5 @@ def test_printf_lines_come_when_the_kernel_was_launched(fuse):
     # The adaptive bypass is off: every launch is recorded.
     env = dict(os.environ, PK_FUSE=fuse, PK_FUSION_DISABLE="adaptive")
     got = _lines_on_a_terminal(os.path.join(HERE, "printf_order_prog.py"), env)
-    assert got == ["python 0", "kernel 0", "python 1", "kernel 1", "python 2", "kernel 2", "v[0] = 0.0", "v[1] = 1.5", "end"]
+    assert got == ["python 0", "kernel 0", "python 1", "kernel 1", "python 2", "kernel 2",
+                   "v[0] = 0.0", "v[1] = 1.5", "end"]

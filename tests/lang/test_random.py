@@ -4,7 +4,6 @@ The generator is checked number for number against a Python model of it
 (splitmix64-seeded xorshift64*, one generator per work item), so the test
 knows the exact values; plus ranges, spaces and functor pools.
 """
-
 import numpy as np
 import pytest
 import pykokkos as pk

@@ -5,7 +5,6 @@ reducers are checked against NumPy's argmin/argmax value (a tie may report
 any index holding the extreme, as Kokkos allows, so the test checks the value
 at the reported index).
 """
-
 import numpy as np
 import pytest
 import pykokkos as pk

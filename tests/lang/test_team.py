@@ -2,7 +2,6 @@
 ranges with nested defs as bodies, pk.single, team_barrier, functor team methods,
 Python scoping of nested defs, and the errors around them. Results are checked
 against NumPy; conftest runs each test eagerly and lazily."""
-
 import numpy as np
 import pytest
 
@@ -191,7 +190,6 @@ def test_team_then_range_kernels_in_one_program(pk_mode, data):
 
 # --- errors ---------------------------------------------------------------------
 
-
 @pk.workunit
 def call_nested_def(tm, out):
     def helper(c):
@@ -218,15 +216,12 @@ def body_with_wrong_arity(tm, out):
     pk.parallel_for(pk.TeamThreadRange(tm, 3), body)
 
 
-@pytest.mark.parametrize(
-    "kernel, fragment",
-    [
-        (call_nested_def, "'helper' is a nested def"),
-        (member_as_value, "'tm' is the team member"),
-        (range_outside_pattern, "is only allowed as the first argument of a nested"),
-        (body_with_wrong_arity, "it must take one parameter, the index"),
-    ],
-)
+@pytest.mark.parametrize("kernel, fragment", [
+    (call_nested_def, "'helper' is a nested def"),
+    (member_as_value, "'tm' is the team member"),
+    (range_outside_pattern, "is only allowed as the first argument of a nested"),
+    (body_with_wrong_arity, "it must take one parameter, the index"),
+])
 def test_team_kernel_errors_name_the_line(kernel, fragment):
     out = pk.View([2, 3], pk.double)
     with pytest.raises(pk.KernelTypeError) as info:
@@ -238,7 +233,8 @@ def test_team_kernel_errors_name_the_line(kernel, fragment):
 
 def test_scan_over_a_team_policy_is_refused():
     with pytest.raises(TypeError, match="parallel_scan needs a range policy"):
-        pk.parallel_scan(pk.TeamPolicy(2, TEAM), row_prefix, cols=1, v=pk.View([2, 1], pk.int64), out=pk.View([2, 1], pk.int64))
+        pk.parallel_scan(pk.TeamPolicy(2, TEAM), row_prefix, cols=1, v=pk.View([2, 1], pk.int64),
+                         out=pk.View([2, 1], pk.int64))
 
 
 def test_team_larger_than_the_space_allows_is_an_error_not_an_abort(pk_mode):
@@ -261,7 +257,6 @@ def test_bad_team_policies():
 
 
 # --- scratch memory -----------------------------------------------------------------
-
 
 @pk.workunit
 def scratch_yAx(team_member: pk.TeamMember, acc: pk.Acc[pk.double], cols: int, y, x, A):

@@ -1,6 +1,5 @@
 """Team scratch declared on the workunit (`@pk.workunit(scratch=...)`) and the
 team-collective `pk.inclusive_scan(team_member, view)`, against NumPy."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -110,4 +109,5 @@ def test_scratch_errors():
     with pytest.raises(TypeError, match="must be launched with a pk.TeamPolicy"):
         pk.parallel_for(8, block_scan, view=v, team_size=8)
     with pytest.raises(AttributeError, match="p.width"):
-        pk.parallel_for(pk.TeamPolicy(1, 8), row_prefix, m=pk.View([1, 8], pk.double), out=pk.View([1, 8], pk.double), wdth=8)
+        pk.parallel_for(pk.TeamPolicy(1, 8), row_prefix, m=pk.View([1, 8], pk.double),
+                        out=pk.View([1, 8], pk.double), wdth=8)

@@ -1,7 +1,6 @@
 """Type propagation: unannotated locals take the type of their first assignment
 and widen like Python; annotations win; one workunit compiles once per set of
 argument types; NumPy's promotion rules (NEP 50) for views and Python numbers."""
-
 import numpy as np
 import pytest
 import pykokkos as pk
@@ -11,20 +10,20 @@ pytestmark = pytest.mark.compiles  # these tests compile C++ kernels
 
 @pk.workunit
 def locals_kernel(i, iv, fv, out):
-    a = iv[i]  # int32 local
-    b = a / 2  # int / int -> float
-    c = 3  # int
-    c = c + 0.5  # assigned int, then float: a float local, as in Python
+    a = iv[i]            # int32 local
+    b = a / 2            # int / int -> float
+    c = 3                # int
+    c = c + 0.5          # assigned int, then float: a float local, as in Python
     d = 0
     for k in range(3):
-        d += 0.25  # widened to float by an augmented assignment
-    e: int = fv[i]  # the annotation wins: truncated to an int
-    f: float = a  # an int stored in a float local
-    g: pk.int8 = 130  # wraps like a C int8
+        d += 0.25        # widened to float by an augmented assignment
+    e: int = fv[i]       # the annotation wins: truncated to an int
+    f: float = a         # an int stored in a float local
+    g: pk.int8 = 130     # wraps like a C int8
     h = a // 2
     if i > 100:
         late = 1
-    late = 2.5  # first bound in a branch, widened later
+    late = 2.5           # first bound in a branch, widened later
     out[i][0] = b
     out[i][1] = c
     out[i][2] = d
@@ -40,7 +39,8 @@ def test_local_types_follow_python_and_annotations():
     fv = pk.array(np.array([2.7, -2.7, 9.99]))
     out = pk.View([3, 8], pk.double)
     pk.parallel_for(3, locals_kernel, iv=iv, fv=fv, out=out)
-    expect = [[a / 2, 3.5, 0.75, int(x), a / 4, -126, a // 2, 2.5] for a, x in zip([5, -3, 8], [2.7, -2.7, 9.99])]
+    expect = [[a / 2, 3.5, 0.75, int(x), a / 4, -126, a // 2, 2.5]
+              for a, x in zip([5, -3, 8], [2.7, -2.7, 9.99])]
     np.testing.assert_allclose(np.asarray(out), expect)
 
 
@@ -66,14 +66,14 @@ def test_same_workunit_compiles_per_argument_types():
 
 @pk.workunit
 def promotion(i, i32, f32, x, out64, out32):
-    out64[i][0] = i32[i] * x  # int32 view * Python float -> float64
-    out64[i][1] = i32[i] * 0.1  # int32 view * float literal -> float64
-    out64[i][2] = f32[i] * 1.1  # float32 view * Python float stays float32
-    out64[i][3] = f32[i] * x  # ... also with a Python float argument
-    out64[i][4] = f32[i] * i32[i]  # float32 * int32 -> float64
-    out64[i][5] = f32[i] / 3  # float32 / int literal stays float32
-    out32[i] = f32[i] * 1.1 + 0.3  # float32 arithmetic throughout
-    y = f32[i] * 2.0  # a float32 local
+    out64[i][0] = i32[i] * x         # int32 view * Python float -> float64
+    out64[i][1] = i32[i] * 0.1       # int32 view * float literal -> float64
+    out64[i][2] = f32[i] * 1.1       # float32 view * Python float stays float32
+    out64[i][3] = f32[i] * x         # ... also with a Python float argument
+    out64[i][4] = f32[i] * i32[i]    # float32 * int32 -> float64
+    out64[i][5] = f32[i] / 3         # float32 / int literal stays float32
+    out32[i] = f32[i] * 1.1 + 0.3    # float32 arithmetic throughout
+    y = f32[i] * 2.0                 # a float32 local
     out64[i][6] = y / 3.0
 
 
@@ -83,19 +83,12 @@ def test_numpy_promotion_rules():
     x = 0.1
     out64 = pk.View([3, 7], pk.double)
     out32 = pk.View([3], pk.float32)
-    pk.parallel_for(3, promotion, i32=pk.array(iv), f32=pk.array(fv), x=x, out64=out64, out32=out32)
-    expect = np.stack(
-        [
-            iv * x,
-            iv * 0.1,
-            (fv * 1.1).astype(np.float64),
-            (fv * np.float32(x)).astype(np.float64),
-            fv * iv,
-            (fv / 3).astype(np.float64),
-            ((fv * 2.0) / 3.0).astype(np.float64),
-        ],
-        axis=1,
-    )
+    pk.parallel_for(3, promotion, i32=pk.array(iv), f32=pk.array(fv), x=x,
+                    out64=out64, out32=out32)
+    expect = np.stack([
+        iv * x, iv * 0.1, (fv * 1.1).astype(np.float64), (fv * np.float32(x)).astype(np.float64),
+        fv * iv, (fv / 3).astype(np.float64), ((fv * 2.0) / 3.0).astype(np.float64),
+    ], axis=1)
     assert (fv * 1.1).dtype == np.float32 and (iv * 0.1).dtype == np.float64
     np.testing.assert_array_equal(np.asarray(out64), expect)
     np.testing.assert_array_equal(np.asarray(out32), fv * 1.1 + 0.3)

@@ -3,7 +3,6 @@
 form), and the host-side helpers workload programs use (`pk.printf`,
 `pk.Rank`/`pk.Iterate`). Checked against NumPy; conftest runs each test eagerly
 and lazily."""
-
 import numpy as np
 import pytest
 
@@ -31,7 +30,8 @@ class Pipeline:
     def run(self):
         pk.parallel_for(self.n, self.fill)
         self.total = pk.parallel_reduce(self.n, self.square_sum)
-        pk.parallel_for(pk.MDRangePolicy([0], [self.n], rank=pk.Rank(1, pk.Iterate.Left, pk.Iterate.Right)), self.normalise)
+        pk.parallel_for(pk.MDRangePolicy([0], [self.n], rank=pk.Rank(1, pk.Iterate.Left, pk.Iterate.Right)),
+                        self.normalise)
 
     @pk.callback
     def first(self):
@@ -125,10 +125,11 @@ class Lambdas:
     @pk.main
     def run(self):
         y = 1.5
-        pk.parallel_for(self.n, lambda i: i * 2.0, self.a)  # a[i] = ...
+        pk.parallel_for(self.n, lambda i: i * 2.0, self.a)            # a[i] = ...
         pk.parallel_for(self.n, lambda i: self.a[i] + y, self.a)
         self.total = pk.parallel_reduce(self.n, lambda i, acc: acc + self.a[i])
-        self.mixed = pk.parallel_reduce(self.n, lambda i, acc: acc + self.a[i] - y * 2 + i)
+        self.mixed = pk.parallel_reduce(
+            self.n, lambda i, acc: acc + self.a[i] - y * 2 + i)
 
 
 def test_lambda_kernels_in_a_workload():

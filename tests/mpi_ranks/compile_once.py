@@ -1,6 +1,5 @@
 """Run by test_mpi.py under `mpiexec -n 2` with an empty kernel cache: both ranks
 launch the same new kernel; each writes a trace, and the test counts compiles."""
-
 import sys
 
 from mpi4py import MPI

@@ -1,7 +1,6 @@
 """Run by test_mpi.py under mpiexec: pykokkos.mpi.device_buffer on an MPI
 library that is not CUDA-aware (the MPICH wheel), and the export hold that a
 device buffer keeps while MPI may still use the memory."""
-
 import pykokkos as pk
 from pykokkos.mpi import cuda_aware, device_buffer
 

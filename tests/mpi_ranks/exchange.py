@@ -1,6 +1,5 @@
 """Run by test_mpi.py under `mpiexec -n 2`: lazy work around MPI messages.
 Prints one line per check on rank 0; any wrong value raises."""
-
 import numpy as np
 from mpi4py import MPI
 

@@ -1,7 +1,6 @@
 """Several MPI ranks (mpiexec -n 2, one thread each on this 2-core machine):
 the halo-exchange example against NumPy, lazy work around messages, and one
 compile for two ranks launching a new kernel into an empty cache."""
-
 import glob
 import json
 import os
@@ -25,14 +24,8 @@ def mpirun(*args, ranks=2, env=None, timeout=600):
     e = dict(os.environ)
     e.pop("PK_FUSE", None)
     e.update(env or {})
-    r = subprocess.run(
-        [MPIEXEC, "-n", str(ranks), sys.executable, "-m", "mpi4py", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=e,
-        timeout=timeout,
-        cwd=HERE,
-    )
+    r = subprocess.run([MPIEXEC, "-n", str(ranks), sys.executable, "-m", "mpi4py", *map(str, args)],
+                       capture_output=True, text=True, env=e, timeout=timeout, cwd=HERE)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     return r.stdout
 
@@ -92,7 +85,8 @@ def test_per_rank_traces_carry_the_rank_and_merge(tmp_path):
     headers = [json.loads(open(t).readline()) for t in traces]
     assert [(h["rank"], h["ranks"]) for h in headers] == [(0, 2), (1, 2)]
     out = tmp_path / "merged.json"
-    r = subprocess.run([sys.executable, "-m", "pykokkos", "trace", "merge", *traces, "--chrome", str(out)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "trace", "merge", *traces, "--chrome", str(out)],
+                       capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     events = json.loads(out.read_text())["traceEvents"]
     assert {e["pid"] for e in events} == {0, 1}
@@ -100,14 +94,14 @@ def test_per_rank_traces_carry_the_rank_and_merge(tmp_path):
 
 
 def replay(trace, *args):
-    return subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), *args], capture_output=True, text=True, cwd=HERE)
+    return subprocess.run([sys.executable, "-m", "pykokkos", "replay", str(trace), *args],
+                          capture_output=True, text=True, cwd=HERE)
 
 
 @pytest.mark.parametrize("fuse", ["0", "1"])
 def test_one_ranks_trace_replays_alone_with_the_messages_it_received(tmp_path, fuse):
-    mpirun(
-        ROOT / "examples" / "mpi" / "heat2d.py", 32, 6, env={"PK_TRACE": str(tmp_path / "h.jsonl"), "PK_TRACE_DATA": "1", "PK_FUSE": fuse}
-    )
+    mpirun(ROOT / "examples" / "mpi" / "heat2d.py", 32, 6,
+           env={"PK_TRACE": str(tmp_path / "h.jsonl"), "PK_TRACE_DATA": "1", "PK_FUSE": fuse})
     traces = [tmp_path / f"h.rank{r}.jsonl" for r in (0, 1)]
     for t in traces:
         launches = [json.loads(line) for line in open(t) if '"ev":"launch"' in line]
@@ -124,11 +118,7 @@ def test_one_ranks_trace_replays_alone_with_the_messages_it_received(tmp_path, f
     f.write_bytes(b"\x3f" * f.stat().st_size)
     r = replay(traces[1], "--no-fuse")
     assert r.returncode == 1 and "DIFFER" in r.stdout, r.stdout + r.stderr
-    s = subprocess.run(
-        [sys.executable, "-m", "pykokkos", "trace", "summary", *map(str, traces), "--bandwidth", "10"],
-        capture_output=True,
-        text=True,
-        cwd=HERE,
-    )
+    s = subprocess.run([sys.executable, "-m", "pykokkos", "trace", "summary", *map(str, traces), "--bandwidth", "10"],
+                       capture_output=True, text=True, cwd=HERE)
     assert s.returncode == 0, s.stderr
     assert "(rank 0 of 2)" in s.stdout and "(rank 1 of 2)" in s.stdout and "all ranks (0, 1):" in s.stdout

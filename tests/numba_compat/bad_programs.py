@@ -1,5 +1,4 @@
 """Jitted functions outside the subset (test_api.py checks their errors)."""
-
 import numpy as np
 
 from pykokkos.numba import njit, prange

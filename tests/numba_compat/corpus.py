@@ -3,7 +3,6 @@ pykokkos.numba (test_differential.py imports this file once per engine, with
 `import numba` resolving to each). CASES lists each function with a maker of
 its arguments (fresh arrays per run; every array argument is compared after
 the call too)."""
-
 import math
 
 import numba
@@ -214,13 +213,9 @@ def mixed_types(x, k):
 # -- array expressions and NumPy --------------------------------------------------------------
 @njit
 def star(n, r, A, B, W):
-    B[r : n - r, r : n - r] += (
-        W[r, r] * A[r : n - r, r : n - r]
-        + W[r, r + 1] * A[r : n - r, r + 1 : n - r + 1]
-        + W[r, r - 1] * A[r : n - r, r - 1 : n - r - 1]
-        + W[r + 1, r] * A[r + 1 : n - r + 1, r : n - r]
-        + W[r - 1, r] * A[r - 1 : n - r - 1, r : n - r]
-    )
+    B[r:n - r, r:n - r] += W[r, r] * A[r:n - r, r:n - r] + W[r, r + 1] * A[r:n - r, r + 1:n - r + 1] \
+        + W[r, r - 1] * A[r:n - r, r - 1:n - r - 1] + W[r + 1, r] * A[r + 1:n - r + 1, r:n - r] \
+        + W[r - 1, r] * A[r - 1:n - r - 1, r:n - r]
 
 
 @njit
@@ -331,9 +326,9 @@ def aranges(n):
 # integer arrays (ufunc loops), integer scalars widen to int64 ------------------------------
 @njit
 def float32_keeps_width(a, k):
-    b = a**2 + a * 2 - a / 4 + a // 3
+    b = a ** 2 + a * 2 - a / 4 + a // 3
     c = a + k  # an int32 array: the float32 loop, as Numba picks it
-    return b, c, np.sqrt(k), a**0.5
+    return b, c, np.sqrt(k), a ** 0.5
 
 
 @njit
@@ -537,7 +532,7 @@ def warns_in_loop(x):
 def negative_indices(x, k):
     s = 0.0
     for i in range(3):
-        s += x[i - 1] * 10**i
+        s += x[i - 1] * 10 ** i
     return s, x[-1], x[k]
 
 

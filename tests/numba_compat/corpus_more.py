@@ -1,6 +1,5 @@
 """More Numba programs of our own writing (as corpus.py): reductions along an
 axis and names rebound to values of another type."""
-
 import math
 
 import numpy as np
@@ -132,14 +131,8 @@ def vectorized(x, y, k):
     for i in prange(x.shape[0]):
         s += cnd(x[i])
     xs = x.astype(np.float32)
-    return (
-        cnd(x) * 2.0 - cnd(0.25),
-        s,
-        clipped_diff(x, y),
-        clipped_diff(xs, xs * np.float32(0.5)),
-        clipped_diff(k, 3),
-        clipped_diff(2.5, 1.0),
-    )
+    return cnd(x) * 2.0 - cnd(0.25), s, clipped_diff(x, y), clipped_diff(xs, xs * np.float32(0.5)), \
+        clipped_diff(k, 3), clipped_diff(2.5, 1.0)
 
 
 @njit
@@ -245,14 +238,16 @@ CASES = {
     "two_passes": lambda: (R.random(64), np.zeros(64)),
     "bounds_of": lambda: (R.random(25), np.zeros(0)),
     "nearest": lambda: (R.random((30, 2)), np.append(R.random((5, 2)), [[np.nan, 0.5]], axis=0)),
-    "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40), R.random((4, 6)) * 1.2),
+    "histograms": lambda: (np.append(R.random(50), [np.nan, 1.0]), R.integers(-5, 9, 40),
+                           R.random((4, 6)) * 1.2),
     "kernel_temporaries": lambda: (R.random(40), np.array([-1.0, 2.0, 5.0, 0.5]), 0.5),
     "masked_means": lambda: (R.random(200), R.random(200), 9),
     "sa_like": lambda: (4, 3),
     "time_loop": lambda: (R.random((5, 3)), R.random((5, 3)), 4),
     "ufunc_outputs": lambda: (R.random((4, 3)) * 0.5, R.random((4, 3)) * 0.1, R.random(6) > 0.5),
     "vectorized": lambda: (R.random(11) - 0.5, R.random(11) - 0.5, R.integers(0, 7, 11)),
-    "stencils": lambda: (R.random((7, 6)), R.random((6, 5)), R.random((6, 5)), R.random(10), np.array([0.5, 0.25, 0.25]), 3),
+    "stencils": lambda: (R.random((7, 6)), R.random((6, 5)), R.random((6, 5)), R.random(10),
+                         np.array([0.5, 0.25, 0.25]), 3),
     "limits": lambda: (R.random(9), 5),
     "transposed": lambda: (R.random((3, 5)), R.random((5, 3))),
     "axis_sums": lambda: (R.random((5, 7)), R.integers(0, 9, (3, 4, 5)).astype(np.int32)),

@@ -2,7 +2,6 @@
 once per engine): rows summed by a team, serial reductions and running sums
 run as parallel kernels. FORMS names the construct each must translate to
 under pykokkos.numba; CASES makes fresh arguments."""
-
 import math
 
 import numpy as np
@@ -239,28 +238,13 @@ def index_given(x, n):
 
 
 FORMS = {
-    "row_norms": "pk.TeamThreadRange",
-    "matvec": "pk.TeamThreadRange",
-    "lower_means": "pk.TeamThreadRange",
-    "row_debits": "pk.TeamThreadRange",
-    "row_counts": "pk.TeamThreadRange",
-    "sum2d": "pk.parallel_reduce",
-    "sum3d_offset": "pk.parallel_reduce",
-    "spread": "pk.parallel_reduce",
-    "cumulative": "pk.parallel_scan",
-    "exclusive_counts": "pk.parallel_scan",
-    "shifted_balance": "pk.parallel_scan",
-    "recurrence": None,
-    "running_into_argument": None,
-    "last_index": None,
-    "reused_index": None,
-    "row_means": None,
-    "compound": None,
-    "capped": None,
-    "mixed_updates": None,
-    "chained_sums": None,
-    "aliased_running": None,
-    "index_given": None,
+    "row_norms": "pk.TeamThreadRange", "matvec": "pk.TeamThreadRange", "lower_means": "pk.TeamThreadRange",
+    "row_debits": "pk.TeamThreadRange", "row_counts": "pk.TeamThreadRange",
+    "sum2d": "pk.parallel_reduce", "sum3d_offset": "pk.parallel_reduce", "spread": "pk.parallel_reduce",
+    "cumulative": "pk.parallel_scan", "exclusive_counts": "pk.parallel_scan", "shifted_balance": "pk.parallel_scan",
+    "recurrence": None, "running_into_argument": None, "last_index": None, "reused_index": None,
+    "row_means": None, "compound": None, "capped": None, "mixed_updates": None, "chained_sums": None,
+    "aliased_running": None, "index_given": None,
 }
 
 CASES = {

@@ -1,6 +1,5 @@
 """pykokkos.numba's surface: decorator forms, fusion of what a jitted function
 launches, argument handling, and located errors for what is outside the subset."""
-
 import math
 
 import numpy as np
@@ -20,19 +19,15 @@ def _body(x, n):
     return s
 
 
-@pytest.mark.parametrize(
-    "wrap",
-    [
-        lambda f: njit(f),
-        lambda f: njit(parallel=True, fastmath=True, cache=True, nogil=True)(f),
-        lambda f: jit(nopython=True)(f),
-        lambda f: njit("float64(float64[:], int64)")(f),
-        lambda f: njit(float64(float64[:], int64), parallel=True)(f),
-        lambda f: jit([float64(float64[:], int64)], nopython=True)(f),
-        lambda f: numba.njit(f),
-    ],
-    ids=["njit(f)", "options", "jit-nopython", "string-sig", "type-sig", "sig-list", "module-attr"],
-)
+@pytest.mark.parametrize("wrap", [
+    lambda f: njit(f),
+    lambda f: njit(parallel=True, fastmath=True, cache=True, nogil=True)(f),
+    lambda f: jit(nopython=True)(f),
+    lambda f: njit("float64(float64[:], int64)")(f),
+    lambda f: njit(float64(float64[:], int64), parallel=True)(f),
+    lambda f: jit([float64(float64[:], int64)], nopython=True)(f),
+    lambda f: numba.njit(f),
+], ids=["njit(f)", "options", "jit-nopython", "string-sig", "type-sig", "sig-list", "module-attr"])
 def test_decorator_forms(wrap):
     x = np.arange(1.0, 101.0)
     f = wrap(_body)

@@ -2,7 +2,6 @@
 NumPy arrays, CuPy arrays and Cuda Views; device arrays are used where they
 are (an array argument comes back as itself), results equal to the plain
 Python run of each function (Numba's results; the GPU machine has no Numba)."""
-
 import numpy as np
 import pytest
 
@@ -69,11 +68,8 @@ def test_device_arrays_pass_as_they_are(case, kind):
     for r in got if isinstance(got, tuple) else (got,):
         if hasattr(r, "shape") and not isinstance(r, np.generic):
             assert isinstance(r, made), f"{case} ({kind}): an array came back as {type(r).__name__}"
-    same(
-        _host(got) if not isinstance(got, tuple) else tuple(_host(x) for x in got),
-        want.item() if isinstance(want, np.generic) else want,
-        f"{case} ({kind}) result",
-    )
+    same(_host(got) if not isinstance(got, tuple) else tuple(_host(x) for x in got),
+         want.item() if isinstance(want, np.generic) else want, f"{case} ({kind}) result")
     for k, (g, w) in enumerate(zip(mine, want_args)):
         if isinstance(w, np.ndarray):
             same(_host(g), w, f"{case} ({kind}) argument {k} after the call")

@@ -1,6 +1,5 @@
 """pykokkos.numba against real Numba: every corpus program (eager and lazy, as
 conftest runs every test), compared on its results and on every array argument after the call."""
-
 import importlib.util
 import pathlib
 import sys
@@ -61,12 +60,12 @@ def same(got, want, what):
         assert isinstance(got, np.ndarray), f"{what}: {type(got).__name__} instead of an array"
         assert got.shape == want.shape and got.dtype == want.dtype, f"{what}: {got.dtype}{got.shape} vs {want.dtype}{want.shape}"
     else:
-        assert type(got) is type(want) or (isinstance(want, float) and isinstance(got, float)), (
+        assert type(got) is type(want) or (isinstance(want, float) and isinstance(got, float)), \
             f"{what}: {type(got).__name__} instead of {type(want).__name__}"
-        )
     # float32 arithmetic may round differently in one operation of a chain
     # (C++ promotes pow(float, int) to double where Numba's loop stays float32).
-    np.testing.assert_allclose(got, want, rtol=4e-6 if single else 1e-10, atol=1e-6 if single else 1e-12, err_msg=what)
+    np.testing.assert_allclose(got, want, rtol=4e-6 if single else 1e-10, atol=1e-6 if single else 1e-12,
+                               err_msg=what)
 
 
 @pytest.mark.parametrize("file,case", [(f, c) for f in FILES for c in sorted(REAL[f].CASES)])

@@ -1,7 +1,6 @@
 """What the Kokkos translation cannot take runs under the real Numba (plain
 Python without it): same results as Numba, one located warning per function,
 report() tells how each function ran, PK_NUMBA_STRICT=1 raises instead."""
-
 import warnings
 
 import numpy as np
@@ -142,11 +141,8 @@ def test_generated_code_the_toolchain_refuses_falls_back_with_arrays_as_found(mo
     np.testing.assert_array_equal(out, 1.0 + 2.0 * x)
     assert "generated kernel rejected" in str(seen[0].message) and ran(double_into).how == "numba"
     monkeypatch.setenv("PK_NUMBA_STRICT", "1")
-    with pytest.raises(
-        numba.UnsupportedError,
-        match=r"test_fallback.py:\d+: the kernels pykokkos.numba made of "
-        r".*double_into were refused \(generated kernel rejected\)",
-    ):
+    with pytest.raises(numba.UnsupportedError, match=r"test_fallback.py:\d+: the kernels pykokkos.numba made of "
+                       r".*double_into were refused \(generated kernel rejected\)"):
         njit(double_into.py_func)(x, out)
 
 

@@ -4,7 +4,6 @@ one team per row, serial reductions and running sums as parallel kernels.
 Each gives real Numba's results (up to the order of its additions) and each
 program must translate to the form FORMS names; loops that carry values
 between iterations must not."""
-
 import importlib.util
 import pathlib
 import sys
@@ -79,9 +78,8 @@ def test_the_gpu_form_gives_numbas_results(case, gpu, monkeypatch):
     source = getattr(OURS, case).pk_source(*args)
     form = REAL.FORMS[case]
     if form is None:
-        assert "pk.TeamThreadRange" not in source and "pk.parallel_scan" not in source and "rt.serial_on_gpu" not in source, (
-            f"{case} carries values between iterations:\n{source}"
-        )
+        assert "pk.TeamThreadRange" not in source and "pk.parallel_scan" not in source \
+            and "rt.serial_on_gpu" not in source, f"{case} carries values between iterations:\n{source}"
     else:
         assert form in source, f"{case} has no {form}:\n{source}"
 
@@ -90,7 +88,6 @@ def test_host_kernels_keep_numbas_order_bit_for_bit():
     """Off the GPU the loops keep their order: equal bits, not only close (on a
     GPU machine too, with host kernels asked for)."""
     import pykokkos as pk
-
     saved = pk.get_default_space()
     pk.set_default_space(pk.OpenMP)
     try:

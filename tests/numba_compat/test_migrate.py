@@ -1,6 +1,5 @@
 """`python -m pykokkos migrate`: the migrated program is plain PyKokkos (no
 Numba left) and prints what the Numba program printed."""
-
 import os
 import pathlib
 import subprocess
@@ -26,11 +25,8 @@ def test_migrated_program_gives_the_same_output(tmp_path):
     out = tmp_path / "lj_pk.py"
     run("-m", "pykokkos", "migrate", str(EXAMPLE), "-o", str(out), "--args", "60")
     text = out.read_text()
-    leftovers = [
-        ln
-        for ln in text.splitlines()
-        if ln.startswith(("import numba", "from numba", "import pykokkos.numba", "@njit", "@numba")) or "prange(" in ln
-    ]
+    leftovers = [ln for ln in text.splitlines() if ln.startswith(("import numba", "from numba", "import pykokkos.numba",
+                                                                 "@njit", "@numba")) or "prange(" in ln]
     assert leftovers == [], leftovers
     assert "@pk.workunit" in text and "def potential(cluster):" in text and "@pk.function" in text
     compile(text, str(out), "exec")
