@@ -16,15 +16,17 @@ python3 -m pytest -q -p no:cacheprovider -p no:benchmark -n "${PK_TEST_JOBS:-$(n
 rc=${PIPESTATUS[0]}
 echo "pytest on the Cuda space: exit $rc in $(( $(date +%s) - t0 )) s"
 cp "$PK_CACHE_DIR"/failed/*.cpp "$OUT/" 2>/dev/null
-# Several ranks on the Cuda space: each on its node-local GPU, result equal to NumPy's.
+# Several ranks on the Cuda space: each on its node-local GPU, result equal to NumPy's and to one rank's.
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec > /dev/null; then
   if [ "$gpus" -ge 2 ]; then echo "$gpus GPUs: 2 ranks, one GPU each"; else
     echo "only $gpus GPU here: both ranks share GPU 0 (one GPU per rank needs a 2-GPU machine, nvidia-h200-x2)"; fi
-  for fuse in 0 1; do
-    out=$(PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py examples/mpi/heat2d.py 512 50 --cuda --check --speedup 2>&1)
+  # Halo rows by CUDA IPC (pykokkos.mpi.exchange's path between the GPUs of one host) and by host copies.
+  for run in "0 ipc" "1 ipc" "0 host" "1 host"; do
+    set -- $run; fuse=$1; halos=$2
+    out=$(PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py examples/mpi/heat2d.py 512 50 --cuda --halos $halos --check --speedup 2>&1)
     echo "$out" | tee -a "$OUT/mpi.log" | tail -7
-    echo "$out" | grep -q "equal to NumPy's run" || rc=1
+    echo "$out" | grep -q "equal to NumPy's run" && echo "$out" | grep -q "halos: $halos" || rc=1
     # With two GPUs each rank must have its own (describe() prints each rank's).
     if [ "$gpus" -ge 2 ] && ! { echo "$out" | grep -q ", GPU 0," && echo "$out" | grep -q ", GPU 1,"; }; then
       echo "FAILED: the 2 ranks did not take GPU 0 and GPU 1"; rc=1
