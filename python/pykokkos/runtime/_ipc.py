@@ -11,7 +11,7 @@ import math
 
 from ._types import numpy_dtype
 
-# Message tags of the exchange's two rounds (pair k uses _TAG + k).
+# Message tags of the exchange's two rounds (pair k: _TAG + 2k, then _TAG + 2k + 1).
 _TAG = 7_717_000
 
 
@@ -134,24 +134,33 @@ class Ipc:
         pairs = [p for p in pairs if p[1] != null or p[3] != null]
         if not pairs:
             return
-        # Round 1: each sender's description to its peer (tags keep the pairs apart).
-        reqs = [comm.isend(self._describe(sb), dest=d, tag=_TAG + k) for k, (sb, d, _, _) in enumerate(pairs) if d != null]
-        recv = [comm.irecv(source=s, tag=_TAG + k) if s != null else None for k, (_, _, _, s) in enumerate(pairs)]
+        # Round 1: each sender's description to its peer (a tag per pair and round).
+        # A rank that fails along the way still takes part in both rounds, so its
+        # peers never wait for a message that does not come; it raises at the end.
+        failure = None
+        reqs = []
+        for k, (sb, d, _, _) in enumerate(pairs):
+            if d != null:
+                try:
+                    mine = self._describe(sb)
+                except Exception as e:  # noqa: BLE001 - raised after round 2
+                    failure, mine = failure or e, ("failed", str(e))
+                reqs.append(comm.isend(mine, dest=d, tag=_TAG + 2 * k))
+        recv = [comm.irecv(source=s, tag=_TAG + 2 * k) if s != null else None for k, (_, _, _, s) in enumerate(pairs)]
         theirs = [r.wait() if r is not None else None for r in recv]
         MPI.Request.waitall(reqs)
-        failure = None
         try:
             copied = [self._receive(t, rb) for t, (_, _, rb, _) in zip(theirs, pairs) if t is not None]
             if any(copied):
                 self._check(self._sync(), "cuCtxSynchronize")
-        except Exception as e:  # noqa: BLE001 - the peers wait for the note below either way
-            failure = e
+        except Exception as e:  # noqa: BLE001 - raised after round 2
+            failure = failure or e
         # Round 2: the copies are done (or failed); a sender may reuse its buffer once its
         # peer says so, which keeps each `sendbuf` unchanged until it was copied.
-        notes = [comm.isend(None, dest=s, tag=_TAG + k) for k, (_, _, _, s) in enumerate(pairs) if s != null]
+        notes = [comm.isend(None, dest=s, tag=_TAG + 2 * k + 1) for k, (_, _, _, s) in enumerate(pairs) if s != null]
         for k, (_, d, _, _) in enumerate(pairs):
             if d != null:
-                comm.recv(source=d, tag=_TAG + k)
+                comm.recv(source=d, tag=_TAG + 2 * k + 1)
         MPI.Request.waitall(notes)
         if failure is not None:
             raise failure
@@ -159,6 +168,8 @@ class Ipc:
     def _receive(self, theirs, recvbuf) -> bool:
         import numpy as np
 
+        if theirs[0] == "failed":
+            raise RuntimeError(f"exchange: the sending rank failed: {theirs[1]}")
         nbytes, dtype = _nbytes(recvbuf), numpy_dtype(recvbuf._dtype_code)
         sent = theirs[3] if theirs[0] == "dev" else len(theirs[1])
         if sent != nbytes:
