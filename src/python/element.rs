@@ -11,6 +11,7 @@ use crate::types::DType;
 use pyo3::exceptions::{PyIndexError, PyOverflowError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use std::os::raw::c_void;
 
 /// Byte offset (from the view's first element) of `key` when it is a full
 /// integer index; None for every other key.
@@ -113,8 +114,22 @@ pub fn read(py: Python<'_>, w: &Window<'_>, off: isize) -> PyResult<Py<PyAny>> {
     if let Some(api) = numpy_api(py) {
         // SAFETY: `p` points at one element of `w.dtype`, in `copied` (a local that
         // outlives this call) or in live host memory (above), and `flush_host` waited
-        // for pending launches and a running dispatch.
-        return unsafe { api.scalar(py, p, w.dtype) };
+        // for pending launches and a running dispatch. PyArray_Scalar
+        // (entry 60, checked in `load_api`) copies `elsize` bytes from `p` (memcpy: no
+        // alignment needed) into a new scalar; the descriptor is `w.dtype`'s, kept alive by
+        // the table; a NULL base is allowed for these non-object types; the GIL is held.
+        let s = unsafe {
+            (api.scalar)(
+                p as *mut c_void,
+                api.descr[w.dtype as usize],
+                std::ptr::null_mut(),
+            )
+        };
+        if !s.is_null() {
+            // SAFETY: `s` is a non-null new reference from PyArray_Scalar; GIL held.
+            return Ok(unsafe { Py::from_owned_ptr(py, s) });
+        }
+        return Err(PyErr::fetch(py));
     }
     // SAFETY: `p` is one initialized element of `w.dtype`, in `copied` or in live host
     // memory (above);
