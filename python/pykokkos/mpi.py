@@ -148,8 +148,8 @@ def halo_paths() -> list[str]:
 
 
 def halo_path(requested: str | None = None) -> str:
-    """The path `sendrecv` takes: `requested` (or PK_MPI_HALOS) when given, else the
-    first of `halo_paths()`. A path that cannot run here is a RuntimeError naming
+    """The path `sendrecv` takes: `requested` (or PK_MPI_HALOS) when given, else
+    "host" (for now: see docs/mpi-gpu.md). A path that cannot run here is a RuntimeError naming
     the ones that can."""
     want = requested or os.environ.get("PK_MPI_HALOS") or None
     paths = halo_paths()
