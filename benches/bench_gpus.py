@@ -44,12 +44,19 @@ def gpus() -> int:
     return sum(1 for line in out.splitlines() if line.startswith("GPU "))
 
 
+RUN_TIMEOUT_S = 600
+
+
 def run(program: str, ranks: int, n: int, steps: int, fuse: bool, halos: str, cuda: bool) -> tuple[str, int]:
     launcher = shlex.split(os.environ.get("MPIEXEC", "mpiexec"))
     extra = ["--tol", "0"] if program == "cg" else []  # CG: exactly `steps` iterations
     cmd = [*launcher, "-n", str(ranks), sys.executable, "-m", "mpi4py", str(EXAMPLES / PROGRAMS[program])]
     cmd += [str(n), str(steps), *(["--cuda"] if cuda else []), *extra, "--halos", halos]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PK_FUSE="1" if fuse else "0"))
+    try:  # a hung run (a rank waiting for a message that never comes) must not stall the table
+        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PK_FUSE="1" if fuse else "0"),
+                           timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired as e:
+        return f"{e.stdout or ''}{e.stderr or ''}\ntimed out after {RUN_TIMEOUT_S} s", 124
     return r.stdout + r.stderr, r.returncode
 
 

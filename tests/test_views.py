@@ -510,3 +510,34 @@ def test_slices_of_ints_and_slices_match_numpy():
 
     m = Mine([4, 3], pk.double)
     assert type(m[1, :]) is pk.View and tuple(m[1:3].shape) == (2, 3)
+
+
+def test_a_contiguous_buffer_request_of_a_strided_subview_is_refused_not_misread():
+    # mpi4py asks for contiguous memory in either order (PyBUF_ANY_CONTIGUOUS),
+    # NumPy's frombuffer for C order: a column of a row-major View meets
+    # neither and must be refused, where it used to hand over the first
+    # elements of the allocation. Rows and strided requests still work.
+    import ctypes
+
+    ref = np.arange(7 * 3, dtype=np.float64).reshape(7, 3)
+    v = pk.array(ref.copy())
+    col, row = v[:, 2], v[4, :]
+    assert not col._c_contiguous and row._c_contiguous
+    np.testing.assert_array_equal(np.frombuffer(row), ref[4])
+    with pytest.raises(BufferError, match="not C-contiguous"):
+        np.frombuffer(col)
+    buf = (ctypes.c_byte * 256)()
+    get = ctypes.pythonapi.PyObject_GetBuffer
+    get.argtypes = [ctypes.py_object, ctypes.c_void_p, ctypes.c_int]
+    any_contiguous, f_contiguous = 0x0080 | 0x0018, 0x0040 | 0x0018
+    with pytest.raises(BufferError, match="not contiguous"):
+        get(col, ctypes.addressof(buf), any_contiguous)
+    with pytest.raises(BufferError, match="not contiguous"):
+        get(v, ctypes.addressof(buf), f_contiguous)  # C order, asked in Fortran's
+    assert v._exports == 0
+    np.testing.assert_array_equal(np.asarray(memoryview(col)), ref[:, 2])  # a strided request
+    left = pk.View([3, 4], pk.double, layout=pk.LayoutLeft)
+    assert get(left, ctypes.addressof(buf), any_contiguous) == 0  # column-major is one run
+    ctypes.pythonapi.PyBuffer_Release.argtypes = [ctypes.c_void_p]
+    ctypes.pythonapi.PyBuffer_Release(ctypes.addressof(buf))
+    assert left._exports == 0

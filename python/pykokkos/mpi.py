@@ -117,46 +117,57 @@ def device_buffer(view, require: bool = True):
 HALO_PATHS = ("ipc", "mpi", "host")
 
 
-def _local_size() -> int | None:
-    """How many ranks the launcher started on this host (MPICH, Open MPI, MVAPICH, Slurm)."""
-    for k in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"):
+def _one_host(size: int) -> bool:
+    """Whether the launcher started all `size` ranks on this host: its count of
+    ranks here (MPICH, Open MPI, MVAPICH) or a one-node Slurm job says so."""
+    if size == 1:
+        return True
+    for k in ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE"):
         if os.environ.get(k, "").isdigit():
-            return int(os.environ[k])
-    return None
+            return int(os.environ[k]) == size
+    return os.environ.get("SLURM_JOB_NUM_NODES", os.environ.get("SLURM_NNODES")) == "1"
+
+
+def _sees_every_gpu() -> bool:
+    """A rank limited to one GPU by CUDA_VISIBLE_DEVICES (one GPU per task) cannot
+    map its peers' memory; unset, or naming several GPUs, it can."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return visible is None or "," in visible
+
+
+@functools.lru_cache(maxsize=8)
+def _paths(space: int, device: int, size: int) -> tuple[str, ...]:
+    paths = []
+    if space == WIRE["exec_spaces"]["Cuda"] and device >= 0:
+        if _one_host(size) and (size == 1 or _sees_every_gpu()) and _ipc.get() is not None:
+            paths.append("ipc")
+        if cuda_aware():
+            paths.append("mpi")
+    return (*paths, "host")
 
 
 def halo_paths() -> list[str]:
     """The paths `sendrecv` can take here, best first: "ipc" (every rank on this
-    host and kernels on the GPU: a rank copies what its peer sends straight out
-    of the peer's device memory, CUDA IPC, over NVLink where the GPUs have it),
-    "mpi" (a CUDA-aware MPI library takes device pointers: `cuda_aware()`) and
-    "host" (host copies, always). Decided from facts every rank sees alike (the
-    default execution space, the launcher's count of ranks on this host), so
-    the ranks agree without a message."""
+    host, each seeing every GPU, and kernels on the GPU: a rank copies what its
+    peer sends straight out of the peer's device memory, CUDA IPC, over NVLink
+    where the GPUs have it), "mpi" (a CUDA-aware MPI library takes device
+    pointers: `cuda_aware()`) and "host" (host copies, always). Decided from
+    facts every rank sees alike (the default execution space, the launcher's
+    count of ranks on this host), so the ranks agree without a message."""
     from mpi4py import MPI
 
-    paths = []
     _native.initialize()
-    if _native.default_space() == WIRE["exec_spaces"]["Cuda"] and _native.device_id() >= 0:
-        local = _local_size()
-        if MPI.COMM_WORLD.Get_size() == 1 or local == MPI.COMM_WORLD.Get_size():
-            if _ipc.get() is not None:
-                paths.append("ipc")
-        if cuda_aware():
-            paths.append("mpi")
-    return [*paths, "host"]
+    return list(_paths(_native.default_space(), _native.device_id(), MPI.COMM_WORLD.Get_size()))
 
 
 def halo_path(requested: str | None = None) -> str:
     """The path `sendrecv` takes: `requested` (or PK_MPI_HALOS) when given, else
-    "host" (for now: see docs/mpi-gpu.md). A path that cannot run here is a RuntimeError naming
-    the ones that can."""
+    the first of `halo_paths()`. A path that cannot run here is a RuntimeError
+    naming the ones that can."""
     want = requested or os.environ.get("PK_MPI_HALOS") or None
     paths = halo_paths()
     if want is None:
-        # "ipc" is opt-in until the review's findings are mended (tags of all-null
-        # pairs, 32 KiB irecv limit, mapping lifetimes): host copies never hang.
-        return "host"
+        return paths[0]
     if want not in HALO_PATHS:
         raise ValueError(f"halo path {want!r}: the paths are {', '.join(HALO_PATHS)}")
     if want not in paths:
@@ -177,10 +188,12 @@ def exchange(pairs, comm=None, path: str | None = None) -> None:
     (`halo_path()` agrees on every rank unless one asks otherwise).
 
     The data arrive bit for bit on every path; each `recvbuf` counts as written
-    where it arrived (its device copy on "ipc" and "mpi"), each `sendbuf` is
-    only read, and both may be used as soon as this returns. On "ipc" the
-    first exchange of an allocation maps it into its peer (milliseconds, once);
-    then all pairs cost two rounds of short messages and one device sync."""
+    where it arrived (its device copy on "ipc" and "mpi" when it has one), each
+    `sendbuf` is only read, and both may be used as soon as this returns. On
+    "ipc" the first exchange of an allocation maps it into its peer
+    (milliseconds, once); then all pairs cost two rounds of short messages and
+    one device sync. A pair whose View has no device memory, or is strided
+    there, travels as bytes within the same two rounds."""
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD if comm is None else comm
@@ -188,13 +201,40 @@ def exchange(pairs, comm=None, path: str | None = None) -> None:
     if how == "ipc":
         _ipc.get().exchange(comm, pairs)
         return
+    # Every pair runs even after one failed (its peer waits for it); the first failure is raised.
+    failure = None
     for sendbuf, dest, recvbuf, source in pairs:
-        if how == "host":
-            comm.Sendrecv(sendbuf=sendbuf, dest=dest, recvbuf=recvbuf, source=source)
-            continue
-        sb, rb = DeviceBuffer(sendbuf), DeviceBuffer(recvbuf)
         try:
-            comm.Sendrecv(sendbuf=sb, dest=dest, recvbuf=rb, source=source)
-        finally:
-            sb.release()
-            rb.release()
+            _sendrecv(comm, how, sendbuf, dest, recvbuf, source)
+        except Exception as e:  # noqa: BLE001 - raised once every pair ran
+            failure = failure or e
+    if failure is not None:
+        raise failure
+
+
+def _sendrecv(comm, how: str, sendbuf, dest: int, recvbuf, source: int) -> None:
+    """One pair through MPI: the Views themselves ("host": their host copies),
+    their device memory ("mpi"), and for a strided View, whose memory MPI cannot
+    take as it is, a contiguous host copy."""
+    import numpy as np
+    from mpi4py import MPI
+
+    st = MPI.Status()
+    strided_in = getattr(recvbuf, "_c_contiguous", True) is False  # (NumPy arrays go to MPI as they are)
+    send = np.frombuffer(_ipc.host_bytes(sendbuf), np.uint8) if getattr(sendbuf, "_c_contiguous", True) is False else sendbuf
+    recv = np.empty(_ipc.nbytes(recvbuf), np.uint8) if strided_in else recvbuf
+    held = []
+    if how == "mpi":
+        send, recv = (DeviceBuffer(b) if b is not None and not isinstance(b, np.ndarray) else b for b in (send, recv))
+        held = [b for b in (send, recv) if isinstance(b, DeviceBuffer)]
+    try:
+        comm.Sendrecv(sendbuf=send, dest=dest, recvbuf=recv, source=source, status=st)
+    finally:
+        for b in held:
+            b.release()
+    # MPI takes a shorter message than the buffer without a word; the other paths refuse it.
+    holds = _ipc.nbytes(recvbuf)
+    if source != MPI.PROC_NULL and st.Get_count(MPI.BYTE) != holds:
+        raise ValueError(f"sendrecv: the peer sent {st.Get_count(MPI.BYTE)} bytes; recvbuf holds {holds}")
+    if strided_in and source != MPI.PROC_NULL:
+        _ipc.host_store(recvbuf, recv.tobytes())

@@ -92,8 +92,27 @@ pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], 
     Ok((rank, extents, strides))
 }
 
+/// Whether `strides` (in elements) lay `shape` out as one run in C order, or
+/// with `fortran` in Fortran order (extents of 0 or 1 take any stride).
+pub(super) fn one_run(shape: &[i64], strides: &[i64], fortran: bool) -> bool {
+    let mut want = 1;
+    let mut next = |(e, s): (&i64, &i64)| {
+        let ok = *e <= 1 || *s == want;
+        want *= *e;
+        ok
+    };
+    if fortran {
+        shape.iter().zip(strides).all(&mut next)
+    } else {
+        shape.iter().zip(strides).rev().all(&mut next)
+    }
+}
+
 /// Fills a buffer-protocol export of `data` (element `strides`) for
-/// `owner` (a new reference the export keeps), honouring the consumer's flags.
+/// `owner` (a new reference the export keeps), honouring the consumer's flags:
+/// a request for contiguous memory (C, Fortran, either, or no strides at all)
+/// that a strided View cannot meet is refused, never answered with the wrong
+/// elements (mpi4py asks for either order).
 ///
 /// # Safety
 /// `v` is the Py_buffer the interpreter passed to `__getbuffer__`; `release`
@@ -101,7 +120,6 @@ pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], 
 /// drops it), and it keeps `data` valid for every element of `shape`/`strides` until then;
 /// `shape.len() <= 8` and `strides` has an entry per extent. On success `v.shape` and
 /// `v.strides` point into a block that only `release` frees.
-#[allow(clippy::too_many_arguments)]
 pub unsafe fn export(
     v: &mut ffi::Py_buffer,
     owner: *mut ffi::PyObject,
@@ -109,14 +127,36 @@ pub unsafe fn export(
     dtype: DType,
     shape: &[i64],
     strides: &[i64],
-    c_contiguous: bool,
     flags: c_int,
 ) -> PyResult<()> {
-    if (flags & ffi::PyBUF_STRIDES) != ffi::PyBUF_STRIDES && !c_contiguous {
-        // Without PyBUF_STRIDES the consumer assumes C order.
-        return Err(PyBufferError::new_err(
-            "this View is not C-contiguous; ask for a strided buffer",
-        ));
+    let asks = |bits: c_int| flags & bits == bits;
+    let (c, f) = (
+        one_run(shape, strides, false),
+        one_run(shape, strides, true),
+    );
+    let c_order = asks(ffi::PyBUF_C_CONTIGUOUS) || !asks(ffi::PyBUF_STRIDES);
+    let met = if c_order {
+        c // (without strides the consumer assumes C order)
+    } else if asks(ffi::PyBUF_F_CONTIGUOUS) {
+        f
+    } else if asks(ffi::PyBUF_ANY_CONTIGUOUS) {
+        c || f
+    } else {
+        true
+    };
+    if !met {
+        let (what, kind) = if c_order {
+            (
+                "not C-contiguous (column-major, or a strided subview)",
+                "C-ordered",
+            )
+        } else {
+            ("not contiguous (a strided subview)", "contiguous")
+        };
+        return Err(PyBufferError::new_err(format!(
+            "this View is {what}: the consumer asked for {kind} memory; \
+             pass a copy (np.ascontiguousarray) or a contiguous View"
+        )));
     }
     let item = dtype.size() as isize;
     // shape and strides live until `release` frees them.

@@ -252,6 +252,12 @@ impl View {
     fn _dtype_code(&self) -> u8 {
         self.dtype as u8
     }
+    /// Whether the elements lie in one run in C order (a strided subview's
+    /// do not): a contiguous buffer export takes only such Views.
+    #[getter]
+    fn _c_contiguous(&self) -> bool {
+        super::buffer::one_run(self.shape(), &self.strides[..self.rank], false)
+    }
     #[getter]
     fn _layout_code(&self) -> u8 {
         if self.declared == Layout::Left {

@@ -4,7 +4,6 @@ use super::bridge::py_err;
 use super::buffer;
 use super::lazy::flush_for_buffer;
 use super::view::View;
-use crate::types::Layout;
 use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -39,19 +38,9 @@ impl View {
         } else {
             false
         };
-        let contiguous_c = me.kernel_layout == Layout::Right;
         let owner = slf.clone().into_any().into_ptr();
         let (shape, strides) = (me.shape(), &me.strides[..me.rank]);
-        let exported = buffer::export(
-            &mut *view,
-            owner,
-            data,
-            me.dtype,
-            shape,
-            strides,
-            contiguous_c,
-            flags,
-        );
+        let exported = buffer::export(&mut *view, owner, data, me.dtype, shape, strides, flags);
         if let Err(e) = exported {
             // A refused export holds nothing: the reference taken for it and the
             // ranged export go back (the consumer never calls release).

@@ -56,6 +56,15 @@ def test_sendrecv_of_view_rows(fuse):
     assert out.count("sendrecv ok") == 2, out
 
 
+@pytest.mark.parametrize("fuse", ["0", "1"])
+def test_exchange_on_every_path_equals_numpy(fuse):
+    # Null pairs between live ones, 96 KiB rows, strided columns, int32, a pair with
+    # itself, more allocations than a rank keeps exported, a resized View, another
+    # thread, a size mismatch (and the exchange after it): here the host path only.
+    out = mpirun("halo_paths.py", env={"PK_FUSE": fuse})
+    assert out.count("halo path host ok") == 2, out
+
+
 def test_device_buffers_need_a_cuda_aware_mpi():
     assert "device buffer ok" in mpirun("device_buffer.py", ranks=1)
 

@@ -2,17 +2,39 @@
 copies what its peer sends straight out of the peer's device memory (over
 NVLink where the GPUs have it), through the driver (libcuda, which the CUDA
 runtime has loaded) by ctypes.
+
+One exchange, every rank listing the same pairs in the same order:
+- round 1: each sender tells its peer where the bytes are: a handle to the
+  allocation that holds `sendbuf` and the offset in it ("dev"), its address for
+  a pair with itself ("self"), or the bytes themselves ("bytes": a View without
+  device memory, strided there, or memory the driver will not export, such as
+  managed memory);
+- the receiver queues its copies and syncs once;
+- round 2: it tells the sender it is done, so the sender may write again.
+
+Lifetimes. The CUDA docs make freeing an allocation that a peer still has
+mapped undefined, so the sender holds every allocation it exported (through a
+subview: `View.resize` cannot free it) until each peer that mapped it has
+closed it. Past `OWN` allocations, the least recently sent one is retired: the
+sender names it in its next round-1 message to each such peer, the peer closes
+its mapping after its copies and says so in its round-2 note, and the sender
+lets it go. A receiver closes a mapping only after the copies that read it.
+
+Messages carry tags counted down from the communicator's MPI_TAG_UB (pair k:
+round 1 TAG_UB - 2k, round 2 TAG_UB - 2k - 1), far from the small tags
+programs use. (A duplicate communicator would isolate them fully, but making
+one is collective over all of `comm`'s ranks, which an exchange between some
+of them must not require.)
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import math
 
+from .. import _native
 from ._types import numpy_dtype
-
-# Message tags of the exchange's two rounds (pair k: _TAG + 2k, then _TAG + 2k + 1).
-_TAG = 7_717_000
 
 
 def get() -> Ipc | None:
@@ -30,28 +52,49 @@ def _contiguous(cai: dict) -> bool:
     return True
 
 
-def _nbytes(view) -> int:
+def nbytes(view) -> int:
+    """The bytes a View's elements take (its span when contiguous)."""
     return math.prod(view.shape) * numpy_dtype(view._dtype_code).itemsize
+
+
+def host_bytes(view) -> bytes:
+    """The View's elements in C order, read through its buffer export (only
+    the bytes it spans come from the device: not the whole allocation)."""
+    with memoryview(view) as m:
+        return m.tobytes()
+
+
+def host_store(view, data: bytes) -> None:
+    """Writes C-ordered `data` into the View through its buffer export (the
+    written bytes count as newer on the host; a kernel's read takes them to
+    the device)."""
+    import numpy as np
+
+    with memoryview(view) as m:
+        a = np.asarray(m)
+        a[...] = np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
+        del a  # the memoryview can only be released once NumPy let go of it
 
 
 class _Handle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_ubyte * 64)]  # CUipcMemHandle (bytes: c_char would stop at a NUL)
 
 
+class _Export:
+    """An allocation this rank handed to peers: `keep` (a subview) holds it."""
+
+    __slots__ = ("keep", "handle", "ptrs", "peers", "retiring")
+
+    def __init__(self, keep, handle: bytes):
+        self.keep, self.handle = keep, handle
+        self.ptrs: set[int] = set()  # addresses in it that were sent (the address cache's keys)
+        self.peers: set[tuple] = set()  # (communicator, rank) that may have it mapped
+        self.retiring = False
+
+
 class Ipc:
-    """CUDA IPC through the driver (libcuda, which the CUDA runtime has loaded).
+    """CUDA IPC through the driver; the protocol is the module's docstring."""
 
-    A transfer is pulled: the sender hands its peer a handle to the allocation
-    that holds `sendbuf` (after the kernels writing it finished), the receiver
-    copies the bytes out of it into `recvbuf`'s device memory, and the two
-    then trade a note that the copy is done, so the sender may overwrite its
-    buffer. A sender whose View has no device memory sends the bytes
-    themselves. A rank keeps the peers' allocations it mapped (at most `KEEP`:
-    a handle names one allocation, and a freed one is never named again) and
-    the handles of its own last `OWN` sent buffers, each with the View, whose
-    allocation (and address) stays alive while it is kept."""
-
-    KEEP = 64
     OWN = 8
     _one: Ipc | None = None
     _tried = False
@@ -64,19 +107,29 @@ class Ipc:
                 cls._one = cls(ctypes.CDLL("libcuda.so.1"))
             except (OSError, AttributeError):
                 cls._one = None
+            else:
+                atexit.register(cls._one.close_all)
         return cls._one
 
     def __init__(self, lib):
-        u64, size_t, p = ctypes.c_uint64, ctypes.c_size_t, ctypes.POINTER
+        u64, size_t, p, vp = ctypes.c_uint64, ctypes.c_size_t, ctypes.POINTER, ctypes.c_void_p
         self._get = self._fn(lib, "cuIpcGetMemHandle", p(_Handle), u64)
         self._open = self._fn(lib, "cuIpcOpenMemHandle_v2", p(u64), _Handle, ctypes.c_uint)
         self._close = self._fn(lib, "cuIpcCloseMemHandle", u64)
         self._range = self._fn(lib, "cuMemGetAddressRange_v2", p(u64), p(size_t), u64)
         self._copy = self._fn(lib, "cuMemcpy", u64, u64, size_t)
         self._sync = self._fn(lib, "cuCtxSynchronize")
+        self._current = self._fn(lib, "cuCtxGetCurrent", p(vp))
+        self._set_current = self._fn(lib, "cuCtxSetCurrent", vp)
+        self._device = self._fn(lib, "cuDeviceGet", p(ctypes.c_int), ctypes.c_int)
+        self._retain = self._fn(lib, "cuDevicePrimaryCtxRetain", p(vp), ctypes.c_int)
         self._err = lib.cuGetErrorString
-        self._opened: dict[bytes, int] = {}  # handle -> where it is mapped here
-        self._handles: dict[int, tuple] = {}  # address -> (View, handle, offset in its allocation)
+        self._primary: ctypes.c_void_p | None = None
+        self._opened: dict[bytes, int] = {}  # a peer's handle -> where it is mapped here
+        self._exports: dict[int, _Export] = {}  # allocation start -> export, least recently sent first
+        self._where: dict[int, tuple[int, int]] = {}  # sent address -> (allocation start, offset)
+        self._retire: dict[tuple, list[bytes]] = {}  # peer -> handles to name in the next message to it
+        self._top: int | None = None  # MPI_TAG_UB
 
     @staticmethod
     def _fn(lib, name, *args):
@@ -90,36 +143,85 @@ class Ipc:
             self._err(rc, ctypes.byref(s))
             raise RuntimeError(f"CUDA IPC: {what} failed: {(s.value or b'error %d' % rc).decode()}")
 
-    def _describe(self, view):
-        """What the peer needs to read `view`: ("dev", handle, offset, bytes), or
-        ("bytes", data) for a View without device memory or not contiguous there."""
+    def _context(self) -> None:
+        """The driver calls need a current context: a thread other than the one that
+        started Kokkos has none, so it takes the device's primary context (Kokkos')."""
+        ctx = ctypes.c_void_p()
+        self._check(self._current(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        if ctx.value:
+            return
+        if self._primary is None:
+            dev, primary = ctypes.c_int(), ctypes.c_void_p()
+            self._check(self._device(ctypes.byref(dev), max(_native.device_id(), 0)), "cuDeviceGet")
+            self._check(self._retain(ctypes.byref(primary), dev), "cuDevicePrimaryCtxRetain")
+            self._primary = primary
+        self._check(self._set_current(self._primary), "cuCtxSetCurrent")
+
+    # --- the sender's side -------------------------------------------------------
+
+    def _describe(self, view, to_self: bool):
+        """Round 1's description of `view` (see the module's docstring), and the
+        export it names (None unless "dev")."""
         try:
             cai = view.__cuda_array_interface__  # pending writes run, the device settles
         except AttributeError:
             cai = None
         if cai is None or not _contiguous(cai):
-            import numpy as np
+            return ("bytes", host_bytes(view)), None
+        ptr, size = cai["data"][0], nbytes(view)
+        if to_self:  # a process cannot map its own handle; the address serves
+            return ("self", ptr, size), None
+        # Known addresses skip the driver's queries (tens of us): the export holds the
+        # allocation, so the address cannot belong to another one meanwhile.
+        at = self._where.get(ptr)
+        if at is None:
+            start, span, h = ctypes.c_uint64(), ctypes.c_size_t(), _Handle()
+            self._check(self._range(ctypes.byref(start), ctypes.byref(span), ptr), "cuMemGetAddressRange")
+            if self._get(ctypes.byref(h), start.value) != 0:
+                return ("bytes", host_bytes(view)), None  # managed memory: the driver exports none
+            exp = self._exports.get(start.value)
+            if exp is None:
+                exp = self._exports[start.value] = _Export(view[tuple(slice(None) for _ in view.shape)], bytes(h.reserved))
+            exp.ptrs.add(ptr)
+            at = self._where[ptr] = (start.value, ptr - start.value)
+        exp = self._exports.pop(at[0])
+        self._exports[at[0]] = exp  # the most recently sent last
+        exp.retiring = False  # sent again: kept (a retirement not yet named is dropped below)
+        return ("dev", exp.handle, at[1], size), exp
 
-            return ("bytes", np.ascontiguousarray(np.asarray(view)).tobytes())
-        ptr = cai["data"][0]
-        # Known addresses skip the driver's queries (tens of us): an entry holds the
-        # View, so its allocation, and the address with it, cannot be reused meanwhile.
-        known = self._handles.get(ptr)
-        if known is None:
-            start, size, h = ctypes.c_uint64(), ctypes.c_size_t(), _Handle()
-            self._check(self._range(ctypes.byref(start), ctypes.byref(size), ptr), "cuMemGetAddressRange")
-            self._check(self._get(ctypes.byref(h), start.value), "cuIpcGetMemHandle")
-            if len(self._handles) >= self.OWN:
-                self._handles.pop(next(iter(self._handles)))
-            known = self._handles[ptr] = (view, bytes(h.reserved), ptr - start.value)
-        return ("dev", known[1], known[2], _nbytes(view))
+    def _drop(self, start: int) -> None:
+        exp = self._exports.pop(start)
+        for ptr in exp.ptrs:
+            self._where.pop(ptr, None)
+
+    def _closed_by(self, peer: tuple, handles) -> None:
+        """`peer` closed these handles: a retired allocation nobody maps goes."""
+        if not handles:
+            return
+        for start, exp in list(self._exports.items()):
+            if exp.handle in handles:
+                exp.peers.discard(peer)
+                if exp.retiring and not exp.peers:
+                    self._drop(start)
+
+    def _retire_oldest(self, used: set[int]) -> None:
+        """Past OWN allocations, the least recently sent ones not sent now retire."""
+        live = [s for s, e in self._exports.items() if not e.retiring]
+        for start in live[: max(0, len(live) - self.OWN)]:
+            exp = self._exports[start]
+            if id(exp) in used:
+                continue
+            exp.retiring = True
+            if not exp.peers:
+                self._drop(start)
+            for peer in exp.peers:
+                self._retire.setdefault(peer, []).append(exp.handle)
+
+    # --- the receiver's side -----------------------------------------------------
 
     def _mapped(self, handle: bytes) -> int:
         at = self._opened.get(handle)
         if at is None:
-            if len(self._opened) >= self.KEEP:  # the oldest goes
-                old = next(iter(self._opened))
-                self._check(self._close(self._opened.pop(old)), "cuIpcCloseMemHandle")
             h, out = _Handle(), ctypes.c_uint64()
             ctypes.memmove(ctypes.addressof(h), handle, 64)
             # CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: a peer on another GPU maps it too.
@@ -127,67 +229,122 @@ class Ipc:
             at = self._opened[handle] = out.value
         return at
 
-    def exchange(self, comm, pairs) -> None:
-        from mpi4py import MPI
-
-        null = MPI.PROC_NULL
-        pairs = [p for p in pairs if p[1] != null or p[3] != null]
-        if not pairs:
-            return
-        # Round 1: each sender's description to its peer (a tag per pair and round).
-        # A rank that fails along the way still takes part in both rounds, so its
-        # peers never wait for a message that does not come; it raises at the end.
-        failure = None
-        reqs = []
-        for k, (sb, d, _, _) in enumerate(pairs):
-            if d != null:
-                try:
-                    mine = self._describe(sb)
-                except Exception as e:  # noqa: BLE001 - raised after round 2
-                    failure, mine = failure or e, ("failed", str(e))
-                reqs.append(comm.isend(mine, dest=d, tag=_TAG + 2 * k))
-        recv = [comm.irecv(source=s, tag=_TAG + 2 * k) if s != null else None for k, (_, _, _, s) in enumerate(pairs)]
-        theirs = [r.wait() if r is not None else None for r in recv]
-        MPI.Request.waitall(reqs)
-        try:
-            copied = [self._receive(t, rb) for t, (_, _, rb, _) in zip(theirs, pairs) if t is not None]
-            if any(copied):
-                self._check(self._sync(), "cuCtxSynchronize")
-        except Exception as e:  # noqa: BLE001 - raised after round 2
-            failure = failure or e
-        # Round 2: the copies are done (or failed); a sender may reuse its buffer once its
-        # peer says so, which keeps each `sendbuf` unchanged until it was copied.
-        notes = [comm.isend(None, dest=s, tag=_TAG + 2 * k + 1) for k, (_, _, _, s) in enumerate(pairs) if s != null]
-        for k, (_, d, _, _) in enumerate(pairs):
-            if d != null:
-                comm.recv(source=d, tag=_TAG + 2 * k + 1)
-        MPI.Request.waitall(notes)
-        if failure is not None:
-            raise failure
-
     def _receive(self, theirs, recvbuf) -> bool:
+        """Copies what round 1 described into `recvbuf`; True when a device copy
+        was queued (the exchange syncs once for all)."""
         import numpy as np
 
         if theirs[0] == "failed":
             raise RuntimeError(f"exchange: the sending rank failed: {theirs[1]}")
-        nbytes, dtype = _nbytes(recvbuf), numpy_dtype(recvbuf._dtype_code)
-        sent = theirs[3] if theirs[0] == "dev" else len(theirs[1])
-        if sent != nbytes:
-            raise ValueError(f"sendrecv: the peer sent {sent} bytes; recvbuf holds {nbytes}")
+        size = nbytes(recvbuf)
+        sent = len(theirs[1]) if theirs[0] == "bytes" else theirs[-1]
+        if sent != size:
+            raise ValueError(f"sendrecv: the peer sent {sent} bytes; recvbuf holds {size}")
         if theirs[0] == "bytes":
-            np.asarray(recvbuf)[...] = np.frombuffer(theirs[1], dtype=dtype).reshape(recvbuf.shape)
+            host_store(recvbuf, theirs[1])
             return False
-        src = self._mapped(theirs[1]) + theirs[2]
+        src = theirs[1] if theirs[0] == "self" else self._mapped(theirs[1]) + theirs[2]
         try:
             cai = recvbuf.__cuda_array_interface__  # pending readers of recvbuf run first
         except AttributeError:
             cai = None
         if cai is not None and _contiguous(cai):
-            # Device to device: queued, not waited for (`exchange` syncs once for all).
-            self._check(self._copy(cai["data"][0], src, nbytes), "cuMemcpy")
+            self._check(self._copy(cai["data"][0], src, size), "cuMemcpy")
             return True
-        host = np.empty(nbytes, np.uint8)  # host memory or a strided View: through the host
-        self._check(self._copy(host.ctypes.data, src, nbytes), "cuMemcpy")
+        host = np.empty(size, np.uint8)  # host memory or a strided View: through the host
+        self._check(self._copy(host.ctypes.data, src, size), "cuMemcpy")
         self._check(self._sync(), "cuCtxSynchronize")
-        np.asarray(recvbuf)[...] = host.view(dtype).reshape(recvbuf.shape)
+        host_store(recvbuf, host.tobytes())
         return False
+
+    def close_all(self) -> None:
+        """At exit: every peer allocation mapped here is closed (before Kokkos
+        frees this rank's own)."""
+        for at in self._opened.values():
+            self._close(at)
+        self._opened.clear()
+
+    # --- one exchange --------------------------------------------------------------
+
+    def _tag_ub(self) -> int:
+        # The implementation's bound, kept on COMM_WORLD (other communicators need not carry it).
+        if self._top is None:
+            from mpi4py import MPI
+
+            self._top = int(MPI.COMM_WORLD.Get_attr(MPI.TAG_UB))
+        return self._top
+
+    def exchange(self, comm, pairs) -> None:
+        from mpi4py import MPI
+
+        null, me, ckey = MPI.PROC_NULL, comm.Get_rank(), comm.py2f()
+        top = self._tag_ub()
+        if 2 * len(pairs) > top - 32767:
+            raise ValueError(f"exchange: {len(pairs)} pairs need more tags than MPI_TAG_UB ({top}) leaves")
+        # A rank that fails along the way still takes part in both rounds, so its peers
+        # never wait for a message that does not come; it raises at the end.
+        failure = None
+        try:
+            self._context()
+        except RuntimeError as e:
+            failure = e
+        mine: dict[int, tuple] = {}
+        used: set[int] = set()
+        for k, (sb, d, _, _) in enumerate(pairs):
+            if d != null:
+                try:
+                    mine[k], exp = self._describe(sb, d == me)
+                except Exception as e:  # noqa: BLE001 - raised after round 2
+                    failure, mine[k], exp = failure or e, ("failed", str(e)), None
+                if exp is not None:
+                    used.add(id(exp))
+                    exp.peers.add((ckey, d))
+        # Round 1. Retirements go with the first message to each peer, less any
+        # allocation sent again in this exchange.
+        named: set[int] = set()
+        sent = {desc[1] for desc in mine.values() if desc[0] == "dev"}
+        reqs = []
+        for k, (_, d, _, _) in enumerate(pairs):
+            if d != null:
+                retire = []
+                if d not in named:
+                    named.add(d)
+                    retire = [h for h in self._retire.pop((ckey, d), []) if h not in sent]
+                reqs.append(comm.isend((mine[k], retire), dest=d, tag=top - 2 * k))
+        # Blocking receives (posted after every send): an irecv without a buffer
+        # would cut a message past 32 KiB, and "bytes" descriptions can be longer.
+        theirs = {k: comm.recv(source=s, tag=top - 2 * k) for k, (_, _, _, s) in enumerate(pairs) if s != null}
+        MPI.Request.waitall(reqs)
+        queued = False
+        try:
+            for k, (_, _, rb, _) in enumerate(pairs):
+                if k in theirs:
+                    queued = self._receive(theirs[k][0], rb) or queued
+        except Exception as e:  # noqa: BLE001 - raised after round 2
+            failure = failure or e
+        finally:
+            if queued:  # also after a failed receive: a queued copy must end before anyone moves on
+                rc = self._sync()
+                if rc != 0 and failure is None:
+                    try:
+                        self._check(rc, "cuCtxSynchronize")
+                    except RuntimeError as e:
+                        failure = e
+        # Retired mappings close after the copies that read them.
+        closed: dict[int, list[bytes]] = {}
+        for k, (_, retire) in theirs.items():
+            for h in retire:
+                at = self._opened.pop(h, None)
+                if at is not None and self._close(at) != 0 and failure is None:
+                    failure = RuntimeError("CUDA IPC: cuIpcCloseMemHandle failed")
+            closed[k] = retire
+        # Round 2: the copies are done (or failed); a sender may reuse its buffer once its
+        # peer says so, which keeps each `sendbuf` unchanged until it was copied.
+        notes = [comm.isend(closed[k], dest=s, tag=top - 2 * k - 1) for k, (_, _, _, s) in enumerate(pairs) if s != null]
+        for k, (_, d, _, _) in enumerate(pairs):
+            if d != null:
+                self._closed_by((ckey, d), set(comm.recv(source=d, tag=top - 2 * k - 1)))
+        MPI.Request.waitall(notes)
+        self._retire_oldest(used)
+        if failure is not None:
+            raise failure
