@@ -21,6 +21,12 @@ gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 if python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec > /dev/null; then
   if [ "$gpus" -ge 2 ]; then echo "$gpus GPUs: 2 ranks, one GPU each"; else
     echo "only $gpus GPU here: both ranks share GPU 0 (one GPU per rank needs a 2-GPU machine, nvidia-h200-x2)"; fi
+  # pykokkos.mpi.exchange on every path this machine offers (tests/mpi_ranks/halo_paths.py).
+  for fuse in 0 1; do
+    out=$(cd tests/mpi_ranks && PK_TEST_SPACE=cuda PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py halo_paths.py 2>&1)
+    echo "$out" | tee -a "$OUT/mpi.log" | tail -4
+    [ "$(echo "$out" | grep -c 'halo path ipc ok')" = 2 ] && [ "$(echo "$out" | grep -c 'halo path host ok')" = 2 ] || rc=1
+  done
   # Halo rows by CUDA IPC (pykokkos.mpi.exchange's path between the GPUs of one host) and by host copies.
   for run in "0 ipc" "1 ipc" "0 host" "1 host"; do
     set -- $run; fuse=$1; halos=$2

@@ -3,6 +3,7 @@ the GPU, where "ipc" is a path too): pykokkos.mpi.exchange through every path
 `halo_paths()` offers, on the shapes of exchange programs use, each result
 against NumPy's. Prints one line per path on each rank; any wrong value raises."""
 
+import os
 import threading
 
 import numpy as np
@@ -25,6 +26,8 @@ def fill_int(i, v, base):
     v[i] = base + i
 
 
+if os.environ.get("PK_TEST_SPACE") == "cuda":  # scripts/gpu/device_check.sh
+    pk.set_default_space(pk.Cuda)
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 up, down = (rank + 1) % size, (rank - 1) % size
@@ -105,7 +108,14 @@ def check(path):
     tw[2] = theirs + np.arange(6)
     assert np.array_equal(np.asarray(t), tw), path
 
-    # 7. A wrong size fails on the receiving rank, clearly, and the ranks stay in step:
+    # 7. Managed memory (the driver exports none: its bytes travel in the message).
+    if pk._native.default_space() == pk._native.wire_codes()["exec_spaces"]["Cuda"]:
+        m = pk.View([2, 6], pk.double, space=pk.CudaUVMSpace)
+        pk.parallel_for(2, fill, v=m, base=mine)
+        exchange([(m[0], up, m[1], down)], comm, path)
+        assert np.array_equal(np.asarray(m)[1], theirs + np.arange(6)), path
+
+    # 8. A wrong size fails on the receiving rank, clearly, and the ranks stay in step:
     #    the next exchange works.
     a, b = pk.View([4], pk.double), pk.View([5], pk.double)
     try:
