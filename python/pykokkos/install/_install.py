@@ -4,12 +4,13 @@ kokkos_setup's lock, so processes starting together build it once)."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 
 def install_kokkos(cuda: bool) -> None:
     """Called by the runtime when a kernel needs Kokkos and none is installed."""
+    import shutil  # here, not at `import pykokkos` (it brings the compression modules: ms)
+
     from . import kokkos_setup
 
     if cuda and not shutil.which("nvcc"):

@@ -10,8 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _binsort_kernels as kernels
 from ._views import View, array
+
+
+def _kernels():
+    """The sort's kernels, decorated at the first sort rather than at `import
+    pykokkos` (a few ms of every program's start)."""
+    from . import _binsort_kernels
+
+    return _binsort_kernels
 
 
 class BinOp:
@@ -77,10 +84,10 @@ class BinSort:
             self._numpy_order(np.asarray(keys), n)
             return
         # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
-        bins = kernels.bins_of(self.bin_op, keys)
+        bins = _kernels().bins_of(self.bin_op, keys)
         host = np.asarray(bins)
         self._check(host, np.asarray(keys), n)
-        self._permute, self._count, self._offsets = kernels.stable_order(bins, n, self.range_begin)
+        self._permute, self._count, self._offsets = _kernels().stable_order(bins, n, self.range_begin)
 
     def _check(self, bins: np.ndarray, keys: np.ndarray, n: int) -> None:
         bad = (bins < 0) | (bins >= n)
@@ -118,7 +125,7 @@ class BinSort:
             raise ValueError("pk.BinSort.sort: the values' range is not as long as the keys' range")
         shift = values_range_begin - self.range_begin
         if isinstance(values, View) and len(values.shape) in (1, 2):
-            kernels.permute(values, self._permute, shift, self.range_begin)
+            _kernels().permute(values, self._permute, shift, self.range_begin)
             return
         a = np.asarray(values)
         a[self.range_begin : self.range_begin + n] = a[np.asarray(self._permute) + shift].copy()
