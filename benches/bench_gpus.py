@@ -24,6 +24,7 @@ import argparse
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -52,12 +53,17 @@ def run(program: str, ranks: int, n: int, steps: int, fuse: bool, halos: str, cu
     extra = ["--tol", "0"] if program == "cg" else []  # CG: exactly `steps` iterations
     cmd = [*launcher, "-n", str(ranks), sys.executable, "-m", "mpi4py", str(EXAMPLES / PROGRAMS[program])]
     cmd += [str(n), str(steps), *(["--cuda"] if cuda else []), *extra, "--halos", halos]
-    try:  # a hung run (a rank waiting for a message that never comes) must not stall the table
-        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PK_FUSE="1" if fuse else "0"),
-                           timeout=RUN_TIMEOUT_S)
-    except subprocess.TimeoutExpired as e:
-        return f"{e.stdout or ''}{e.stderr or ''}\ntimed out after {RUN_TIMEOUT_S} s", 124
-    return r.stdout + r.stderr, r.returncode
+    # A hung run (a rank waiting for a message that never comes) must not stall the
+    # table: past the limit the launcher and its ranks (one process group) are killed.
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         env=dict(os.environ, PK_FUSE="1" if fuse else "0"), start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return f"{out}\ntimed out after {RUN_TIMEOUT_S} s", 124
+    return out, p.returncode
 
 
 def result(program: str, out: str):

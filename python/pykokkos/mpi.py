@@ -19,7 +19,7 @@ import os
 
 from . import _native
 from .runtime import _ipc
-from .runtime._types import WIRE
+from .runtime._types import WIRE, numpy_dtype
 
 
 @functools.lru_cache(maxsize=1)
@@ -84,6 +84,7 @@ class DeviceBuffer:
     launches on it run in program order instead of waiting in the DAG."""
 
     def __init__(self, view):
+        self._held = False  # (a refused View leaves nothing to release)
         self._view = view
         self.__cuda_array_interface__ = view.__cuda_array_interface__
         _native.hold_device_export(view, True)
@@ -139,7 +140,8 @@ def _sees_every_gpu() -> bool:
 def _paths(space: int, device: int, size: int) -> tuple[str, ...]:
     paths = []
     if space == WIRE["exec_spaces"]["Cuda"] and device >= 0:
-        if _one_host(size) and (size == 1 or _sees_every_gpu()) and _ipc.get() is not None:
+        ipc = _ipc.get()
+        if _one_host(size) and (size == 1 or _sees_every_gpu()) and ipc is not None and ipc.peers_reachable():
             paths.append("ipc")
         if cuda_aware():
             paths.append("mpi")
@@ -214,27 +216,70 @@ def exchange(pairs, comm=None, path: str | None = None) -> None:
 
 def _sendrecv(comm, how: str, sendbuf, dest: int, recvbuf, source: int) -> None:
     """One pair through MPI: the Views themselves ("host": their host copies),
-    their device memory ("mpi"), and for a strided View, whose memory MPI cannot
-    take as it is, a contiguous host copy."""
+    their device memory ("mpi"; a View without device memory goes as on
+    "host"), and for a strided View, whose memory MPI cannot take as it is, a
+    contiguous host copy of its dtype. Whatever fails while the buffers are
+    made ready, the pair's messages still go (an empty one out, the peer's
+    taken into scratch memory), so the peer is never left waiting: its own
+    size check then names the failure."""
     import numpy as np
     from mpi4py import MPI
 
-    st = MPI.Status()
-    strided_in = getattr(recvbuf, "_c_contiguous", True) is False  # (NumPy arrays go to MPI as they are)
-    send = np.frombuffer(_ipc.host_bytes(sendbuf), np.uint8) if getattr(sendbuf, "_c_contiguous", True) is False else sendbuf
-    recv = np.empty(_ipc.nbytes(recvbuf), np.uint8) if strided_in else recvbuf
-    held = []
-    if how == "mpi":
-        send, recv = (DeviceBuffer(b) if b is not None and not isinstance(b, np.ndarray) else b for b in (send, recv))
-        held = [b for b in (send, recv) if isinstance(b, DeviceBuffer)]
+    st, held = MPI.Status(), []
     try:
-        comm.Sendrecv(sendbuf=send, dest=dest, recvbuf=recv, source=source, status=st)
+        send, recv, strided_in = _ready(sendbuf), recvbuf, _strided(recvbuf)
+        if strided_in:
+            recv = np.empty(recvbuf.shape, numpy_dtype(recvbuf._dtype_code))
+        if how == "mpi":
+            send, recv = (_device_or_host(b, held) for b in (send, recv))
+    except Exception:
+        for b in held:
+            b.release()
+        scratch = bytearray(0)
+        if source != MPI.PROC_NULL:
+            comm.Probe(source=source, tag=0, status=st)
+            scratch = bytearray(st.Get_count(MPI.BYTE))
+        comm.Sendrecv(sendbuf=bytearray(0), dest=dest, sendtag=0, recvbuf=scratch, source=source, recvtag=0)
+        raise
+    try:
+        comm.Sendrecv(sendbuf=send, dest=dest, sendtag=0, recvbuf=recv, source=source, recvtag=0, status=st)
+    except MPI.Exception as e:
+        if e.Get_error_class() != MPI.ERR_TRUNCATE:
+            raise
+        raise ValueError(f"sendrecv: the peer sent more bytes than recvbuf holds {_ipc.nbytes(recvbuf)}") from e
     finally:
         for b in held:
             b.release()
+    if source == MPI.PROC_NULL or recvbuf is None:
+        return
     # MPI takes a shorter message than the buffer without a word; the other paths refuse it.
     holds = _ipc.nbytes(recvbuf)
-    if source != MPI.PROC_NULL and st.Get_count(MPI.BYTE) != holds:
+    if st.Get_count(MPI.BYTE) != holds:
         raise ValueError(f"sendrecv: the peer sent {st.Get_count(MPI.BYTE)} bytes; recvbuf holds {holds}")
-    if strided_in and source != MPI.PROC_NULL:
+    if strided_in:
         _ipc.host_store(recvbuf, recv.tobytes())
+
+
+def _strided(b) -> bool:
+    return getattr(b, "_c_contiguous", True) is False  # (NumPy arrays go to MPI as they are)
+
+
+def _ready(sendbuf):
+    """What MPI sends of `sendbuf`: itself, or a strided View's elements in C order."""
+    import numpy as np
+
+    if not _strided(sendbuf):
+        return sendbuf
+    return np.frombuffer(_ipc.host_bytes(sendbuf), numpy_dtype(sendbuf._dtype_code))
+
+
+def _device_or_host(b, held: list):
+    """A View's device memory for a CUDA-aware MPI, when it has any; else `b` itself."""
+    if b is None or not hasattr(b, "_dtype_code"):
+        return b
+    try:
+        d = DeviceBuffer(b)
+    except AttributeError:  # no CUDA kernel used it: no device memory, its host copy goes
+        return b
+    held.append(d)
+    return d

@@ -23,7 +23,7 @@ if python3 -c "import mpi4py" 2>/dev/null && command -v mpiexec > /dev/null; the
     echo "only $gpus GPU here: both ranks share GPU 0 (one GPU per rank needs a 2-GPU machine, nvidia-h200-x2)"; fi
   # pykokkos.mpi.exchange on every path this machine offers (tests/mpi_ranks/halo_paths.py).
   for fuse in 0 1; do
-    out=$(cd tests/mpi_ranks && PK_TEST_SPACE=cuda PK_FUSE=$fuse mpiexec -n 2 python3 -m mpi4py halo_paths.py 2>&1)
+    out=$(cd tests/mpi_ranks && PK_TEST_SPACE=cuda PK_FUSE=$fuse timeout 300 mpiexec -n 2 python3 -m mpi4py halo_paths.py 2>&1)
     echo "$out" | tee -a "$OUT/mpi.log" | tail -4
     [ "$(echo "$out" | grep -c 'halo path ipc ok')" = 2 ] && [ "$(echo "$out" | grep -c 'halo path host ok')" = 2 ] || rc=1
   done

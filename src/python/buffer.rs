@@ -95,6 +95,9 @@ pub fn geometry(b: &ffi::Py_buffer, dtype: DType) -> PyResult<(usize, [i64; 8], 
 /// Whether `strides` (in elements) lay `shape` out as one run in C order, or
 /// with `fortran` in Fortran order (extents of 0 or 1 take any stride).
 pub(super) fn one_run(shape: &[i64], strides: &[i64], fortran: bool) -> bool {
+    if shape.contains(&0) {
+        return true; // no elements: contiguous in any order (CPython's rule)
+    }
     let mut want = 1;
     let mut next = |(e, s): (&i64, &i64)| {
         let ok = *e <= 1 || *s == want;
@@ -108,27 +111,10 @@ pub(super) fn one_run(shape: &[i64], strides: &[i64], fortran: bool) -> bool {
     }
 }
 
-/// Fills a buffer-protocol export of `data` (element `strides`) for
-/// `owner` (a new reference the export keeps), honouring the consumer's flags:
-/// a request for contiguous memory (C, Fortran, either, or no strides at all)
-/// that a strided View cannot meet is refused, never answered with the wrong
-/// elements (mpi4py asks for either order).
-///
-/// # Safety
-/// `v` is the Py_buffer the interpreter passed to `__getbuffer__`; `release`
-/// must see it again. `owner` is a strong reference that `v` takes over (PyBuffer_Release
-/// drops it), and it keeps `data` valid for every element of `shape`/`strides` until then;
-/// `shape.len() <= 8` and `strides` has an entry per extent. On success `v.shape` and
-/// `v.strides` point into a block that only `release` frees.
-pub unsafe fn export(
-    v: &mut ffi::Py_buffer,
-    owner: *mut ffi::PyObject,
-    data: *mut c_void,
-    dtype: DType,
-    shape: &[i64],
-    strides: &[i64],
-    flags: c_int,
-) -> PyResult<()> {
+/// Refuses a request for contiguous memory (C, Fortran, either, or no strides
+/// at all) that a strided View cannot meet: answered, it would hand over the
+/// wrong elements (mpi4py asks for either order).
+pub(super) fn check_request(shape: &[i64], strides: &[i64], flags: c_int) -> PyResult<()> {
     let asks = |bits: c_int| flags & bits == bits;
     let (c, f) = (
         one_run(shape, strides, false),
@@ -158,6 +144,29 @@ pub unsafe fn export(
              pass a copy (np.ascontiguousarray) or a contiguous View"
         )));
     }
+    Ok(())
+}
+
+/// Fills a buffer-protocol export of `data` (element `strides`) for
+/// `owner` (a new reference the export keeps), honouring the consumer's flags
+/// (`check_request`).
+///
+/// # Safety
+/// `v` is the Py_buffer the interpreter passed to `__getbuffer__`; `release`
+/// must see it again. `owner` is a strong reference that `v` takes over (PyBuffer_Release
+/// drops it), and it keeps `data` valid for every element of `shape`/`strides` until then;
+/// `shape.len() <= 8` and `strides` has an entry per extent. On success `v.shape` and
+/// `v.strides` point into a block that only `release` frees.
+pub unsafe fn export(
+    v: &mut ffi::Py_buffer,
+    owner: *mut ffi::PyObject,
+    data: *mut c_void,
+    dtype: DType,
+    shape: &[i64],
+    strides: &[i64],
+    flags: c_int,
+) -> PyResult<()> {
+    check_request(shape, strides, flags)?;
     let item = dtype.size() as isize;
     // shape and strides live until `release` frees them.
     let mut meta: Box<[isize; 16]> = Box::new([0; 16]);

@@ -27,6 +27,8 @@ impl View {
             return Err(PyBufferError::new_err("null Py_buffer"));
         }
         let me = slf.borrow();
+        // A refused request does nothing first (no flush, no copy from the device).
+        buffer::check_request(me.shape(), &me.strides[..me.rank], flags)?;
         flush_for_buffer(slf.py(), &me.alloc)?;
         let data = me.data_ptr()?;
         let (lo, hi) = me.byte_range();

@@ -42,15 +42,25 @@ def grid(rows, cols, base):
 
 def check(path):
     mine, theirs = 1000.0 * rank, 1000.0 * down  # what `down` sends up arrives here
-    # 1. Rows both ways, with an all-null pair between them (as a 9-point stencil at a
-    #    boundary lists one): the pairs after it must still match their peers'.
+    # 1. Rows both ways, with a pair between them that is all null on rank 0 (as a
+    #    9-point stencil at a boundary lists one) and a pair with itself on the
+    #    others: the pairs after it must still match their peers'.
     v, want = grid(6, 5, mine)
     spare, spare_want = grid(2, 5, -1.0)
-    exchange([(v[4], up, v[0], down), (spare[0], NULL, spare[1], NULL), (v[1], down, v[5], up)], comm, path)
+    middle = (spare[0], NULL, spare[1], NULL) if rank == 0 else (spare[0], rank, spare[1], rank)
+    exchange([(v[4], up, v[0], down), middle, (v[1], down, v[5], up)], comm, path)
     want[0] = (1000.0 * down + 100.0 * np.arange(6)[:, None] + np.arange(5)[None, :])[4]
     want[5] = (1000.0 * up + 100.0 * np.arange(6)[:, None] + np.arange(5)[None, :])[1]
     assert np.array_equal(np.asarray(v), want), (path, np.asarray(v), want)
+    if rank != 0:
+        spare_want[1] = spare_want[0]
     assert np.array_equal(np.asarray(spare), spare_want), path
+
+    # NumPy arrays as buffers, and a null pair whose receive buffer is None.
+    a = np.full(5, float(rank))
+    got = np.zeros(5)
+    exchange([(a, up, got, down), (a, NULL, None, NULL)], comm, path)
+    assert np.array_equal(got, np.full(5, float(down))), (path, got)
 
     # 2. A row of 96 KiB from host memory only (no kernel made device memory for it):
     #    its bytes travel in the message, past mpi4py's 32 KiB irecv buffer.
@@ -115,8 +125,21 @@ def check(path):
         exchange([(m[0], up, m[1], down)], comm, path)
         assert np.array_equal(np.asarray(m)[1], theirs + np.arange(6)), path
 
-    # 8. A wrong size fails on the receiving rank, clearly, and the ranks stay in step:
+    # 8. A wrong size on one rank only fails there, and the other pairs of that
+    #    exchange still arrive; then the same on every rank. The ranks stay in step:
     #    the next exchange works.
+    p0, p1 = pk.View([4], pk.double), pk.View([4], pk.double)
+    np.asarray(p0)[:] = mine
+    short = pk.View([3 if rank == 0 else 4], pk.double)
+    ok = pk.View([4], pk.double)
+    try:
+        exchange([(p0, up, short, down), (p1, down, ok, up)], comm, path)
+        assert rank != 0, "a size mismatch must raise"
+    except ValueError as e:
+        assert rank == 0 and "recvbuf holds 24" in str(e), e
+    if rank != 0:
+        assert np.array_equal(np.asarray(short), np.full(4, theirs)), (path, np.asarray(short))
+    comm.Barrier()
     a, b = pk.View([4], pk.double), pk.View([5], pk.double)
     try:
         exchange([(a, up, b, down)], comm, path)

@@ -19,6 +19,11 @@ closed it. Past `OWN` allocations, the least recently sent one is retired: the
 sender names it in its next round-1 message to each such peer, the peer closes
 its mapping after its copies and says so in its round-2 note, and the sender
 lets it go. A receiver closes a mapping only after the copies that read it.
+Peers are processes (COMM_WORLD ranks), so the note goes with the next
+exchange with that process on any communicator; until there is one, the
+allocation stays held. At exit each rank closes what it mapped, but the ranks
+do not wait for each other: a rank that ends first frees its memory while a
+slower peer may still have it mapped (never read again).
 
 Messages carry tags counted down from the communicator's MPI_TAG_UB (pair k:
 round 1 TAG_UB - 2k, round 2 TAG_UB - 2k - 1), far from the small tags
@@ -32,6 +37,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import math
+import threading
 
 from .. import _native
 from ._types import numpy_dtype
@@ -52,9 +58,11 @@ def _contiguous(cai: dict) -> bool:
     return True
 
 
-def nbytes(view) -> int:
-    """The bytes a View's elements take (its span when contiguous)."""
-    return math.prod(view.shape) * numpy_dtype(view._dtype_code).itemsize
+def nbytes(buf) -> int:
+    """The bytes a View's (or NumPy or CuPy array's) elements take."""
+    if hasattr(buf, "_dtype_code"):
+        return math.prod(buf.shape) * numpy_dtype(buf._dtype_code).itemsize
+    return int(buf.nbytes) if hasattr(buf, "nbytes") else memoryview(buf).nbytes
 
 
 def host_bytes(view) -> bytes:
@@ -88,7 +96,7 @@ class _Export:
     def __init__(self, keep, handle: bytes):
         self.keep, self.handle = keep, handle
         self.ptrs: set[int] = set()  # addresses in it that were sent (the address cache's keys)
-        self.peers: set[tuple] = set()  # (communicator, rank) that may have it mapped
+        self.peers: set[int] = set()  # processes (COMM_WORLD ranks) that may have it mapped
         self.retiring = False
 
 
@@ -123,12 +131,15 @@ class Ipc:
         self._set_current = self._fn(lib, "cuCtxSetCurrent", vp)
         self._device = self._fn(lib, "cuDeviceGet", p(ctypes.c_int), ctypes.c_int)
         self._retain = self._fn(lib, "cuDevicePrimaryCtxRetain", p(vp), ctypes.c_int)
+        self._device_count = self._fn(lib, "cuDeviceGetCount", p(ctypes.c_int))
+        self._can_access = self._fn(lib, "cuDeviceCanAccessPeer", p(ctypes.c_int), ctypes.c_int, ctypes.c_int)
         self._err = lib.cuGetErrorString
         self._primary: ctypes.c_void_p | None = None
         self._opened: dict[bytes, int] = {}  # a peer's handle -> where it is mapped here
         self._exports: dict[int, _Export] = {}  # allocation start -> export, least recently sent first
         self._where: dict[int, tuple[int, int]] = {}  # sent address -> (allocation start, offset)
-        self._retire: dict[tuple, list[bytes]] = {}  # peer -> handles to name in the next message to it
+        self._retire: dict[int, list[bytes]] = {}  # process -> handles to name in the next message to it
+        self._lock = threading.Lock()  # one exchange at a time: the tables and the sync are shared
         self._top: int | None = None  # MPI_TAG_UB
 
     @staticmethod
@@ -169,6 +180,8 @@ class Ipc:
         if cai is None or not _contiguous(cai):
             return ("bytes", host_bytes(view)), None
         ptr, size = cai["data"][0], nbytes(view)
+        if size == 0:  # (an empty subview may sit at the allocation's end: no range to ask about)
+            return ("bytes", b""), None
         if to_self:  # a process cannot map its own handle; the address serves
             return ("self", ptr, size), None
         # Known addresses skip the driver's queries (tens of us): the export holds the
@@ -194,7 +207,7 @@ class Ipc:
         for ptr in exp.ptrs:
             self._where.pop(ptr, None)
 
-    def _closed_by(self, peer: tuple, handles) -> None:
+    def _closed_by(self, peer: int, handles) -> None:
         """`peer` closed these handles: a retired allocation nobody maps goes."""
         if not handles:
             return
@@ -241,7 +254,8 @@ class Ipc:
         if sent != size:
             raise ValueError(f"sendrecv: the peer sent {sent} bytes; recvbuf holds {size}")
         if theirs[0] == "bytes":
-            host_store(recvbuf, theirs[1])
+            if size:
+                host_store(recvbuf, theirs[1])
             return False
         src = theirs[1] if theirs[0] == "self" else self._mapped(theirs[1]) + theirs[2]
         try:
@@ -275,12 +289,19 @@ class Ipc:
         return self._top
 
     def exchange(self, comm, pairs) -> None:
+        with self._lock:
+            self._exchange(comm, pairs)
+
+    def _exchange(self, comm, pairs) -> None:
         from mpi4py import MPI
 
-        null, me, ckey = MPI.PROC_NULL, comm.Get_rank(), comm.py2f()
+        null, me = MPI.PROC_NULL, comm.Get_rank()
         top = self._tag_ub()
         if 2 * len(pairs) > top - 32767:
             raise ValueError(f"exchange: {len(pairs)} pairs need more tags than MPI_TAG_UB ({top}) leaves")
+        # Peers are processes (COMM_WORLD ranks): a communicator's handle may be reused
+        # once it is freed, and a note for a process can go with any later exchange.
+        world = _world_ranks(comm, {r for _, d, _, s in pairs for r in (d, s) if r != null})
         # A rank that fails along the way still takes part in both rounds, so its peers
         # never wait for a message that does not come; it raises at the end.
         failure = None
@@ -298,8 +319,8 @@ class Ipc:
                     failure, mine[k], exp = failure or e, ("failed", str(e)), None
                 if exp is not None:
                     used.add(id(exp))
-                    exp.peers.add((ckey, d))
-        # Round 1. Retirements go with the first message to each peer, less any
+                    exp.peers.add(world[d])
+        # Round 1. Retirements go with the first message to each process, less any
         # allocation sent again in this exchange.
         named: set[int] = set()
         sent = {desc[1] for desc in mine.values() if desc[0] == "dev"}
@@ -307,9 +328,9 @@ class Ipc:
         for k, (_, d, _, _) in enumerate(pairs):
             if d != null:
                 retire = []
-                if d not in named:
-                    named.add(d)
-                    retire = [h for h in self._retire.pop((ckey, d), []) if h not in sent]
+                if world[d] not in named:
+                    named.add(world[d])
+                    retire = [h for h in self._retire.pop(world[d], []) if h not in sent]
                 reqs.append(comm.isend((mine[k], retire), dest=d, tag=top - 2 * k))
         # Blocking receives (posted after every send): an irecv without a buffer
         # would cut a message past 32 KiB, and "bytes" descriptions can be longer.
@@ -319,9 +340,10 @@ class Ipc:
         try:
             for k, (_, _, rb, _) in enumerate(pairs):
                 if k in theirs:
-                    queued = self._receive(theirs[k][0], rb) or queued
-        except Exception as e:  # noqa: BLE001 - raised after round 2
-            failure = failure or e
+                    try:  # each pair on its own: one failure leaves the others' data arriving
+                        queued = self._receive(theirs[k][0], rb) or queued
+                    except Exception as e:  # noqa: BLE001 - raised after round 2
+                        failure = failure or e
         finally:
             if queued:  # also after a failed receive: a queued copy must end before anyone moves on
                 rc = self._sync()
@@ -330,21 +352,53 @@ class Ipc:
                         self._check(rc, "cuCtxSynchronize")
                     except RuntimeError as e:
                         failure = e
-        # Retired mappings close after the copies that read them.
+        # Retired mappings close after the copies that read them; only those that did
+        # close are confirmed (the sender keeps the others' memory).
         closed: dict[int, list[bytes]] = {}
         for k, (_, retire) in theirs.items():
+            closed[k] = []
             for h in retire:
-                at = self._opened.pop(h, None)
-                if at is not None and self._close(at) != 0 and failure is None:
-                    failure = RuntimeError("CUDA IPC: cuIpcCloseMemHandle failed")
-            closed[k] = retire
+                at = self._opened.get(h)
+                if at is not None and self._close(at) != 0:
+                    failure = failure or RuntimeError("CUDA IPC: cuIpcCloseMemHandle failed")
+                    continue
+                self._opened.pop(h, None)
+                closed[k].append(h)
         # Round 2: the copies are done (or failed); a sender may reuse its buffer once its
         # peer says so, which keeps each `sendbuf` unchanged until it was copied.
         notes = [comm.isend(closed[k], dest=s, tag=top - 2 * k - 1) for k, (_, _, _, s) in enumerate(pairs) if s != null]
         for k, (_, d, _, _) in enumerate(pairs):
             if d != null:
-                self._closed_by((ckey, d), set(comm.recv(source=d, tag=top - 2 * k - 1)))
+                self._closed_by(world[d], set(comm.recv(source=d, tag=top - 2 * k - 1)))
         MPI.Request.waitall(notes)
         self._retire_oldest(used)
         if failure is not None:
             raise failure
+
+    def peers_reachable(self) -> bool:
+        """Whether every GPU this process sees can map every other's memory
+        (peer access; NVLink or PCIe P2P). One GPU shared by the ranks needs none."""
+        count = ctypes.c_int()
+        if self._device_count(ctypes.byref(count)) != 0:
+            return False
+        for a in range(count.value):
+            for b in range(count.value):
+                can = ctypes.c_int()
+                if a != b and (self._can_access(ctypes.byref(can), a, b) != 0 or not can.value):
+                    return False
+        return True
+
+
+def _world_ranks(comm, ranks: set[int]) -> dict[int, int]:
+    """`comm`'s ranks -> COMM_WORLD ranks."""
+    from mpi4py import MPI
+
+    if comm == MPI.COMM_WORLD or not ranks:
+        return {r: r for r in ranks}
+    order = sorted(ranks)
+    group, world = comm.Get_group(), MPI.COMM_WORLD.Get_group()
+    try:
+        return dict(zip(order, MPI.Group.Translate_ranks(group, order, world)))
+    finally:
+        group.Free()
+        world.Free()
