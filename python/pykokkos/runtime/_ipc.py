@@ -228,7 +228,9 @@ class Ipc:
             if not exp.peers:
                 self._drop(start)
             for peer in exp.peers:
-                self._retire.setdefault(peer, []).append(exp.handle)
+                named = self._retire.setdefault(peer, [])
+                if exp.handle not in named:  # (retired, sent again, retired again before a note went)
+                    named.append(exp.handle)
 
     # --- the receiver's side -----------------------------------------------------
 
