@@ -83,7 +83,7 @@ clean:
 # Kokkos sdist and an abi3 wheel in .carry/ (ignored); there, carrying .carry, from the
 # repository root: `make test-gpu` (the test suite on the Cuda space) and `make bench-gpu`
 # (GPU figures). Both build the CUDA Kokkos and install the wheel first. See scripts/gpu/README.md.
-.PHONY: gpu-carry gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-md bench-numba bench-instructions test-numba-corpus
+.PHONY: gpu-carry gpu-carry-md gpu-carry-cuda-mpi test-gpu fuzz-gpu bench-gpu bench-gpus bench-md bench-numba bench-instructions test-numba-corpus
 # Other people's Numba programs (corpus/numba.toml) against the real Numba: eager, fused, strict.
 test-numba-corpus: setup
 	@test -n "$(CORPUS)" || { echo "usage: make test-numba-corpus CORPUS=<folder of fetched repositories, <owner>+<name>/repo>"; exit 2; }
@@ -93,6 +93,13 @@ test-numba-corpus: setup
 bench-md: setup
 	@test -n "$(CXXMD)" -a -n "$(PYMD)" || { echo "usage: make bench-md CXXMD=<ExaMiniMD checkout> PYMD=<pykokkos checkout>"; exit 2; }
 	$(PY) benches/bench_examinimd.py --cxx $(CXXMD) --py $(PYMD)
+
+# The same two programs' sources into .carry/md for the GPU machine (scripts/gpu/bench_md.sh).
+gpu-carry-md:
+	@test -n "$(CXXMD)" -a -n "$(PYMD)" || { echo "usage: make gpu-carry-md CXXMD=<ExaMiniMD checkout> PYMD=<pykokkos checkout>"; exit 2; }
+	rm -rf .carry/md && mkdir -p .carry/md/pykokkos/examples
+	cp -r "$(CXXMD)" .carry/md/ExaMiniMD && rm -rf .carry/md/ExaMiniMD/.git .carry/md/ExaMiniMD/build*
+	cp -r "$(PYMD)/examples/ExaMiniMD" .carry/md/pykokkos/examples/
 
 bench-numba: setup
 	$(PY) benches/bench_numba.py

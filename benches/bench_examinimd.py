@@ -7,7 +7,12 @@ program's own loop time (its PERFORMANCE line), and whether the thermo output
 of every run equals the C++ one. Both programs are fetched outside this tree
 and named by path; nothing of them is kept here.
 
-    python benches/bench_examinimd.py --cxx <ExaMiniMD checkout> --py <pykokkos checkout>
+    python benches/bench_examinimd.py --cxx <ExaMiniMD checkout> --py <pykokkos checkout> [--space Cuda]
+
+`--space Cuda` (the GPU machine, scripts/gpu/bench_md.sh): the C++ program is
+built with the CUDA Kokkos' nvcc_wrapper and runs on the GPU, as
+Kokkos' default space; the Python one runs with PK_EXA_SPACE=Cuda, its own
+switch to the Cuda space (with managed memory, as it asks).
 """
 from __future__ import annotations
 
@@ -47,8 +52,10 @@ def kokkos_prefix() -> str:
     return pk.config()["kokkos"]
 
 
-def build_cxx(src: Path, work: Path) -> Path:
+def build_cxx(src: Path, work: Path, space: str) -> Path:
     """ExaMiniMD's own CMake build against this project's Kokkos, -O3, no MPI."""
+    if space == "Cuda":
+        return build_cxx_cuda(src, work)
     build = work / "build-cxx"
     exe = build / "src" / "ExaMiniMD"
     if exe.exists():
@@ -59,6 +66,40 @@ def build_cxx(src: Path, work: Path) -> Path:
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True,
                    stdout=subprocess.DEVNULL)
+    return exe
+
+
+def build_cxx_cuda(src: Path, work: Path) -> Path:
+    """The same sources through the CUDA Kokkos' nvcc_wrapper, -O3, no MPI, one
+    object per file in parallel. Not through ExaMiniMD's CMake: Kokkos 3.4's
+    exported CUDA targets do not resolve under a newer CMake (a missing
+    CUDA::cudart_static_deps, a driver target without a location)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    build = work / "build-cxx-cuda"
+    exe = build / "ExaMiniMD"
+    if exe.exists():
+        return exe
+    build.mkdir(parents=True, exist_ok=True)
+    prefix = kokkos_prefix()
+    arch = os.environ.get("PK_CUDA_ARCH") or "sm_" + subprocess.run(
+        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True,
+        check=True).stdout.split()[0].replace(".", "")
+    cxx = [f"{prefix}/bin/nvcc_wrapper", "-std=c++17", "-O3", f"-arch={arch}", "--expt-extended-lambda",
+           "-Xcompiler", "-fopenmp", f"-I{prefix}/include", f"-I{src / 'src'}"]
+    cxx += [f"-I{d}" for d in (src / "src").iterdir() if d.is_dir()]
+    sources = sorted((src / "src").rglob("*.cpp"))
+
+    def compile_one(cpp: Path) -> Path:
+        obj = build / (cpp.relative_to(src / "src").as_posix().replace("/", "_") + ".o")
+        subprocess.run(cxx + ["-c", str(cpp), "-o", str(obj)], check=True, stdout=subprocess.DEVNULL)
+        return obj
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        objs = list(pool.map(compile_one, sources))
+    subprocess.run(cxx + [str(o) for o in objs] + ["-o", str(exe), f"-L{prefix}/lib", f"-Wl,-rpath,{prefix}/lib",
+                                                   "-lkokkoscontainers", "-lkokkoscore", "-lcuda", "-ldl"],
+                   check=True, stdout=subprocess.DEVNULL)
     return exe
 
 
@@ -99,15 +140,17 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="alternated runs per program and size (median)")
     ap.add_argument("--sizes", default="", help="comma-separated n:steps (4 n^3 atoms), default all four")
     ap.add_argument("--no-fill", action="store_true", help="run the Python program without --fill")
+    ap.add_argument("--space", choices=("OpenMP", "Cuda"), default="OpenMP", help="where both programs run")
     a = ap.parse_args()
     work = Path(tempfile.gettempdir()) / "pk-bench-md"
     work.mkdir(exist_ok=True)
-    exe = build_cxx(Path(a.cxx).resolve(), work)
+    exe = build_cxx(Path(a.cxx).resolve(), work, a.space)
     py_dir = Path(a.py).resolve() / "examples" / "ExaMiniMD" / "standalone"
     sizes = [tuple(int(x) for x in s.split(":")) for s in a.sizes.split(",") if s] or SIZES
     threads = os.environ.get("OMP_NUM_THREADS", "2")
     base = dict(os.environ, OMP_NUM_THREADS=threads)
-    print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; OMP_NUM_THREADS={threads}, "
+    py_env = dict(base, PK_EXA_SPACE="Cuda") if a.space == "Cuda" else base
+    print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; space {a.space}, OMP_NUM_THREADS={threads}, "
           f"medians of {a.runs} alternated runs of each program's loop time")
     print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo")
     for n, steps in sizes:
@@ -117,8 +160,8 @@ def main() -> int:
         # the Python program zeroes them with a loop of 3N element writes from Python.
         py = [sys.executable, "src/main.py", "-il", str(inp)] + ([] if a.no_fill else ["--fill"])
         progs = {"cxx": ([str(exe), "-il", str(inp)], work, base),
-                 "eager": (py, py_dir, dict(base, PK_FUSE="0")),
-                 "fused": (py, py_dir, dict(base, PK_FUSE="1"))}
+                 "eager": (py, py_dir, dict(py_env, PK_FUSE="0")),
+                 "fused": (py, py_dir, dict(py_env, PK_FUSE="1"))}
         times = {k: [] for k in progs}
         thermo = {k: [] for k in progs}
         for k, p in progs.items():  # a first run each: compiles, warms caches; not timed

@@ -197,6 +197,15 @@ def test_the_space_groupings_of_newer_pykokkos():
     assert pk.OpenMP in pk.HostParallelExecutionSpace and pk.Serial in pk.HostSerialExecutionSpace
 
 
+def test_a_space_is_named_by_its_upstream_value():
+    # Upstream's ExecutionSpace values are the names; ExaMiniMD picks its space
+    # with `pk.ExecutionSpace(os.environ["PK_EXA_SPACE"])`.
+    for name in ("Serial", "OpenMP", "Cuda", "Debug", "Default"):
+        assert pk.ExecutionSpace(name) is getattr(pk.ExecutionSpace, name)
+    with pytest.raises(ValueError, match="HIP"):
+        pk.ExecutionSpace("HIP")  # not built here
+
+
 def test_masks_and_index_arrays_select_as_numpy_does():
     # GaussianNB.py: `X[y == c, :]` on a View; upstream's Views are NumPy arrays.
     ref = np.arange(12.0).reshape(6, 2)

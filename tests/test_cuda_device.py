@@ -359,3 +359,36 @@ def test_a_row_handed_out_copies_the_row_not_the_view(pk_mode):
     want = np.tile(3.0 * np.arange(C), (R, 1))
     want[4] = -2.0 + np.arange(C)
     np.testing.assert_array_equal(np.asarray(m), want)
+
+
+@pytest.mark.parametrize("space", [pk.CudaSpace, pk.CudaUVMSpace])
+def test_fill_runs_on_the_device_and_converts_as_numpy(pk_mode, space, monkeypatch):
+    # ExaMiniMD zeroes its forces with `f.fill(0)` every step: on the device a
+    # kernel fills the view, with no copy to the host and back (a managed
+    # view would migrate its pages).
+    from pykokkos.runtime import _fill
+
+    filled = []
+    real = _fill.fill
+    monkeypatch.setattr(_fill, "fill", lambda v, x, dt: filled.append(real(v, x, dt)) or filled[-1])
+    cases = [((7,), pk.double, 2.5), ((5, 3), pk.double, 0), ((4, 3, 2), pk.float, 1.0 / 3.0),
+             ((6, 2), pk.int32, 7.9), ((9,), pk.uint8, 200), ((3,), pk.bool, 1), ((0, 3), pk.double, 1.0)]
+    for shape, dtype, value in cases:
+        v = pk.View(list(shape), dtype, space=space)
+        if v.rank() == 1:
+            pk.parallel_for(shape[0], bump, v=v)  # the device copy is the newer one
+        v.fill(value)
+        want = np.empty(shape, np.asarray(v).dtype)
+        want.fill(value)
+        np.testing.assert_array_equal(np.asarray(v), want)
+    assert len(filled) >= 3 and all(filled)  # at least the three rank-1 views, filled there
+    sub = pk.View([6, 4], pk.double, space=space)
+    pk.parallel_for(6, scale2d, a=1.0, m=sub)  # columns j
+    sub[:, 1].fill(-2.0)  # strided: only that column
+    want = np.tile(np.arange(4.0), (6, 1))
+    want[:, 1] = -2.0
+    np.testing.assert_array_equal(np.asarray(sub), want)
+    ints = pk.View([3], pk.int32, space=space)
+    pk.parallel_for(3, bump, v=ints)
+    with pytest.raises(OverflowError):  # as NumPy's fill
+        ints.fill(2**40)

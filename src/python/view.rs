@@ -304,6 +304,14 @@ impl View {
     fn _is_allocated(&self) -> bool {
         self.alloc.holds_data()
     }
+    /// Whether GPU kernels have this View's memory (a device copy, managed
+    /// or borrowed device memory): `fill` then fills it there.
+    #[getter]
+    fn _on_device(&self) -> bool {
+        self.alloc.uvm
+            || self.alloc.is_device_only()
+            || !self.alloc.dev.load(std::sync::atomic::Ordering::Acquire).is_null()
+    }
     /// Allocation identity and byte range, for aliasing analysis.
     #[getter]
     fn _alloc_id(&self) -> usize {

@@ -85,6 +85,12 @@ class ExecutionSpace(enum.Enum):
     Debug = WIRE["exec_spaces"]["Debug"]
     Default = max(WIRE["exec_spaces"].values()) + 1  # (resolved in Python, never passed)
 
+    @classmethod
+    def _missing_(cls, value):
+        # Upstream's values are the names: programs pick a space from a string
+        # (ExaMiniMD: `pk.ExecutionSpace(os.environ["PK_EXA_SPACE"])`).
+        return cls.__members__.get(value) if isinstance(value, str) else None
+
 
 Serial = ExecutionSpace.Serial
 OpenMP = ExecutionSpace.OpenMP

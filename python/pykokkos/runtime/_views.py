@@ -7,7 +7,9 @@ import operator
 import numpy as np
 
 from .. import _native
-from ._types import DataType, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
+from ._types import DataType, ExecutionSpace, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
+
+_CUDA = ExecutionSpace.Cuda.value
 
 
 _native_new = _native.View.__new__
@@ -219,6 +221,13 @@ class View(_native.View):
     __hash__ = None
 
     def fill(self, value) -> None:
+        # On the GPU (GPU kernels have its memory, or are where this program's
+        # kernels run) a kernel fills it there.
+        if self._on_device or (_native.default_space() == _CUDA and not self._is_foreign):
+            from ._fill import fill
+
+            if fill(self, value, numpy_dtype(self._dtype_code)):
+                return
         self._np().fill(value)
 
     def copy(self) -> "View":
