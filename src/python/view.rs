@@ -310,7 +310,11 @@ impl View {
     fn _on_device(&self) -> bool {
         self.alloc.uvm
             || self.alloc.is_device_only()
-            || !self.alloc.dev.load(std::sync::atomic::Ordering::Acquire).is_null()
+            || !self
+                .alloc
+                .dev
+                .load(std::sync::atomic::Ordering::Acquire)
+                .is_null()
     }
     /// Allocation identity and byte range, for aliasing analysis.
     #[getter]
