@@ -64,8 +64,28 @@ pub fn alloc_died(alloc: usize) {
             }
         }
     }
+    if !dropped.is_empty() && crate::trace::on() {
+        trace_dropped(&dropped);
+    }
     // Outside the lock: dropping a launch releases Python objects.
     drop(dropped);
+}
+
+/// The trace's `dropped` event: launches that never ran and the buffers they
+/// would have written. What such a buffer holds at the end was never
+/// observable, so a replay (which runs them) does not compare it.
+fn trace_dropped(dropped: &[Arc<Node>]) {
+    let seqs: Vec<u64> = dropped.iter().map(|n| n.seq).collect();
+    let mut buffers: Vec<usize> = dropped
+        .iter()
+        .flat_map(|n| n.accesses.iter().filter(|a| a.write).map(|a| a.alloc))
+        .collect();
+    buffers.sort_unstable();
+    buffers.dedup();
+    crate::trace::event(
+        "dropped",
+        serde_json::json!({"seqs": seqs, "buffers": buffers}),
+    );
 }
 
 /// Nothing could ever see what pending launch `n` does (see `alloc_died`).

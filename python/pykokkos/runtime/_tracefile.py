@@ -16,6 +16,7 @@ REQUIRED = {
     "kernel": ("name", "us"),
     "compile": ("kernel", "cached", "us"),
     "host_data": ("buffer", "file"),
+    "dropped": ("seqs", "buffers"),
 }
 
 
