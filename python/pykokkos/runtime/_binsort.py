@@ -85,14 +85,18 @@ class BinSort:
             return
         # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
         bins = _kernels().bins_of(self.bin_op, keys)
-        host = np.asarray(bins)
-        self._check(host, np.asarray(keys), n)
+        # The keys come to the host only to name a bad one (on the GPU, a copy
+        # of all of them each sort).
+        self._check(np.asarray(bins), lambda: np.asarray(keys), n)
         self._permute, self._count, self._offsets = _kernels().stable_order(bins, n, self.range_begin)
 
-    def _check(self, bins: np.ndarray, keys: np.ndarray, n: int) -> None:
+    def _check(self, bins: np.ndarray, keys, n: int) -> None:
+        """Every bin within [0, n); `keys` (the keys, or a function giving
+        them) names the first entry outside."""
         bad = (bins < 0) | (bins >= n)
         if bad.any():
             i = int(np.argmax(bad))
+            keys = keys() if callable(keys) else keys
             raise ValueError(
                 f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
                 f"[{self.bin_op.min_value}, {self.bin_op.max_value}]"
