@@ -81,10 +81,9 @@ def build_cxx_cuda(src: Path, work: Path) -> Path:
     if exe.exists():
         return exe
     build.mkdir(parents=True, exist_ok=True)
-    prefix = kokkos_prefix()
-    arch = os.environ.get("PK_CUDA_ARCH") or "sm_" + subprocess.run(
-        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"], capture_output=True, text=True,
-        check=True).stdout.split()[0].replace(".", "")
+    import pykokkos as pk
+
+    prefix, arch = pk.config()["kokkos"], pk.config()["cuda_arch"]  # what our kernels are built with
     cxx = [f"{prefix}/bin/nvcc_wrapper", "-std=c++17", "-O3", f"-arch={arch}", "--expt-extended-lambda",
            "-Xcompiler", "-fopenmp", f"-I{prefix}/include", f"-I{src / 'src'}"]
     cxx += [f"-I{d}" for d in (src / "src").iterdir() if d.is_dir()]

@@ -68,6 +68,7 @@ def rng():
 
 def test_cuda_is_the_default_space():
     assert "CUDA" in pk.config()["kokkos_config"].split()
+    assert pk.config()["cuda_arch"].startswith("sm_")  # what kernels are built for
     assert pk.get_default_space() is pk.Cuda
 
 

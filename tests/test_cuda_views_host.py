@@ -27,6 +27,7 @@ def test_no_cuda_array_interface_without_device_memory():
 
 def test_uvm_needs_cuda():
     assert "CUDA" not in pk.config()["kokkos_config"].split()
+    assert pk.config()["cuda_arch"] == ""  # kernels are built for no GPU
     with pytest.raises(Exception, match="CUDA"):
         pk.View([4], pk.double, space=pk.CudaUVMSpace)
 

@@ -64,6 +64,13 @@ pub fn toolchain_info() -> PyResult<Vec<(String, String)>> {
         ("kokkos_config".into(), tc.kokkos.config.clone()),
         ("cache".into(), tc.cache.display().to_string()),
         ("identity".into(), tc.identity.clone()),
+        // The GPU architecture kernels are built for ("sm_90"), empty without CUDA.
+        (
+            "cuda_arch".into(),
+            tc.cuda
+                .as_ref()
+                .map_or_else(String::new, |c| c.arch.clone()),
+        ),
     ])
 }
 

@@ -91,21 +91,20 @@ class BinSort:
         self._permute, self._count, self._offsets = _kernels().stable_order(bins, n, self.range_begin)
 
     def _check(self, bins: np.ndarray, keys, n: int) -> None:
-        """Every bin within [0, n); `keys` (the keys, or a function giving
-        them) names the first entry outside."""
+        """Every bin within [0, n); `keys()` gives the keys, to name the first
+        entry outside."""
         bad = (bins < 0) | (bins >= n)
         if bad.any():
             i = int(np.argmax(bad))
-            keys = keys() if callable(keys) else keys
             raise ValueError(
-                f"pk.BinSort: key {keys[i]} (entry {i}) lies outside the bin operator's range "
+                f"pk.BinSort: key {keys()[i]} (entry {i}) lies outside the bin operator's range "
                 f"[{self.bin_op.min_value}, {self.bin_op.max_value}]"
             )
 
     def _numpy_order(self, keys: np.ndarray, n: int) -> None:
         """`sort_within_bins`: ordered by bin, then by key, then by index."""
         bins = self.bin_op.bins(keys)
-        self._check(bins, keys, n)
+        self._check(bins, lambda: keys, n)
         order = np.lexsort((np.arange(len(bins)), keys, bins))
         count = np.bincount(bins, minlength=n)
         # Entries are named by their index in the keys (Kokkos' sort_order).
