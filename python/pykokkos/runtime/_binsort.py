@@ -1,7 +1,8 @@
 """Kokkos' BinSort (`pk.BinSort`, `pk.BinOp1D`, `pk.BinOp3D`): keys put in bins
 of equal width, a permutation that orders them by bin, and that permutation
 applied to any View. Bins (Kokkos 3.4's bin arithmetic), the permutation and
-its application run as kernels in parallel (_binsort_kernels.py); within a bin,
+its application run as kernels in parallel where the keys are
+(_binsort_kernels.py: on the GPU nothing but one value comes to the host); within a bin,
 entries keep their index order (one of the orders Kokkos' atomic fill may
 give, and the same in every run), or are sorted by key when
 `sort_within_bins` is set (NumPy on the host)."""
@@ -85,10 +86,10 @@ class BinSort:
             return
         # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
         bins = _kernels().bins_of(self.bin_op, keys)
-        # The keys come to the host only to name a bad one (on the GPU, a copy
-        # of all of them each sort).
-        self._check(np.asarray(bins), lambda: np.asarray(keys), n)
-        self._permute, self._count, self._offsets = _kernels().stable_order(bins, n, self.range_begin)
+        order = _kernels().stable_order(bins, n, self.range_begin)
+        if order is None:  # the bins and keys come to the host only to name the bad entry
+            self._check(np.asarray(bins), lambda: np.asarray(keys), n)
+        self._permute, self._count, self._offsets = order
 
     def _check(self, bins: np.ndarray, keys, n: int) -> None:
         """Every bin within [0, n); `keys()` gives the keys, to name the first

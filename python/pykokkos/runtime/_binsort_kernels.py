@@ -1,18 +1,29 @@
-"""BinSort's permutation as kernels: each entry's bin, then a stable counting
-sort in chunks (each chunk counts its entries per bin, the counts become
-start offsets in bin-major, chunk-minor order, and each chunk places its
-entries in index order). Parallel over chunks, on any space, and the same
-permutation as a stable sort by bin whatever the number of chunks (Kokkos'
-own BinSort fills bins with atomics, so its order within a bin changes from
-run to run)."""
+"""BinSort's permutation as kernels: each entry's bin; the count per bin
+(atomics) and each bin's first position (a scan); then entries placed in
+index order within their bins. Where no bin holds more than `SMALL` entries
+(the usual case: ExaMiniMD's cells hold about 20 atoms), each entry takes a
+slot of its bin with an atomic and each bin then sorts its few slots by index:
+parallel over entries and bins, which a GPU needs. A larger bin takes a
+stable counting sort in chunks instead (each chunk counts its entries per bin,
+the counts become start offsets in bin-major, chunk-minor order, and each
+chunk places its entries in index order). Either way the result is the
+permutation of a stable sort by bin, on any space (Kokkos' own BinSort fills
+bins with atomics, so its order within a bin changes from run to run)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+import pykokkos as pk
+
 from ._kernels import workunit
-from ._launch import parallel_for
+from ._launch import parallel_for, parallel_reduce, parallel_scan
+from ._reducers import MinMax
+from ._types import numpy_dtype
 from ._views import View
+
+# The most entries a bin sorts by insertion in one thread; past it, chunks.
+SMALL = 64
 
 
 @workunit
@@ -29,18 +40,52 @@ def _bins3(i, keys, bins, mx, my, mz, lx, ly, lz, ny, nz):
 
 
 @workunit
+def _tally(i, bins, counts, bad, nbins):
+    b = bins[i]
+    if b < 0 or b >= nbins:
+        pk.atomic_add(bad, [0], 1)
+    else:
+        pk.atomic_add(counts, [b], 1)
+
+
+@workunit
+def _spread(b, acc, counts, bad):
+    # min_val < 0: some entry lies outside the bins; max_val: the fullest bin.
+    acc.min_val = min(acc.min_val, 0 - bad[0])
+    acc.max_val = max(acc.max_val, counts[b])
+
+
+@workunit
+def _firsts(b, acc, last_pass, counts, offsets):
+    if last_pass:
+        offsets[b] = acc
+    acc += counts[b]
+
+
+@workunit
+def _slot(i, bins, offsets, fill, perm, base):
+    b = bins[i]
+    k = pk.atomic_fetch_add(fill, [b], 1)
+    perm[offsets[b] + k] = i + base
+
+
+@workunit
+def _order_bin(b, offsets, counts, perm):
+    lo = offsets[b]
+    for k in range(lo + 1, lo + counts[b]):
+        v = perm[k]
+        m = k - 1
+        while m >= lo and perm[m] > v:
+            perm[m + 1] = perm[m]
+            m -= 1
+        perm[m + 1] = v
+
+
+@workunit
 def _count(c, bins, counts, n, size):
     hi = min((c + 1) * size, n)
     for i in range(c * size, hi):
         counts[c][bins[i]] += 1
-
-
-@workunit
-def _totals(b, counts, total, chunks):
-    s = 0
-    for c in range(chunks):
-        s += counts[c][b]
-    total[b] = s
 
 
 @workunit
@@ -88,22 +133,31 @@ def bins_of(op, keys: View) -> View:
     return bins
 
 
-def stable_order(bins: View, nbins: int, base: int) -> tuple[View, View, View]:
-    """(permutation + base, count per bin, first position per bin), int32."""
+def stable_order(bins: View, nbins: int, base: int) -> tuple[View, View, View] | None:
+    """(permutation + base, count per bin, first position per bin), int32; None
+    when some entry's bin lies outside [0, nbins) (the caller names it). One
+    value comes to the host: how full the fullest bin is, and whether any entry
+    lies outside."""
     n = bins.shape[0]
+    counts, bad = View([nbins], np.int32), View([1], np.int32)
+    parallel_for(n, _tally, bins=bins, counts=counts, bad=bad, nbins=nbins)
+    spread = parallel_reduce(nbins, _spread, reducer=MinMax, counts=counts, bad=bad)
+    if spread.min_val < 0:
+        return None
+    offsets, perm = View([nbins], np.int32), View([n], np.int32)
+    parallel_scan(nbins, _firsts, counts=counts, offsets=offsets)
+    if spread.max_val <= SMALL:
+        fill = View([nbins], np.int32)
+        parallel_for(n, _slot, bins=bins, offsets=offsets, fill=fill, perm=perm, base=base)
+        parallel_for(nbins, _order_bin, offsets=offsets, counts=counts, perm=perm)
+        return perm, counts, offsets
     chunks = max(1, min(64, n // 16384))
     size = -(-n // chunks)
-    counts = View([chunks, nbins], np.int32)
-    parallel_for(chunks, _count, bins=bins, counts=counts, n=n, size=size)
-    total = View([nbins], np.int32)
-    parallel_for(nbins, _totals, counts=counts, total=total, chunks=chunks)
-    count = np.asarray(total)
-    offsets = View([nbins], np.int32)
-    np.asarray(offsets)[:] = np.cumsum(count) - count
-    parallel_for(nbins, _starts, counts=counts, offsets=offsets, chunks=chunks)
-    perm = View([n], np.int32)
-    parallel_for(chunks, _scatter, bins=bins, counts=counts, perm=perm, n=n, size=size, base=base)
-    return perm, total, offsets
+    per_chunk = View([chunks, nbins], np.int32)
+    parallel_for(chunks, _count, bins=bins, counts=per_chunk, n=n, size=size)
+    parallel_for(nbins, _starts, counts=per_chunk, offsets=offsets, chunks=chunks)
+    parallel_for(chunks, _scatter, bins=bins, counts=per_chunk, perm=perm, n=n, size=size, base=base)
+    return perm, counts, offsets
 
 
 @workunit
@@ -133,7 +187,7 @@ def permute(values: View, perm: View, shift: int, at: int) -> None:
     a temporary, so entries read are the old ones)."""
     n = perm.shape[0]
     shape = list(values.shape)
-    tmp = View([n] + shape[1:], np.asarray(values).dtype.type)
+    tmp = View([n] + shape[1:], numpy_dtype(values._dtype_code).type)
     if len(shape) == 1:
         parallel_for(n, _gather1, src=values, tmp=tmp, perm=perm, shift=shift)
         parallel_for(n, _put1, tmp=tmp, dst=values, at=at)
