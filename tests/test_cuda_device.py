@@ -345,7 +345,7 @@ def test_a_row_handed_out_copies_the_row_not_the_view(pk_mode):
     # on a subview brings only its bytes over, and what was written into them
     # goes back to the device when the export ends.
     R, C = 512, 256
-    m = pk.View([R, C], pk.double)
+    m = pk.View([R, C], pk.double, layout=pk.LayoutRight)  # a row is one run of memory
     pk.parallel_for(R, scale2d, a=1.0, m=m)  # on the device: m[i][j] = j
     pk.flush()
     h2d, d2h = pk.device_copies()

@@ -242,6 +242,9 @@ def cbins(i: int, z: pk.View1D[pk.complex128], s: pk.View1D[pk.complex128], olds
 
 
 def nvrtc_source(pattern: int, wu, n, lo=None, **kw) -> str | None:
+    # Views of rank 2 and more name their layout where the emulation is given
+    # C-ordered arrays: with Cuda the default space, a View made without one
+    # is column-major (LayoutLeft), as in PyKokkos.
     hi = list(n) if isinstance(n, (list, tuple)) else [n]
     lo = lo or [0] * len(hi)
     return _native.generate_source(pattern, _native.Policy(lo, hi, CUDA), _kernels._capture(wu), kw, nvrtc=True)
@@ -385,7 +388,7 @@ def test_the_nvrtc_form_of_a_sum_computes_what_numpy_does(emulate):
     n = 777
     rng = np.random.default_rng(5)
     x, m = rng.random(n), rng.random((n, 3))
-    src = nvrtc_source(1, total, n, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double))
+    src = nvrtc_source(1, total, n, x=pk.View([n], pk.double), m=pk.View([n, 3], pk.double, layout=pk.LayoutRight))
     assert src is not None and "pk_reduce" in src
     lib = emulate("total", src)
     out = (ctypes.c_double * 2)()
@@ -415,7 +418,7 @@ def test_the_nvrtc_form_of_an_mdrange_for_computes_what_numpy_does(emulate, layo
 def test_every_item_of_a_rank_3_range_runs_once(emulate):
     shape = (4, 5, 6)
     c = np.full(shape, -1, dtype=np.int64)
-    src = nvrtc_source(0, cube, list(shape), c=pk.View(list(shape), pk.int64))
+    src = nvrtc_source(0, cube, list(shape), c=pk.View(list(shape), pk.int64, layout=pk.LayoutRight))
     lib = emulate("cube", src)
     lib.run_for(ctypes.byref(args_struct([c], [], list(shape))))
     i, j, k = np.indices(shape)
@@ -456,7 +459,7 @@ def test_the_nvrtc_form_of_atomics_computes_what_a_sequential_run_does(emulate):
 def team_reduce_source(wu, league: int, cols: int) -> str | None:
     """The NVRTC form of a team reduction over x[league, cols] writing out[league]."""
     team = _native.Policy([0, 0, 0], [league, 1, 1], CUDA, True)
-    views = {"x": pk.View([league, cols], pk.double), "out": pk.View([league], pk.double)}
+    views = {"x": pk.View([league, cols], pk.double, layout=pk.LayoutRight), "out": pk.View([league], pk.double)}
     return _native.generate_source(1, team, _kernels._capture(wu), views, nvrtc=True)
 
 
@@ -628,7 +631,7 @@ def test_the_nvrtc_form_of_complex_arithmetic_and_math_computes_what_numpy_does(
     z = np.where(np.arange(n) < 7, w.astype(np.complex128), z)
     out, o32 = np.zeros((n, 7), np.complex128), np.zeros(n, np.complex64)
     c = 0.5 - 1.5j
-    src = nvrtc_source(0, cmaths, n, c=c, out=pk.View([n, 7], pk.complex128), z=pk.View([n], pk.complex128),
+    src = nvrtc_source(0, cmaths, n, c=c, out=pk.View([n, 7], pk.complex128, layout=pk.LayoutRight), z=pk.View([n], pk.complex128),
                        w=pk.View([n], pk.complex64), o32=pk.View([n], pk.complex64))
     assert src is not None and "Kokkos_Core" not in src
     emulate("cmaths", src).run_for(ctypes.byref(args_struct([out, z, w, o32], [c], n)))

@@ -26,6 +26,7 @@ HALVES = (2.0, 0.5)  # exact in binary: the values stay exact, so == holds
 def test_a_launch_read_after_every_run_runs_at_once_after_three_flushes_alone(lazy):
     v = pk.View([N], pk.double)
     v.fill(1.0)
+    pk.flush()  # on the GPU the fill is a launch of its own
     ref = np.ones(N)
     pending = []
     for k in range(8):
@@ -64,6 +65,7 @@ from test_solo_launches import N
 from test_fusion import scale_by
 v = pk.View([N], pk.double)
 v.fill(1.0)
+pk.flush()  # on the GPU the fill is a launch of its own
 seen = []
 for k in range(6):
     pk.parallel_for(N, scale_by, v=v, a=2.0)

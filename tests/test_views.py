@@ -82,7 +82,7 @@ def test_layout_left_is_column_major_on_the_host():
     assert a.flags.f_contiguous and not a.flags.c_contiguous
     assert a.strides == (8, 24)
     assert v.layout == pk.LayoutLeft
-    w = pk.View([3, 4], pk.float64)
+    w = pk.View([3, 4], pk.float64, space=pk.HostSpace)
     b = np.asarray(w)
     assert b.flags.c_contiguous
     assert b.strides == (32, 8)
@@ -91,6 +91,22 @@ def test_layout_left_is_column_major_on_the_host():
     v[1, 2] = 7.5
     assert a[1, 2] == 7.5
     assert np.asarray(v).ravel(order="F")[1 + 2 * 3] == 7.5
+
+
+def test_a_view_takes_its_spaces_default_layout():
+    # As in PyKokkos and Kokkos: column-major in GPU memory (neighbouring GPU
+    # threads, the first index, touch neighbouring elements), row-major on the
+    # host; without a space, the default space's memory.
+    assert pk.View([3, 4], space=pk.CudaSpace).layout is pk.LayoutLeft
+    assert pk.View([3, 4], space=pk.HostSpace).layout is pk.LayoutRight
+    assert pk.View([3, 4], space=pk.CudaSpace, layout=pk.LayoutRight).layout is pk.LayoutRight
+    assert pk.View([3, 4], space=pk.CudaSpace, layout=pk.Layout.LayoutDefault).layout is pk.LayoutLeft
+    on_gpu = pk.get_default_space() is pk.Cuda
+    for v in (pk.View([3, 4]), pk.View([3, 4], pk.int32), pk.View([2, 3, 4], layout=pk.Layout.LayoutDefault)):
+        assert v.layout is (pk.LayoutLeft if on_gpu else pk.LayoutRight)
+    v = pk.View([3, 4], space=pk.CudaSpace)
+    np.asarray(v)[:] = np.arange(12.0).reshape(3, 4)
+    assert np.asarray(v).flags.f_contiguous and v[1, 2] == 6.0
 
 
 def test_layout_left_rank3_strides():

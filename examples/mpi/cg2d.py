@@ -85,7 +85,8 @@ def solve(comm, n: int, max_iter: int, tol: float, halos: str = "host"):
     rank, size = comm.Get_rank(), comm.Get_size()
     first, rows = split(n, size, rank)
     shape = [rows + 2, n + 2]
-    x, r, p, q = (pk.View(shape, pk.double) for _ in range(4))
+    # Row-major on every space: a halo row is one run of memory.
+    x, r, p, q = (pk.View(shape, pk.double, layout=pk.LayoutRight) for _ in range(4))
     np.asarray(r)[1 : rows + 1, 1 : n + 1] = right_hand_side(n, first, rows)
     np.asarray(p)[...] = np.asarray(r)
     up = rank - 1 if rank > 0 else MPI.PROC_NULL
@@ -96,7 +97,7 @@ def solve(comm, n: int, max_iter: int, tol: float, halos: str = "host"):
         exchange([(p[1], up, p[rows + 1], down), (p[rows], down, p[0], up)], comm, path=halos)
 
     # Build (or load) the three kernels before the clock starts, on scratch Views.
-    s = pk.View(shape, pk.double)
+    s = pk.View(shape, pk.double, layout=pk.LayoutRight)
     float(pk.parallel_reduce(items, stencil, p=s, q=s, n=n))
     float(pk.parallel_reduce(items, update, x=s, r=s, p=s, q=s, alpha=0.0, n=n))
     pk.parallel_for(items, direction, r=s, p=s, beta=0.0, n=n)

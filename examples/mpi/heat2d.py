@@ -75,9 +75,10 @@ def row_sums(block: np.ndarray) -> np.ndarray:
 def solve(comm, n: int, steps: int, r: float = 0.2, halos: str = "host", gather: bool = False):
     rank, size = comm.Get_rank(), comm.Get_size()
     first, rows = split(n - 2, size, rank)
-    # Local block with a ghost row above and below (the grid's edge where there is no neighbour).
-    u = pk.View([rows + 2, n], pk.double)
-    v = pk.View([rows + 2, n], pk.double)
+    # Local block with a ghost row above and below (the grid's edge where there is no neighbour),
+    # row-major on every space so that a halo row is one run of memory.
+    u = pk.View([rows + 2, n], pk.double, layout=pk.LayoutRight)
+    v = pk.View([rows + 2, n], pk.double, layout=pk.LayoutRight)
     initial_rows(n, first - 1, first + rows + 1, np.asarray(u))
     np.asarray(v)[:] = np.asarray(u)
     up = rank - 1 if rank > 0 else MPI.PROC_NULL

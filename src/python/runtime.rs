@@ -11,9 +11,15 @@ use pyo3::prelude::*;
 
 /// Waits for all work: pending lazy launches run (but those a flush
 /// deferred: nothing asked for their outputs yet), then Kokkos fences.
+/// `wait=False` only submits them: on the GPU they are then queued, as eager
+/// launches would have been by now, and the host goes on (pk.Timer).
 #[pyfunction]
-pub fn fence(py: Python<'_>) -> PyResult<()> {
+#[pyo3(signature = (wait=true))]
+pub fn fence(py: Python<'_>, wait: bool) -> PyResult<()> {
     flush(py, Demand::Fence)?;
+    if !wait {
+        return Ok(());
+    }
     detached(py, || {
         let _turn = dispatch_turn();
         crate::kokkos::thread_enter();

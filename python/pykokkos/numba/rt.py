@@ -231,7 +231,8 @@ def serial_policy():
 
 def zeros(shape, dtype: str):
     shape = [int(shape)] if np.ndim(shape) == 0 else [int(s) for s in shape]
-    return pk.View(shape, getattr(pk, dtype if dtype != "bool" else "bool"))
+    # C order, as NumPy makes it (a View without a layout is column-major on the GPU).
+    return pk.View(shape, getattr(pk, dtype if dtype != "bool" else "bool"), layout=pk.LayoutRight)
 
 
 def array(values, dtype: str):

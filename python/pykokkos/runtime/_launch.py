@@ -230,10 +230,13 @@ def get_default_space():
 class Timer:
     """`pk.Timer()`: seconds since construction or the last reset().
 
-    In lazy mode (PK_FUSE=1) construction, reset() and seconds() first wait
-    for the work submitted before them, as pk.fence() does: host launches run
-    at their call eagerly, so programs time them with a Timer and no fence,
-    and a lazy Timer would otherwise time only their recording."""
+    In lazy mode (PK_FUSE=1) construction, reset() and seconds() first run
+    the work submitted before them, so that a Timer measures what it measures
+    eagerly: host launches run at their call eagerly (programs time them with
+    a Timer and no fence), and a lazy Timer would otherwise time only their
+    recording; they are waited for. GPU launches are queued eagerly and the
+    host goes on: lazily they are submitted, not waited for (waiting would
+    drain the GPU's queue at every reading, which eager mode never does)."""
 
     def __init__(self):
         _settle()
@@ -250,4 +253,4 @@ class Timer:
 
 def _settle() -> None:
     if _native.lazy_enabled():
-        _native.fence()
+        _native.fence(_native.default_space() != ExecutionSpace.Cuda.value)

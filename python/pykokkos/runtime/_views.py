@@ -7,9 +7,14 @@ import operator
 import numpy as np
 
 from .. import _native
-from ._types import DataType, ExecutionSpace, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
+from ._types import DataType, ExecutionSpace, LayoutDefault, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
 
 _CUDA = ExecutionSpace.Cuda.value
+# Kokkos' default layout is LayoutLeft in GPU memory (neighbouring threads, the
+# first index, then touch neighbouring elements) and LayoutRight on the host:
+# a View made without a layout takes its space's, as in PyKokkos, where the
+# space is the default space's memory unless given.
+_DEVICE_SPACES = (MemorySpace.CudaSpace, MemorySpace.CudaUVMSpace)
 
 
 _native_new = _native.View.__new__
@@ -34,6 +39,9 @@ def _normalize_args(shape, dtype, space, layout):
         dtype = get_default_precision()
     # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
     space_code = space.value if isinstance(space, MemorySpace) else 0
+    if layout is None or layout is LayoutDefault:
+        left = space in _DEVICE_SPACES if space is not None else _native.default_space() == _CUDA
+        return shape, dtype_code(dtype), int(left), space_code
     return shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0, space_code
 
 
@@ -56,6 +64,7 @@ class View(_native.View):
             and layout is None
             and trait is None
             and not internal
+            and (len(shape) < 2 or _native.default_space() != _CUDA)
         ):
             try:  # ints (and __index__ types) go as they are
                 return _native_new(cls, shape, dtype._value_)
