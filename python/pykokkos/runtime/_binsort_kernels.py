@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-import pykokkos as pk
-
 from ._kernels import workunit
 from ._launch import parallel_for, parallel_reduce, parallel_scan
 from ._reducers import MinMax
 from ._types import numpy_dtype
 from ._views import View
+
+# `pk.atomic_*` in the workunits below names the kernel language's built-ins,
+# which the translator knows by the name `pk` (src/lower/names.rs); nothing is
+# imported for them (this layer does not import the package above it).
 
 # The most entries a bin sorts by insertion in one thread; past it, chunks.
 SMALL = 64
@@ -43,9 +45,9 @@ def _bins3(i, keys, bins, mx, my, mz, lx, ly, lz, ny, nz):
 def _tally(i, bins, counts, bad, nbins):
     b = bins[i]
     if b < 0 or b >= nbins:
-        pk.atomic_add(bad, [0], 1)
+        pk.atomic_add(bad, [0], 1)  # noqa: F821
     else:
-        pk.atomic_add(counts, [b], 1)
+        pk.atomic_add(counts, [b], 1)  # noqa: F821
 
 
 @workunit
@@ -65,7 +67,7 @@ def _firsts(b, acc, last_pass, counts, offsets):
 @workunit
 def _slot(i, bins, offsets, fill, perm, base):
     b = bins[i]
-    k = pk.atomic_fetch_add(fill, [b], 1)
+    k = pk.atomic_fetch_add(fill, [b], 1)  # noqa: F821
     perm[offsets[b] + k] = i + base
 
 
