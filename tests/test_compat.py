@@ -226,36 +226,41 @@ def test_binsort_in_chunks_is_the_stable_order_by_bin():
 
 
 @pytest.mark.parametrize("lazy_mode", [False, True], ids=["eager", "lazy"])
-def test_binsort_with_small_bins_and_with_one_full_bin_is_the_stable_order(lazy_mode):
+@pytest.mark.parametrize("device", [False, True], ids=["host_way", "gpu_way"])
+def test_binsort_with_small_bins_and_with_one_full_bin_is_the_stable_order(lazy_mode, device):
+    # Both ways of ordering, run here on the host: the host's (a counting sort
+    # in chunks) and the GPU's (counts by atomics, a scan, then each entry a
+    # slot by atomics that each bin orders by index; a bin too full for that
+    # takes the chunks). Cells of a few entries each (ExaMiniMD's case), and
+    # the same keys with a fifth of them piled into one bin.
+    from pykokkos.runtime import _binsort_kernels as kernels
+
     pk._native.set_lazy(lazy_mode)
     try:
-        _binsort_small_and_full_bins()
+        rng = np.random.default_rng(23)
+        n, nb = 40_000, [20, 20, 20]
+        x = rng.uniform(0.0, 1.0, (n, 3))
+        x[rng.random(n) < 0.2] = 0.01
+        for keys in (rng.uniform(0.0, 1.0, (n, 3)), x):
+            kv = pk.array(keys.copy())
+            op = pk.BinOp3D(kv, nb, [0.0] * 3, [1.0] * 3)
+            perm, counts, offsets = kernels.stable_order(kernels.bins_of(op, kv), 8000, 5, device)
+            b = (keys * 20.0).astype(int)
+            bins = (b[:, 0] * 20 + b[:, 1]) * 20 + b[:, 2]
+            count = np.bincount(bins, minlength=8000)
+            np.testing.assert_array_equal(np.asarray(perm), np.argsort(bins, kind="stable") + 5)
+            np.testing.assert_array_equal(np.asarray(counts), count)
+            np.testing.assert_array_equal(np.asarray(offsets), np.cumsum(count) - count)
+        bad = keys.copy()
+        bad[12_345, 0] = 1.5
+        kv = pk.array(bad)
+        op = pk.BinOp3D(kv, nb, [0.0] * 3, [1.0] * 3)
+        assert kernels.stable_order(kernels.bins_of(op, kv), 8000, 0, device) is None
+        with pytest.raises(ValueError, match=r"entry 12345\) lies outside"):
+            pk.BinSort(kv, op).create_permute_vector()
     finally:
         pk.flush()
         pk._native.set_lazy(False)
-
-
-def _binsort_small_and_full_bins():
-    # Cells of a few entries each (ExaMiniMD's case: each entry takes a slot by
-    # atomics, then each bin orders its slots), and the same keys with a fifth
-    # of them piled into one bin (too full for that: the chunked counting sort).
-    rng = np.random.default_rng(23)
-    n, nb = 40_000, [20, 20, 20]
-    x = rng.uniform(0.0, 1.0, (n, 3))
-    x[rng.random(n) < 0.2] = 0.01
-    for keys in (rng.uniform(0.0, 1.0, (n, 3)), x):
-        kv = pk.array(keys.copy())
-        s = pk.BinSort(kv, pk.BinOp3D(kv, nb, [0.0] * 3, [1.0] * 3))
-        b = (keys * 20.0).astype(int)
-        bins = (b[:, 0] * 20 + b[:, 1]) * 20 + b[:, 2]
-        count = np.bincount(bins, minlength=8000)
-        np.testing.assert_array_equal(np.asarray(s.get_permute_vector()), np.argsort(bins, kind="stable"))
-        np.testing.assert_array_equal(np.asarray(s.get_bin_count()), count)
-        np.testing.assert_array_equal(np.asarray(s.get_bin_offsets()), np.cumsum(count) - count)
-    bad = keys.copy()
-    bad[12_345, 0] = 1.5
-    with pytest.raises(ValueError, match=r"entry 12345\) lies outside"):
-        pk.BinSort(pk.array(bad), pk.BinOp3D(pk.array(bad), nb, [0.0] * 3, [1.0] * 3)).create_permute_vector()
 
 
 def test_resize_data_setter_deepcopy_and_integer_like_policies(pk_mode):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _native
+from ._types import ExecutionSpace
 from ._views import View, array
 
 
@@ -86,7 +88,8 @@ class BinSort:
             return
         # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
         bins = _kernels().bins_of(self.bin_op, keys)
-        order = _kernels().stable_order(bins, n, self.range_begin)
+        device = _native.default_space() == ExecutionSpace.Cuda.value
+        order = _kernels().stable_order(bins, n, self.range_begin, device)
         if order is None:  # the bins and keys come to the host only to name the bad entry
             self._check(np.asarray(bins), lambda: np.asarray(keys), n)
         self._permute, self._count, self._offsets = order

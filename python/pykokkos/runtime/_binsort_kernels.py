@@ -1,14 +1,14 @@
-"""BinSort's permutation as kernels: each entry's bin; the count per bin
-(atomics) and each bin's first position (a scan); then entries placed in
-index order within their bins. Where no bin holds more than `SMALL` entries
-(the usual case: ExaMiniMD's cells hold about 20 atoms), each entry takes a
-slot of its bin with an atomic and each bin then sorts its few slots by index:
-parallel over entries and bins, which a GPU needs. A larger bin takes a
-stable counting sort in chunks instead (each chunk counts its entries per bin,
-the counts become start offsets in bin-major, chunk-minor order, and each
-chunk places its entries in index order). Either way the result is the
-permutation of a stable sort by bin, on any space (Kokkos' own BinSort fills
-bins with atomics, so its order within a bin changes from run to run)."""
+"""BinSort's permutation as kernels: each entry's bin, then the permutation of
+a stable sort by bin, on any space (Kokkos' own BinSort fills bins with
+atomics, so its order within a bin changes from run to run). Two ways:
+- on the host, a counting sort in chunks: each chunk counts its entries per
+  bin, the counts become start offsets in bin-major, chunk-minor order, and
+  each chunk places its entries in index order (few launches, no atomics);
+- on the GPU, which needs parallelism over entries: counts by atomics and
+  first positions by a scan; then, where no bin holds more than `SMALL`
+  entries (ExaMiniMD's cells hold about 20 atoms), each entry takes a slot
+  of its bin by an atomic and each bin sorts its few slots by index. A
+  fuller bin takes the chunks instead."""
 
 from __future__ import annotations
 
@@ -91,6 +91,14 @@ def _count(c, bins, counts, n, size):
 
 
 @workunit
+def _totals(b, counts, total, chunks):
+    s = 0
+    for c in range(chunks):
+        s += counts[c][b]
+    total[b] = s
+
+
+@workunit
 def _starts(b, counts, offsets, chunks):
     s = offsets[b]
     for c in range(chunks):
@@ -135,28 +143,46 @@ def bins_of(op, keys: View) -> View:
     return bins
 
 
-def stable_order(bins: View, nbins: int, base: int) -> tuple[View, View, View] | None:
+def stable_order(bins: View, nbins: int, base: int, device: bool) -> tuple[View, View, View] | None:
     """(permutation + base, count per bin, first position per bin), int32; None
-    when some entry's bin lies outside [0, nbins) (the caller names it). One
-    value comes to the host: how full the fullest bin is, and whether any entry
-    lies outside."""
+    when some entry's bin lies outside [0, nbins) (the caller names it).
+    `device`: the GPU's way (slots by atomics where the bins are small: one
+    value comes to the host); otherwise the chunked sort alone, whose few
+    launches cost a host run less (2-4x less from 2,048 to 256,000 keys)."""
     n = bins.shape[0]
-    counts, bad = View([nbins], np.int32), View([1], np.int32)
+    perm = View([n], np.int32)
+    if not device:
+        b = np.asarray(bins)  # host memory: no copy
+        return None if ((b < 0) | (b >= nbins)).any() else _chunked(bins, None, perm, nbins, base)
+    counts, offsets, bad = View([nbins], np.int32), View([nbins], np.int32), View([1], np.int32)
     parallel_for(n, _tally, bins=bins, counts=counts, bad=bad, nbins=nbins)
     spread = parallel_reduce(nbins, _spread, reducer=MinMax, counts=counts, bad=bad)
     if spread.min_val < 0:
         return None
-    offsets, perm = View([nbins], np.int32), View([n], np.int32)
     parallel_scan(nbins, _firsts, counts=counts, offsets=offsets)
-    if spread.max_val <= SMALL:
-        fill = View([nbins], np.int32)
-        parallel_for(n, _slot, bins=bins, offsets=offsets, fill=fill, perm=perm, base=base)
-        parallel_for(nbins, _order_bin, offsets=offsets, counts=counts, perm=perm)
-        return perm, counts, offsets
+    if spread.max_val > SMALL:
+        return _chunked(bins, (counts, offsets), perm, nbins, base)
+    fill = View([nbins], np.int32)
+    parallel_for(n, _slot, bins=bins, offsets=offsets, fill=fill, perm=perm, base=base)
+    parallel_for(nbins, _order_bin, offsets=offsets, counts=counts, perm=perm)
+    return perm, counts, offsets
+
+
+def _chunked(bins: View, known, perm: View, nbins: int, base: int) -> tuple[View, View, View]:
+    """The stable counting sort in chunks; `known`: (counts, offsets) if the
+    caller has them, else None (the chunks' counts give them, on the host)."""
+    n = bins.shape[0]
     chunks = max(1, min(64, n // 16384))
     size = -(-n // chunks)
     per_chunk = View([chunks, nbins], np.int32)
     parallel_for(chunks, _count, bins=bins, counts=per_chunk, n=n, size=size)
+    if known is None:
+        counts, offsets = View([nbins], np.int32), View([nbins], np.int32)
+        parallel_for(nbins, _totals, counts=per_chunk, total=counts, chunks=chunks)
+        c = np.asarray(counts)
+        np.asarray(offsets)[:] = np.cumsum(c) - c
+    else:
+        counts, offsets = known
     parallel_for(nbins, _starts, counts=per_chunk, offsets=offsets, chunks=chunks)
     parallel_for(chunks, _scatter, bins=bins, counts=per_chunk, perm=perm, n=n, size=size, base=base)
     return perm, counts, offsets
