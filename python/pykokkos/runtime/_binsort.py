@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _native
-from ._types import ExecutionSpace
+from ._types import cuda_default
 from ._views import View, array
 
 
@@ -88,8 +87,7 @@ class BinSort:
             return
         # Bins, then a stable counting sort, as kernels (_binsort_kernels.py).
         bins = _kernels().bins_of(self.bin_op, keys)
-        device = _native.default_space() == ExecutionSpace.Cuda.value
-        order = _kernels().stable_order(bins, n, self.range_begin, device)
+        order = _kernels().stable_order(bins, n, self.range_begin, cuda_default())
         if order is None:  # the bins and keys come to the host only to name the bad entry
             self._check(np.asarray(bins), lambda: np.asarray(keys), n)
         self._permute, self._count, self._offsets = order

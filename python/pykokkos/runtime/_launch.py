@@ -13,7 +13,7 @@ from ._lambdas import is_lambda, lambda_kernel
 from ._rng import RandomPool
 from ._scratch import sized_policy
 from ._reducers import finish as finish_reduced, launch_code, reducer_name
-from ._types import PATTERN, SPACES, ExecutionSpace, space_code
+from ._types import PATTERN, SPACES, ExecutionSpace, cuda_default, space_code
 
 AUTO = -1
 
@@ -253,4 +253,4 @@ class Timer:
 
 def _settle() -> None:
     if _native.lazy_enabled():
-        _native.fence(_native.default_space() != ExecutionSpace.Cuda.value)
+        _native.fence(not cuda_default())

@@ -92,6 +92,15 @@ class ExecutionSpace(enum.Enum):
         return cls.__members__.get(value) if isinstance(value, str) else None
 
 
+_CUDA_CODE = ExecutionSpace.Cuda.value
+
+
+def cuda_default() -> bool:
+    """Whether Cuda is the default execution space: where launches that name no
+    space run, and what a View made without a space or layout is laid out for."""
+    return _native.default_space() == _CUDA_CODE
+
+
 Serial = ExecutionSpace.Serial
 OpenMP = ExecutionSpace.OpenMP
 Cuda = ExecutionSpace.Cuda

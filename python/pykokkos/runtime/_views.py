@@ -7,9 +7,8 @@ import operator
 import numpy as np
 
 from .. import _native
-from ._types import DataType, ExecutionSpace, LayoutDefault, LayoutLeft, MemorySpace, Trait, dtype_code, get_default_precision, numpy_dtype
+from ._types import DataType, LayoutDefault, LayoutLeft, MemorySpace, Trait, cuda_default, dtype_code, get_default_precision, numpy_dtype
 
-_CUDA = ExecutionSpace.Cuda.value
 # Kokkos' default layout is LayoutLeft in GPU memory (neighbouring threads, the
 # first index, then touch neighbouring elements) and LayoutRight on the host:
 # a View made without a layout takes its space's, as in PyKokkos, where the
@@ -40,7 +39,7 @@ def _normalize_args(shape, dtype, space, layout):
     # HostSpace 0, CudaSpace 1 (mirrored on the device by CUDA launches), CudaUVMSpace 2.
     space_code = space.value if isinstance(space, MemorySpace) else 0
     if layout is None or layout is LayoutDefault:
-        left = space in _DEVICE_SPACES if space is not None else _native.default_space() == _CUDA
+        left = space in _DEVICE_SPACES if space is not None else cuda_default()
         return shape, dtype_code(dtype), int(left), space_code
     return shape, dtype_code(dtype), 1 if layout is LayoutLeft else 0, space_code
 
@@ -64,7 +63,7 @@ class View(_native.View):
             and layout is None
             and trait is None
             and not internal
-            and (len(shape) < 2 or _native.default_space() != _CUDA)
+            and (len(shape) < 2 or not cuda_default())
         ):
             try:  # ints (and __index__ types) go as they are
                 return _native_new(cls, shape, dtype._value_)
@@ -232,7 +231,7 @@ class View(_native.View):
     def fill(self, value) -> None:
         # On the GPU (GPU kernels have its memory, or are where this program's
         # kernels run) a kernel fills it there.
-        if self._on_device or (_native.default_space() == _CUDA and not self._is_foreign):
+        if self._on_device or (cuda_default() and not self._is_foreign):
             from ._fill import fill
 
             if fill(self, value, numpy_dtype(self._dtype_code)):
