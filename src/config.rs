@@ -42,6 +42,10 @@ pub struct Config {
     /// `PK_NVRTC=0`: every CUDA kernel goes through nvcc and Kokkos, also the
     /// 1-D fors and sums NVRTC would compile (codegen/device.rs).
     pub nvrtc: bool,
+    /// `PK_CUDA_POOL=0`: GPU memory a View or launch no longer needs is freed
+    /// at once (`cudaFree`, which waits for the device) instead of kept for
+    /// reuse (memory/pool.rs).
+    pub cuda_pool: bool,
     /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
     /// only, a fused kernel fails to build, or fails after it ran.
     pub failpoint: Option<String>,
@@ -109,6 +113,7 @@ impl Config {
             failpoint: text("PK_FAILPOINT"),
             bounds_check: flag("PK_BOUNDS_CHECK"),
             nvrtc: text("PK_NVRTC").as_deref() != Some("0"),
+            cuda_pool: text("PK_CUDA_POOL").as_deref() != Some("0"),
         }
     }
 

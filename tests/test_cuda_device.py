@@ -5,6 +5,7 @@ PK_TEST_SPACE=cuda (`make test-gpu` on the GPU machine). The rest of the suite r
 there too, on the Cuda space; this module covers what only device memory has.
 Each test runs eagerly and lazily (conftest's pk_mode).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -123,9 +124,9 @@ def test_subviews_offset_device_pointers(pk_mode, rng):
     xr = rng.random(N)
     x, ys = pk.View([N], pk.double), pk.View([N], pk.double)
     np.asarray(x)[:] = xr
-    pk.parallel_for(N - N // 2, axpy, a=1.0, x=x[N // 2:], y=ys[N // 2:])
+    pk.parallel_for(N - N // 2, axpy, a=1.0, x=x[N // 2 :], y=ys[N // 2 :])
     want = np.zeros(N)
-    want[N // 2:] = xr[N // 2:]
+    want[N // 2 :] = xr[N // 2 :]
     np.testing.assert_array_equal(np.asarray(ys), want)
 
 
@@ -193,7 +194,7 @@ def test_an_output_a_launch_only_stores_is_not_copied_in(pk_mode, rng):
     pk.flush()
     assert pk.device_copies()[0] - h2d == 2 * N * 8
     want = np.full(N, 7.0)
-    want[:N - 8] = 2.0 * xr[:N - 8]
+    want[: N - 8] = 2.0 * xr[: N - 8]
     np.testing.assert_array_equal(y, want)
     # Read as well as stored (axpy): copied in.
     y = np.full(N, 7.0)
@@ -223,7 +224,7 @@ def test_a_loop_of_launches_fusion_leaves_apart_replays_as_one_cuda_graph():
             v, ref, s = views[which], refs[which], float(1 + it % 3)
             for k in range(10):
                 pk.parallel_for(1000 + 100 * k, bump_by, v=v, s=s)
-                ref[:1000 + 100 * k] += s
+                ref[: 1000 + 100 * k] += s
             assert float(v[1999]) == ref[1999] and float(v[0]) == ref[0]
         replayed = pk._native.tape_runs() - runs
     finally:
@@ -372,8 +373,15 @@ def test_fill_runs_on_the_device_and_converts_as_numpy(pk_mode, space, monkeypat
     filled = []
     real = _fill.fill
     monkeypatch.setattr(_fill, "fill", lambda v, x, dt: filled.append(real(v, x, dt)) or filled[-1])
-    cases = [((7,), pk.double, 2.5), ((5, 3), pk.double, 0), ((4, 3, 2), pk.float, 1.0 / 3.0),
-             ((6, 2), pk.int32, 7.9), ((9,), pk.uint8, 200), ((3,), pk.bool, 1), ((0, 3), pk.double, 1.0)]
+    cases = [
+        ((7,), pk.double, 2.5),
+        ((5, 3), pk.double, 0),
+        ((4, 3, 2), pk.float, 1.0 / 3.0),
+        ((6, 2), pk.int32, 7.9),
+        ((9,), pk.uint8, 200),
+        ((3,), pk.bool, 1),
+        ((0, 3), pk.double, 1.0),
+    ]
     for shape, dtype, value in cases:
         v = pk.View(list(shape), dtype, space=space)
         if v.rank() == 1:
@@ -393,3 +401,65 @@ def test_fill_runs_on_the_device_and_converts_as_numpy(pk_mode, space, monkeypat
     pk.parallel_for(3, bump, v=ints)
     with pytest.raises(OverflowError):  # as NumPy's fill
         ints.fill(2**40)
+
+
+@pk.workunit
+def index_2d(i, m):
+    for j in range(m.extent(1)):
+        m[i][j] = 10.0 * i + j
+
+
+@pytest.mark.parametrize("layout", ["left", "right"])
+def test_resize_of_views_kernels_wrote_copies_on_the_device(pk_mode, layout, rng):
+    """Kokkos::resize's way: the kept elements move GPU to GPU, nothing comes
+    back to the host; a column change of a row-major view (one copy per row)
+    takes the host way; both equal NumPy's copy of the kept block."""
+    lay = pk.LayoutLeft if layout == "left" else pk.LayoutRight
+    v = pk.View([N], pk.double, layout=lay)
+    m = pk.View([1000, 3], pk.double, layout=lay)
+    pk.parallel_for(N, bump, v=v)
+    pk.parallel_for(1000, index_2d, m=m)
+    want_m = np.add.outer(10.0 * np.arange(1000), np.arange(3.0))
+    for vsize, size in ((N + 100, 1500), (N // 2, 700)):
+        pk.flush()
+        h2d, d2h = pk.device_copies()
+        v.resize(0, vsize)
+        m.resize(0, size)
+        assert pk.device_copies() == (h2d, d2h), "a resize went through the host"
+        assert m.layout is lay and v.shape == (vsize,) and m.shape == (size, 3)
+        keep = min(size, want_m.shape[0])
+        grown = np.zeros((size, 3))
+        grown[:keep] = want_m[:keep]
+        want_m = grown
+        pk.parallel_for(size, bump_row0, m=m)
+        want_m[:, 0] += 1.0
+    np.testing.assert_array_equal(np.asarray(m), want_m)
+    np.testing.assert_array_equal(np.asarray(v), np.ones(N // 2))
+    # Columns of a row-major view: the host way, the same result.
+    r = pk.View([50, 3], pk.double, layout=pk.LayoutRight)
+    pk.parallel_for(50, index_2d, m=r)
+    r.resize(1, 5)
+    want_r = np.zeros((50, 5))
+    want_r[:, :3] = np.add.outer(10.0 * np.arange(50), np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(r), want_r)
+
+
+@pk.workunit
+def bump_row0(i, m):
+    m[i][0] = m[i][0] + 1.0
+
+
+def test_gpu_memory_of_dropped_views_is_reused_and_starts_zeroed(pk_mode):
+    """Dropped views' GPU memory goes back to a pool (memory/pool.rs), not to
+    cudaFree: every new view still starts at zero, and what a dropped view's
+    queued kernels wrote never shows in the view that gets its block."""
+    for k in range(12):
+        n = N + 64 * (k % 3)  # sizes within one class share blocks
+        v = pk.View([n], pk.double)
+        for _ in range(k % 4 + 1):
+            pk.parallel_for(n, bump, v=v)
+        assert float(v[n - 1]) == k % 4 + 1
+        w = pk.View([n], pk.double)
+        pk.parallel_for(n, bump_by, v=w, s=0.5)
+        np.testing.assert_array_equal(np.asarray(w), 0.5)
+        del v, w

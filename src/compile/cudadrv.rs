@@ -45,6 +45,7 @@ pub struct Driver {
     pub mem_alloc: unsafe extern "C" fn(*mut CuPtr, usize) -> CuResult,
     pub memset_d8: unsafe extern "C" fn(CuPtr, u8, usize) -> CuResult,
     pub memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuPtr, usize) -> CuResult,
+    pub memcpy_dtod_async: unsafe extern "C" fn(CuPtr, CuPtr, usize, Handle) -> CuResult,
     pub func_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, Handle) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     /// CUDA graphs (exec/graph.rs); None on a driver without them.
@@ -157,6 +158,7 @@ pub fn driver() -> PkResult<&'static Driver> {
                 mem_alloc: sym(lib, "cuMemAlloc_v2")?,
                 memset_d8: sym(lib, "cuMemsetD8_v2")?,
                 memcpy_dtoh: sym(lib, "cuMemcpyDtoH_v2")?,
+                memcpy_dtod_async: sym(lib, "cuMemcpyDtoDAsync_v2")?,
                 func_get_attribute: sym(lib, "cuFuncGetAttribute")?,
                 get_error_string: sym(lib, "cuGetErrorString")?,
                 graph: graph_fns(lib),

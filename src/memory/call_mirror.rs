@@ -6,7 +6,6 @@ use super::alloc::{Alloc, NEWER, STALE, SYNC};
 use super::device::{cuda_err, cuda_oom, h2d, USED};
 use crate::errors::PkResult;
 use crate::kokkos::{self as runtime, settle};
-use std::os::raw::c_void;
 use std::sync::atomic::Ordering;
 
 impl Alloc {
@@ -25,9 +24,8 @@ impl Alloc {
         let c = runtime::cuda()?;
         let mut d = self.dev.load(Ordering::Acquire);
         if d.is_null() {
-            // SAFETY: `pk_cuda_malloc` takes no pointer; `n > 0` (checked above) and a null
-            // result is handled below.
-            d = unsafe { (c.malloc)(n) } as *mut u8;
+            // `n > 0` (checked above); null is handled below.
+            d = super::pool::alloc(c, n);
             if d.is_null() {
                 return Err(cuda_oom(n));
             }
@@ -68,10 +66,10 @@ impl Alloc {
         self.host_read()?;
         let d = self.dev.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if let (false, Some(c)) = (d.is_null(), runtime::cuda_loaded()) {
-            // SAFETY: the swap took `d` out of `dev`, so this thread alone frees it (and
-            // `Alloc::drop` will not); for borrowed memory `dev` is only ever set by
-            // `call_mirror`'s `c.malloc`. `settle` and `cudaFree` wait for kernels using it.
-            unsafe { (c.free)(d as *mut c_void) };
+            // SAFETY: the swap took `d` out of `dev`, so this thread alone gives it back
+            // (and `Alloc::drop` will not); for borrowed memory `dev` is only ever set by
+            // `call_mirror`'s `pool::alloc`. `settle` waited for kernels using it.
+            unsafe { super::pool::release(c, d) };
         }
         self.dev_state.store(0, Ordering::Release);
         Ok(())

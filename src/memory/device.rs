@@ -156,9 +156,8 @@ impl Alloc {
         let c = runtime::cuda()?;
         let mut d = self.dev.load(Ordering::Acquire);
         if d.is_null() {
-            // SAFETY: `pk_cuda_malloc(size_t)` (`cudaMalloc`) takes no pointer; the size is
-            // this allocation's, non-zero here, and a null result is handled below.
-            let fresh = unsafe { (c.malloc)(self.bytes()) } as *mut u8;
+            // The size is this allocation's, non-zero here; null is handled below.
+            let fresh = super::pool::alloc(c, self.bytes());
             if fresh.is_null() {
                 return Err(cuda_oom(self.bytes()));
             }
@@ -170,8 +169,9 @@ impl Alloc {
                 // SAFETY: `fresh` is the device block of `self.bytes()` bytes just allocated
                 // and not yet published; `pk_cuda_zero` is `cudaMemset` over that size.
                 if unsafe { (c.zero)(fresh as *mut c_void, self.bytes()) } != 0 {
-                    // SAFETY: `fresh` was never published (`dev` is still null): freed once.
-                    unsafe { (c.free)(fresh as *mut c_void) };
+                    // SAFETY: `fresh` came from `pool::alloc` and was never published (`dev`
+                    // is still null): given back once.
+                    unsafe { super::pool::release(c, fresh) };
                     return Err(cuda_err("zeroing GPU memory"));
                 }
                 self.dev_state.store(SYNC, Ordering::Release);

@@ -127,9 +127,8 @@ impl Launch {
             USED.store(true, Ordering::Relaxed);
             for t in l.temps.iter_mut() {
                 let n = (t.hi - t.lo) as usize;
-                // SAFETY: `pk_cuda_malloc` takes no pointer; `n = hi - lo > 0` (empty
-                // ranges got no temporary), and a null result is handled below.
-                let d = unsafe { (c.malloc)(n) } as *mut u8;
+                // `n = hi - lo > 0` (empty ranges got no temporary); null is handled below.
+                let d = super::pool::alloc(c, n);
                 if d.is_null() {
                     return Err(cuda_oom(n));
                 }
@@ -210,10 +209,10 @@ impl Drop for Launch {
         if let Some(c) = self.c {
             for t in &self.temps {
                 if !t.dev.is_null() {
-                    // SAFETY: `t.dev` is the temporary `prepare` got from `c.malloc` for this
-                    // launch only, and `Drop` runs once; `cudaFree` waits for the kernel
-                    // that may still use it (CUDA launches are asynchronous).
-                    unsafe { (c.free)(t.dev as *mut c_void) };
+                    // SAFETY: `t.dev` is the temporary `prepare` got from `pool::alloc` for
+                    // this launch only, and `Drop` runs once; the kernel that may still use
+                    // it runs before any later use of the block (pool.rs).
+                    unsafe { super::pool::release(c, t.dev) };
                 }
             }
         }

@@ -13,10 +13,11 @@ impl Drop for Alloc {
         if !d.is_null() && self.device_owner.is_none() {
             if let Some(c) = crate::kokkos::cuda_loaded() {
                 // SAFETY: without a `device_owner`, `dev` is a mirror this allocation made
-                // with `c.malloc` (`device_ptr`, `call_mirror`); the only other free is
-                // `drop_mirror`, which swaps it to null first. `&mut self`: no launch holds
-                // the allocation any more, and `cudaFree` waits for kernels still running.
-                unsafe { (c.free)(d as *mut c_void) };
+                // with `pool::alloc` (`device_ptr`, `call_mirror`); the only other release
+                // is `drop_mirror`, which swaps it to null first. `&mut self`: no launch
+                // holds the allocation any more; kernels already queued that use it run
+                // before any later use of the block (pool.rs).
+                unsafe { super::pool::release(c, d) };
             }
         }
         if self.uvm {

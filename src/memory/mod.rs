@@ -11,4 +11,6 @@ mod exports;
 mod fills;
 mod free;
 pub mod geometry;
+pub mod pool;
+pub mod resize;
 pub mod view;

@@ -197,6 +197,42 @@ impl View {
         Ok(())
     }
 
+    /// `resize` done on the GPU (memory/resize.rs) when kernels wrote this whole,
+    /// contiguous view there: the view takes new memory of `shape` holding the
+    /// kept elements; false, with nothing changed, where the host way applies.
+    fn _resize_on_device(
+        mut slf: PyRefMut<'_, Self>,
+        py: Python<'_>,
+        shape: Vec<i64>,
+        dtype_code: u8,
+        layout_code: u8,
+    ) -> PyResult<bool> {
+        let whole = slf.offset == 0
+            && slf.kernel_layout == slf.declared
+            && shape.len() == slf.rank
+            && slf.alloc.exports.load(Ordering::Acquire) == 0;
+        if !whole || crate::kokkos::cuda_loaded().is_none() {
+            return Ok(false);
+        }
+        // Launches waiting in the lazy DAG that write it run first (queued, not waited for).
+        flush_host(py, &slf.alloc)?;
+        let fresh = View::allocate(shape, dtype_code, layout_code, wire::MEMORY_HOST)?;
+        let moved = crate::memory::resize::on_device(
+            &slf.alloc,
+            &fresh.alloc,
+            slf.dtype.size(),
+            &slf.extents[..slf.rank],
+            &fresh.extents[..fresh.rank],
+            fresh.declared == Layout::Left,
+        )
+        .map_err(py_err)?;
+        if moved {
+            slf.last_row.clear();
+            drop(std::mem::replace(&mut *slf, fresh));
+        }
+        Ok(moved)
+    }
+
     /// Marks the view `trait=pk.Atomic` (set right after construction).
     fn _set_atomic(&self) {
         self.atomic.store(true, Ordering::Relaxed);

@@ -142,15 +142,17 @@ class View(_native.View):
         """Kokkos::resize of one dimension: new memory of the new shape, the
         elements both shapes have kept (the rest zero). Subviews taken before
         keep the old memory, as in Kokkos."""
-        old = np.array(self._np_read())
         shape = list(self.shape)
         shape[int(dimension)] = int(size)
         atomic = self._atomic
-        self._reset(shape, self.dtype.value, self._layout_code, 0)
+        # Written by GPU kernels: the copy happens there (no round trip through the host).
+        if not self._resize_on_device(shape, self.dtype.value, self._layout_code):
+            old = np.array(self._np_read())
+            self._reset(shape, self.dtype.value, self._layout_code, 0)
+            keep = tuple(slice(0, min(a, b)) for a, b in zip(old.shape, shape))
+            self._np()[keep] = old[keep]
         if atomic:
             self._set_atomic()
-        keep = tuple(slice(0, min(a, b)) for a, b in zip(old.shape, shape))
-        self._np()[keep] = old[keep]
 
     def __deepcopy__(self, memo):
         # PyKokkos hands back the same View (its Views are handles on Kokkos memory).
