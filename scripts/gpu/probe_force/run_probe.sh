@@ -14,14 +14,16 @@ PY
 PK_EXA_SPACE=Cuda python3 $P/dump.py $R/.carry/md/pykokkos/examples/ExaMiniMD/standalone $D -il $D/in.lj --fill | tail -2
 python3 $P/variants.py $D
 ARCH=$(python3 -c "import pykokkos as pk; print(pk.config()['cuda_arch'])")
-for v in base base_lb256 ldg ldg_lb256; do
-  for fmad in false true; do
+for v in ${VARIANTS:-base base_lb256 ldg ldg_lb256 i32 ldg_i32}; do
+  for fmad in ${FMADS:-false true}; do
     cp $D/$v.cu $D/kernel.cu
-    nvcc -std=c++17 -O3 -arch=$ARCH --fmad=$fmad -I$D -o $D/p_${v}_${fmad} $P/main.cu 2> $D/nvcc.log || { tail -5 $D/nvcc.log; continue; }
+    nvcc -std=c++17 -O3 -arch=$ARCH --fmad=$fmad -I$D -o $D/p_${v}_${fmad} $P/main.cu -lnvrtc -lcuda 2> $D/nvcc.log || { tail -5 $D/nvcc.log; continue; }
     b=128; [[ $v == *lb256 ]] && b=256
     $D/p_${v}_${fmad} $D $b "$v fmad=$fmad"
+    [ "$fmad" = false ] && $D/p_${v}_${fmad} $D $b "$v NVRTC" nvrtc $ARCH
   done
 done
+[ -n "${FORCE_ONLY:-}" ] && exit 0
 # ExaMiniMD at 16,384 atoms, eager and fused, traced (not blocking): where the fused run's time goes.
 python3 - <<PY
 import sys; sys.path.insert(0, "benches"); import bench_examinimd as b
