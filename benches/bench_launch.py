@@ -27,6 +27,24 @@ def thirteen(i, x, v, f, pack, type_, id_, mass, n_local, n_ghost, dt, lo, hi, p
     f[i] = x[i] + v[i] * dt + mass[type_[i]] * (n_local + n_ghost + lo + hi + phase) + pack[i] + id_[i]
 
 
+@pk.workload
+class Functor:
+    """PyKokkos' class style: members are the kernel's arguments; `main` launches."""
+
+    def __init__(self, n):
+        self.n = n
+        self.x, self.y, self.z = pk.View([n], pk.double), pk.View([n], pk.double), pk.View([n], pk.double)
+        self.label = "functor"  # fields a kernel cannot take sit beside the Views
+
+    @pk.main
+    def run(self):
+        pk.parallel_for(self.n, self.one)
+
+    @pk.workunit
+    def one(self, i):
+        self.z[i] = self.x[i] + self.y[i]
+
+
 def main(calls: int = 10000) -> dict:
     x = pk.View([1], pk.double)
     y = pk.View([1], pk.double)
@@ -53,6 +71,13 @@ def main(calls: int = 10000) -> dict:
     launch_np = per_call_us(lambda: pk.parallel_for(1, one, x=xa, y=ya, z=za), calls)
 
     ufunc = per_call_us(lambda: np.add(xa, ya, out=za), calls)
+
+    # The same kernel as a method of a workload class: launched from Python, and
+    # through pk.execute (its main launches it).
+    fu = Functor(1)
+    pk.execute(pk.ExecutionSpace.Default, fu)
+    method = per_call_us(lambda: pk.parallel_for(1, fu.one), calls)
+    execute = per_call_us(lambda: pk.execute(pk.ExecutionSpace.Default, fu), calls)
 
     # A temporary made in a loop (`t = pk.View([n], pk.double)`), made and
     # dropped, beside NumPy's zero-filled array of the same size.
@@ -89,6 +114,8 @@ def main(calls: int = 10000) -> dict:
         "pk_launch_mean_us": launch["mean"],
         "pk_launch_p99_us": launch["p99"],
         "pk_native_launch_us": native["median"],
+        "pk_launch_method_us": method["median"],
+        "pk_execute_us": execute["median"],
         "pk_launch_serial_us": launch_serial["median"],
         "pk_launch_numpy_args_us": launch_np["median"],
         "numpy_add_us": ufunc["median"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 import types
+import weakref
 
 from .. import _native
 from ._lazy import LazyNumber
@@ -105,6 +106,24 @@ def _split(args, what):
     return name, args[0], args[1]
 
 
+# A class's @pk.function methods, found once per class: walking `dir()` took
+# about 10 us, most of a method launch's cost (functor classes launch in loops).
+_FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _class_functions(cls) -> dict:
+    """{"self.name": classified @pk.function method} of `cls` (its bases' too)."""
+    found = _FUNCTIONS.get(cls)
+    if found is None:
+        found = {}
+        for k in dir(cls):
+            m = getattr(cls, k, None)
+            if getattr(m, "__pk_function__", False):
+                found["self." + k] = _classify(m)
+        _FUNCTIONS[cls] = found
+    return found
+
+
 def _target(wu, what):
     """(native workunit, functor members, functor methods) for a launch target."""
     func = getattr(wu, "__func__", None)
@@ -119,12 +138,7 @@ def _target(wu, what):
                 members[k] = v
             elif isinstance(v, LazyNumber):  # a reduction's total stored in a field
                 members[k] = v._get()
-        methods = {}
-        for k in dir(type(obj)):
-            m = getattr(type(obj), k, None)
-            if getattr(m, "__pk_function__", False):
-                methods["self." + k] = _classify(m)
-        return native_of(func), members, methods
+        return native_of(func), members, _class_functions(type(obj))
     if not callable(wu):
         raise TypeError(f"pk.{what} needs a @pk.workunit function, got {type(wu).__name__}")
     raise TypeError(f"pk.{what}: '{getattr(wu, '__name__', wu)}' is not decorated with @pk.workunit")

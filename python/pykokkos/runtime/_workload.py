@@ -11,8 +11,10 @@ instance's fields (Views and numbers) as members, like a functor's.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 import types
+import weakref
 
 from ._types import ExecutionSpace
 
@@ -41,7 +43,20 @@ def callback(fn):
     return fn
 
 
+_MARKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _marked(cls, attr):
+    """Names of `cls`'s methods marked `attr` (bases first), found once per class
+    (`pk.execute` runs in loops; walking the class took microseconds)."""
+    per_class = _MARKED.setdefault(cls, {})
+    found = per_class.get(attr)
+    if found is None:
+        found = per_class[attr] = tuple(_find_marked(cls, attr))
+    return found
+
+
+def _find_marked(cls, attr):
     seen, out = set(), []
     for klass in reversed(cls.__mro__):
         for name, fn in vars(klass).items():
@@ -75,12 +90,13 @@ def execute(space, workload_instance):
         getattr(workload_instance, name)()
 
 
-def _global_names(code) -> set:
+@functools.lru_cache(maxsize=256)
+def _global_names(code) -> frozenset:
     names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= _global_names(c)
-    return names
+    return frozenset(names)
 
 
 def _with_field_names(fn, instance):
