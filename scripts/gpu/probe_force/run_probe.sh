@@ -23,6 +23,10 @@ for v in ${VARIANTS:-base base_lb256 ldg ldg_lb256 i32 ldg_i32}; do
     [ "$fmad" = false ] && $D/p_${v}_${fmad} $D $b "$v NVRTC" nvrtc $ARCH
   done
 done
+# The same harness inside one Python process, before pykokkos starts and after the whole program.
+cp $D/base.cu $D/kernel.cu
+nvcc -std=c++17 -O3 -arch=$ARCH --fmad=false -I$D -Xcompiler -fPIC -shared -DPK_PROBE_LIB -o $D/libprobe.so $P/main.cu -lnvrtc -lcuda 2> $D/nvcc.log || tail -5 $D/nvcc.log
+PK_EXA_SPACE=Cuda python3 $P/inproc.py $D/libprobe.so $D $R/.carry/md/pykokkos/examples/ExaMiniMD/standalone -il $D/in.lj --fill | grep -v "^[0-9 ]*[0-9]\.[0-9]* -" | tail -4
 [ -n "${FORCE_ONLY:-}" ] && exit 0
 # ExaMiniMD at 16,384 atoms, eager and fused, traced (not blocking): where the fused run's time goes.
 python3 - <<PY
@@ -35,6 +39,7 @@ for m in 0 1; do
   PK_TRACE=$D/t16_$m.jsonl PK_EXA_SPACE=Cuda PK_FUSE=$m python3 src/main.py -il $D/in16.lj --fill | tail -1
 done
 python3 $P/flushes.py $D/t16_0.jsonl $D/t16_1.jsonl
+cp $D/t16_0.jsonl $D/t16_1.jsonl "$OUT/"  # for python -m pykokkos trace summary here
 # ExaMiniMD at 256,000 atoms, eager, traced without blocking: which launch calls wait for the GPU.
 cd $R/.carry/md/pykokkos/examples/ExaMiniMD/standalone
 PK_TRACE=$D/t256_0.jsonl PK_EXA_SPACE=Cuda PK_FUSE=0 python3 src/main.py -il $D/in.lj --fill | tail -1
