@@ -435,12 +435,12 @@ def test_resize_of_views_kernels_wrote_copies_on_the_device(pk_mode, layout, rng
         want_m[:, 0] += 1.0
     np.testing.assert_array_equal(np.asarray(m), want_m)
     np.testing.assert_array_equal(np.asarray(v), np.ones(N // 2))
-    # Columns of a row-major view: the host way, the same result.
-    r = pk.View([50, 3], pk.double, layout=pk.LayoutRight)
-    pk.parallel_for(50, index_2d, m=r)
+    # Columns of a row-major view of 100 rows (a copy per row, past 64): the host way.
+    r = pk.View([100, 3], pk.double, layout=pk.LayoutRight)
+    pk.parallel_for(100, index_2d, m=r)
     r.resize(1, 5)
-    want_r = np.zeros((50, 5))
-    want_r[:, :3] = np.add.outer(10.0 * np.arange(50), np.arange(3.0))
+    want_r = np.zeros((100, 5))
+    want_r[:, :3] = np.add.outer(10.0 * np.arange(100), np.arange(3.0))
     np.testing.assert_array_equal(np.asarray(r), want_r)
 
 
