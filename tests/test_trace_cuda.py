@@ -87,3 +87,32 @@ def test_cupy_arrays_recorded_on_cuda_replay_on_cuda_and_on_the_host(tmp_path, f
     for space in ([], ["--space", "OpenMP"]):
         out = replay(trace, *space)
         assert out.count("final buffers: equal to the recording (2 of 2 compared") == 2, out
+
+
+CUDA_PROGRAM = textwrap.dedent('''
+    import pykokkos as pk
+
+    pk.set_default_space(pk.Cuda)
+
+
+    @pk.workunit
+    def axpy(i, a, x, y):
+        y[i] = a * x[i] + y[i]
+
+
+    if __name__ == "__main__":
+        x, y = pk.View([1000], pk.double), pk.View([1000], pk.double)
+        pk.parallel_for(1000, axpy, a=2.0, x=x, y=y)
+        print(float(y[999]))
+''')
+
+
+@pytest.mark.parametrize("nvrtc", ["1", "0"])
+def test_kernel_events_say_which_compiler_built_the_gpu_kernel(tmp_path, nvrtc, monkeypatch):
+    monkeypatch.setenv("PK_NVRTC", nvrtc)
+    trace, _ = record(tmp_path, CUDA_PROGRAM, "0")
+    kernels = [e for e in map(json.loads, open(trace)) if e.get("ev") == "kernel" and e["name"] == "axpy"]
+    assert [k["via"] for k in kernels] == ["nvrtc" if nvrtc == "1" else "kokkos"]
+    r = subprocess.run([sys.executable, "-m", "pykokkos", "trace", "summary", str(trace)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert ("axpy [nvrtc]" in r.stdout) == (nvrtc == "1"), r.stdout

@@ -130,9 +130,11 @@ def _summary_one(t, args, bound):
     for e in launches:
         moved[e["label"]] += sum(a["bytes"][1] - a["bytes"][0] for a in e["args"] if a["kind"] == "view")
     per = collections.defaultdict(lambda: [0, 0.0])
+    built_by = collections.defaultdict(set)  # "nvrtc" or "kokkos" (older traces: neither)
     for k in kernels:
         per[k["name"]][0] += 1
         per[k["name"]][1] += k["us"]
+        built_by[k["name"]].add(k.get("via"))
     # The bound of the space the trace's kernels ran on (a Cuda trace against the GPU).
     space = collections.Counter(e["space"] for e in launches).most_common(1)
     space = space[0][0] if space else None
@@ -147,7 +149,9 @@ def _summary_one(t, args, bound):
         labels = n[len("fused(") : -1].split("+") if n.startswith("fused(") else [n]
         b = sum(moved.get(x, 0) for x in labels) / max(1, sum(1 for e in launches if e["label"] in labels)) * c
         rate = b / us / 1e3 if us > 0 else 0.0
-        print(f"{us / 1e3:10.3f} {c:6d}  {rate:7.2f}  {100 * rate / bound:7.1f}%  {n}")
+        # A GPU kernel NVRTC built (the device shim) is marked: the others are Kokkos'.
+        mark = " [nvrtc]" if "nvrtc" in built_by[n] else ""
+        print(f"{us / 1e3:10.3f} {c:6d}  {rate:7.2f}  {100 * rate / bound:7.1f}%  {n}{mark}")
     return bound
 
 

@@ -221,12 +221,20 @@ pub fn run(
             kind: &'static str,
             bodies: usize,
             us: f64,
+            /// How the code was built: "nvrtc" (the device shim, launched through
+            /// the driver) or "kokkos" (a Kokkos translation unit: nvcc or g++).
+            via: &'static str,
         }
+        let via = match &k.entry {
+            Entry::Device(_) => "nvrtc",
+            Entry::Library { .. } => "kokkos",
+        };
         let k = Kernel {
             name,
             kind,
             bodies: bodies.len(),
             us: (us * 10.0).round() / 10.0,
+            via,
         };
         crate::trace::event_text("kernel", &super::describe::fields(&k));
     }
