@@ -10,7 +10,8 @@ the process's start-up (import, kernel loads) cancelled out.
 
 `python benches/bench_instructions.py` (needs valgrind; about three minutes). Rows: loop (map +
 reduction read), alone (large launches each flushed alone), tiny (7-map chain + sum), small (a tiny
-launch and an element read), access (host element reads, no launch).
+launch and an element read), total (a reduction's total passed to the next launch), access (host
+element reads, no launch); `python benches/bench_instructions.py total small` runs only those.
 Prints instructions per step, lazy and eager, and their ratio.
 """
 from __future__ import annotations
@@ -47,6 +48,11 @@ elif kind == "small":  # a tiny launch, an element read after it
     def step():
         pk.parallel_for(100, b.scale, v=v, a=1.0)
         v[3]
+elif kind == "total":  # a reduction's total passed to the next launch (ExaMiniMD's thermostat);
+    v = pk.View([1 << 15], pk.double)  # large enough to be recorded: the total is a lazy one
+    def step():
+        t = pk.parallel_reduce(1 << 15, b.total, v=v)
+        pk.parallel_for(1 << 15, b.scale, v=v, a=t)  # (zeros: the total stays 0)
 elif kind == "access":  # host element reads, no launch
     v, m = pk.View([100], pk.double), pk.View([10, 10], pk.double)
     def step():
@@ -63,7 +69,7 @@ pk.flush()
 
 # Steps per run (N): enough that N steps outweigh the run-to-run wobble of
 # start-up (a few thousand instructions), few enough for valgrind.
-ROWS = {"loop": 20000, "alone": 1000, "tiny": 2000, "small": 20000, "access": 20000}
+ROWS = {"loop": 20000, "alone": 1000, "tiny": 2000, "small": 20000, "total": 1000, "access": 20000}
 
 
 def count(script: str, kind: str, n: int, lazy: bool) -> tuple[int, int]:
@@ -87,15 +93,16 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("bench_instructions: needs valgrind (not installed here); nothing measured")
         return 0
+    rows = {k: n for k, n in ROWS.items() if k in sys.argv[1:]} or ROWS  # rows named on the command line, or all
     with tempfile.TemporaryDirectory() as d:
         script = os.path.join(d, "step.py")
         with open(script, "w") as f:
             f.write(STEP.format(here=HERE))
-        jobs = [(k, m * n, lazy) for k, n in ROWS.items() for m in (1, 2) for lazy in (True, False)]
+        jobs = [(k, m * n, lazy) for k, n in rows.items() for m in (1, 2) for lazy in (True, False)]
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
             counts = dict(zip(jobs, pool.map(lambda j: count(script, *j), jobs)))
     print("instructions per step (callgrind, one OpenMP thread): all, and ours (extension + kernels)")
-    for k, n in ROWS.items():
+    for k, n in rows.items():
         for part, name in ((0, "all"), (1, "ours")):
             per = {lazy: (counts[(k, 2 * n, lazy)][part] - counts[(k, n, lazy)][part]) / n for lazy in (True, False)}
             print(f"  {k:6s} {name:5s} lazy {per[True]:9.0f}  eager {per[False]:9.0f}  "

@@ -35,6 +35,23 @@ fn view_arg(v: &View) -> (ArgTy, ArgVal) {
     )
 }
 
+/// The package's own argument classes, registered at import
+/// (`register_arg_types`): a reduction's lazy total and the random pools.
+/// Recognized by one isinstance check each; found by probing attributes they
+/// cost four failed lookups (four exceptions raised and cleared) a launch.
+struct ArgTypes {
+    number: Py<PyAny>,
+    streams: Py<PyAny>,
+}
+
+static ARG_TYPES: std::sync::OnceLock<ArgTypes> = std::sync::OnceLock::new();
+
+/// `_native.register_arg_types(number_class, (random pool classes...))`.
+#[pyfunction]
+pub fn register_arg_types(number: Py<PyAny>, streams: Py<PyAny>) {
+    let _ = ARG_TYPES.set(ArgTypes { number, streams });
+}
+
 /// Classifies one argument. NumPy arrays are borrowed into `held`.
 pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<(ArgTy, ArgVal)> {
     if let Ok(v) = obj.cast::<View>() {
@@ -78,6 +95,19 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
             },
             ArgVal::Complex(c.real(), c.imag()),
         ));
+    }
+    if let Some(t) = ARG_TYPES.get() {
+        let py = obj.py();
+        if obj.is_instance(t.number.bind(py))? {
+            let n = obj.call_method0(pyo3::intern!(py, "__pk_number__"))?;
+            return classify(&n, held);
+        }
+        if obj.is_instance(t.streams.bind(py))? {
+            let seed: u64 = obj
+                .call_method0(pyo3::intern!(py, "__pk_random_stream__"))?
+                .extract()?;
+            return Ok((ArgTy::Rng, ArgVal::Int(seed as i64)));
+        }
     }
     // NumPy scalars (np.float32(1), np.int16(3)) keep their dtype.
     if let Ok(dt) = obj.getattr(pyo3::intern!(obj.py(), "dtype")) {

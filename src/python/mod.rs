@@ -62,6 +62,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(entry::set_launch_forms, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::device_id, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::set_kokkos_installer, m)?)?;
+    m.add_function(wrap_pyfunction!(args::register_arg_types, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_start, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_stop, m)?)?;
     m.add_function(wrap_pyfunction!(traces::trace_on, m)?)?;

@@ -144,6 +144,10 @@ def _target(wu, what):
     raise TypeError(f"pk.{what}: '{getattr(wu, '__name__', wu)}' is not decorated with @pk.workunit")
 
 
+# A lazy total or a random pool passed to a launch is known by its class, not
+# by probing its attributes (src/python/args.rs).
+_native.register_arg_types(LazyNumber, (RandomPool,))
+
 _Pending = _native.Pending
 _FunctionType = types.FunctionType
 _getframe = sys._getframe
