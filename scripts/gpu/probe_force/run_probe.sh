@@ -26,7 +26,7 @@ done
 # The same harness inside one Python process, before pykokkos starts and after the whole program.
 cp $D/base.cu $D/kernel.cu
 nvcc -std=c++17 -O3 -arch=$ARCH --fmad=false -I$D -Xcompiler -fPIC -shared -DPK_PROBE_LIB -o $D/libprobe.so $P/main.cu -lnvrtc -lcuda 2> $D/nvcc.log || tail -5 $D/nvcc.log
-PK_EXA_SPACE=Cuda python3 $P/inproc.py $D/libprobe.so $D $R/.carry/md/pykokkos/examples/ExaMiniMD/standalone -il $D/in.lj --fill | grep -v "^[0-9 ]*[0-9]\.[0-9]* -" | tail -4
+PK_EXA_SPACE=Cuda python3 $P/inproc.py $D/libprobe.so $D $R/.carry/md/pykokkos/examples/ExaMiniMD/standalone -il $D/in.lj --fill | grep -E "in process|PERFORMANCE"
 [ -n "${FORCE_ONLY:-}" ] && exit 0
 # ExaMiniMD at 16,384 atoms, eager and fused, traced (not blocking): where the fused run's time goes.
 python3 - <<PY
