@@ -124,21 +124,24 @@ def _class_functions(cls) -> dict:
     return found
 
 
+_MEMBER_TYPES = (bool, int, float, _native.View, RandomPool)
+
+
 def _target(wu, what):
     """(native workunit, functor members, functor methods) for a launch target."""
     func = getattr(wu, "__func__", None)
-    obj = getattr(wu, "__self__", None)
-    nat = native_of(wu)
+    nat = native_of(wu if func is None else func)
     if nat is not None and func is None:
         return nat, None, None
-    if func is not None and native_of(func) is not None:
+    if nat is not None:  # a method: the instance's fields are the kernel's members
+        obj = wu.__self__
         members = {}
         for k, v in vars(obj).items():
-            if isinstance(v, (bool, int, float, _native.View, RandomPool)) or hasattr(v, "__array_interface__"):
+            if isinstance(v, _MEMBER_TYPES) or hasattr(v, "__array_interface__"):
                 members[k] = v
             elif isinstance(v, LazyNumber):  # a reduction's total stored in a field
                 members[k] = v._get()
-        return native_of(func), members, _class_functions(type(obj))
+        return nat, members, _class_functions(type(obj))
     if not callable(wu):
         raise TypeError(f"pk.{what} needs a @pk.workunit function, got {type(wu).__name__}")
     raise TypeError(f"pk.{what}: '{getattr(wu, '__name__', wu)}' is not decorated with @pk.workunit")
