@@ -36,9 +36,10 @@ fn view_arg(v: &View) -> (ArgTy, ArgVal) {
 }
 
 /// The package's own argument classes, registered at import
-/// (`register_arg_types`): a reduction's lazy total and the random pools.
-/// Recognized by one isinstance check each; found by probing attributes they
-/// cost four failed lookups (four exceptions raised and cleared) a launch.
+/// (`register_arg_types`): a reduction's lazy total (its value is passed) and
+/// the random pools (this launch's stream). Known by their class: found by
+/// probing attributes, each cost four failed lookups (four exceptions raised
+/// and cleared) a launch.
 struct ArgTypes {
     number: Py<PyAny>,
     streams: Py<PyAny>,
@@ -158,26 +159,6 @@ pub fn classify(obj: &Bound<'_, PyAny>, held: &mut Vec<HeldBuffer>) -> PyResult<
             {
                 let (t, v) = dlpack::import::import(obj)?;
                 return Ok((ArgTy::View(t), ArgVal::View(v)));
-            }
-            // A random pool (pk.Random_XorShift64_Pool): this launch's stream.
-            Err(_)
-                if obj
-                    .hasattr(pyo3::intern!(obj.py(), "__pk_random_stream__"))
-                    .unwrap_or(false) =>
-            {
-                let seed: u64 = obj
-                    .call_method0(pyo3::intern!(obj.py(), "__pk_random_stream__"))?
-                    .extract()?;
-                return Ok((ArgTy::Rng, ArgVal::Int(seed as i64)));
-            }
-            // A number in disguise (a reduction's lazy total): its value.
-            Err(_)
-                if obj
-                    .hasattr(pyo3::intern!(obj.py(), "__pk_number__"))
-                    .unwrap_or(false) =>
-            {
-                let n = obj.call_method0(pyo3::intern!(obj.py(), "__pk_number__"))?;
-                return classify(&n, held);
             }
             Err(_) => return Err(e),
         },

@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from .. import _native
+from ..runtime._rng import RandomPool
 from ..runtime._tracefile import Trace, TraceError
 
 
@@ -33,10 +34,11 @@ def _own_module(path: str):
     return ".".join(parts) if len(parts) > 1 and parts[0] == "pykokkos" else None
 
 
-class _Stream:
-    """A random pool argument: the recorded stream."""
+class _Stream(RandomPool):
+    """A random pool argument: the recorded stream (a pool to the runtime, which
+    knows pools by their class)."""
 
-    def __init__(self, stream: int):
+    def __init__(self, stream: int):  # (no seed: the stream was recorded)
         self.stream = stream
 
     def __pk_random_stream__(self) -> int:
