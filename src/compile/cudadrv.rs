@@ -47,6 +47,7 @@ pub struct Driver {
     pub memcpy_dtoh: unsafe extern "C" fn(*mut c_void, CuPtr, usize) -> CuResult,
     pub memcpy_dtod_async: unsafe extern "C" fn(CuPtr, CuPtr, usize, Handle) -> CuResult,
     pub func_get_attribute: unsafe extern "C" fn(*mut c_int, c_int, Handle) -> CuResult,
+    pub func_set_cache_config: unsafe extern "C" fn(Handle, c_int) -> CuResult,
     get_error_string: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     /// CUDA graphs (exec/graph.rs); None on a driver without them.
     pub graph: Option<GraphFns>,
@@ -160,6 +161,7 @@ pub fn driver() -> PkResult<&'static Driver> {
                 memcpy_dtoh: sym(lib, "cuMemcpyDtoH_v2")?,
                 memcpy_dtod_async: sym(lib, "cuMemcpyDtoDAsync_v2")?,
                 func_get_attribute: sym(lib, "cuFuncGetAttribute")?,
+                func_set_cache_config: sym(lib, "cuFuncSetCacheConfig")?,
                 get_error_string: sym(lib, "cuGetErrorString")?,
                 graph: graph_fns(lib),
             };

@@ -47,6 +47,7 @@ pub fn load(
     label: &str,
     device: i32,
     records: (bool, bool),
+    prefer_l1: bool,
 ) -> PkResult<Outcome> {
     let tc = toolchain::get()?;
     let cuda = tc.cuda.as_ref().ok_or_else(|| {
@@ -110,6 +111,20 @@ pub fn load(
         "cuModuleGetFunction",
     )
     .map_err(env)?;
+    if prefer_l1 {
+        // Kokkos' initialization sets the whole context to prefer shared memory
+        // (cudaDeviceSetCacheConfig), then asks for a large L1 for each range
+        // kernel it launches. A kernel loaded here would keep the context's
+        // setting: ExaMiniMD's force kernel, whose neighbour gathers live in L1,
+        // ran 1.8x slower than the same cubin in a process without Kokkos.
+        drv.check(
+            // SAFETY: cuFuncSetCacheConfig(CUfunction, CUfunc_cache) with
+            // CU_FUNC_CACHE_PREFER_L1 (2); `f` was just got from the loaded module.
+            unsafe { (drv.func_set_cache_config)(f, 2) },
+            "cuFuncSetCacheConfig",
+        )
+        .map_err(env)?;
+    }
     // Bounds-checked kernels record an index outside a view (device_bounds.hpp),
     // checked divisions a division by zero (device_checked.hpp).
     let global = |wanted: bool, name: &std::ffi::CStr| {

@@ -180,12 +180,15 @@ fn load(source: &str, device: Option<&DeviceParts>, label: &str, space: Space) -
 fn nvrtc_load(nv: &str, d: &DeviceParts, label: &str, device: i32) -> PkResult<Outcome> {
     use codegen::device::{occupancy_line, DeviceKind, REDUCE_MIN_BLOCKS};
     let (entry, bounds) = (d.kind.entry(), (d.bounds_check, d.zero_div));
-    let loaded = compile::nvrtc::load(nv, entry, label, device, bounds)?;
+    // Range kernels want L1, as Kokkos gives its own; a team kernel's scratch
+    // lives in shared memory (rank 0: a TeamPolicy).
+    let prefer_l1 = d.rank > 0;
+    let loaded = compile::nvrtc::load(nv, entry, label, device, bounds, prefer_l1)?;
     let held_range_reduction = matches!(d.kind, DeviceKind::Reduce(_)) && d.rank > 0;
     match &loaded {
         Outcome::Loaded(f, _) if held_range_reduction && compile::nvrtc::local_bytes(f)? > 0 => {
             let free = nv.replacen(&occupancy_line(REDUCE_MIN_BLOCKS), &occupancy_line(1), 1);
-            compile::nvrtc::load(&free, entry, label, device, bounds)
+            compile::nvrtc::load(&free, entry, label, device, bounds, prefer_l1)
         }
         _ => Ok(loaded),
     }

@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
     CUmodule mod; cudaFree(0);
     if (cuModuleLoadData(&mod, cubin.data()) != CUDA_SUCCESS || cuModuleGetFunction(&fn, mod, "pk_for") != CUDA_SUCCESS) { printf("load failed\n"); return 1; }
   }
+  // PROBE_DEVICE_SHARED=1: the context prefers shared memory, as Kokkos' initialization sets it;
+  // PROBE_FUNC_L1=1: the kernel asks for L1 itself, as Kokkos does for its range kernels.
+  if (getenv("PROBE_DEVICE_SHARED")) cudaDeviceSetCacheConfig(cudaFuncCachePreferShared);
+  if (getenv("PROBE_FUNC_L1")) {
+    if (fn) cuFuncSetCacheConfig(fn, CU_FUNC_CACHE_PREFER_L1); else cudaFuncSetCacheConfig(pk_for, cudaFuncCachePreferL1);
+  }
   auto go = [&]() {
     if (!fn) { pk_for<<<grid, block>>>(a); return; }
     void* params[] = {&a}; cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, 0, params, nullptr);

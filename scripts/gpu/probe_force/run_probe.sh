@@ -23,6 +23,13 @@ for v in ${VARIANTS:-base base_lb256 ldg ldg_lb256 i32 ldg_i32}; do
     [ "$fmad" = false ] && $D/p_${v}_${fmad} $D $b "$v NVRTC" nvrtc $ARCH
   done
 done
+# The context's cache preference as Kokkos sets it, then the kernel's own (the runtime's fix).
+cp $D/base.cu $D/kernel.cu
+nvcc -std=c++17 -O3 -arch=$ARCH --fmad=false -I$D -o $D/p_cache $P/main.cu -lnvrtc -lcuda 2> $D/nvcc.log || tail -5 $D/nvcc.log
+PROBE_DEVICE_SHARED=1 $D/p_cache $D 128 "context prefers shared"
+PROBE_DEVICE_SHARED=1 PROBE_FUNC_L1=1 $D/p_cache $D 128 "... kernel prefers L1"
+PROBE_DEVICE_SHARED=1 $D/p_cache $D 128 "NVRTC, context shared" nvrtc $ARCH
+PROBE_DEVICE_SHARED=1 PROBE_FUNC_L1=1 $D/p_cache $D 128 "NVRTC, ... kernel L1" nvrtc $ARCH
 # The same harness inside one Python process, before pykokkos starts and after the whole program.
 cp $D/base.cu $D/kernel.cu
 nvcc -std=c++17 -O3 -arch=$ARCH --fmad=false -I$D -Xcompiler -fPIC -shared -DPK_PROBE_LIB -o $D/libprobe.so $P/main.cu -lnvrtc -lcuda 2> $D/nvcc.log || tail -5 $D/nvcc.log
