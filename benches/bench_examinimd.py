@@ -1,6 +1,6 @@
 """`make bench-md`: the paper's program at every size. The C++ Kokkos
 ExaMiniMD (github ECP-copa/ExaMiniMD) built against this project's Kokkos
-with -O3, against PyKokkos' Python ExaMiniMD (examples/ExaMiniMD/standalone of
+with -O3 for this CPU (as the runtime's own kernels), against PyKokkos' Python ExaMiniMD (examples/ExaMiniMD/standalone of
 kokkos/pykokkos) on this runtime, eager and PK_FUSE=1, on the same generated
 inputs, OMP_NUM_THREADS threads: the medians of alternated runs of each
 program's own loop time (its PERFORMANCE line), and whether the thermo output
@@ -52,17 +52,26 @@ def kokkos_prefix() -> str:
     return pk.config()["kokkos"]
 
 
+def host_flags() -> str:
+    """The C++ program's flags: -O3 and the CPU the runtime builds host kernels
+    for (PK_MARCH, default native), products never contracted into FMAs, as in
+    the runtime's kernels (so the thermo output can match to the last digit)."""
+    march = os.environ.get("PK_MARCH", "native")
+    return "-O3" if march in ("", "none") else f"-O3 -march={march} -ffp-contract=off"
+
+
 def build_cxx(src: Path, work: Path, space: str) -> Path:
-    """ExaMiniMD's own CMake build against this project's Kokkos, -O3, no MPI."""
+    """ExaMiniMD's own CMake build against this project's Kokkos, host_flags(), no MPI."""
     if space == "Cuda":
         return build_cxx_cuda(src, work)
-    build = work / "build-cxx"
+    flags = host_flags()
+    build = work / ("build-cxx" + "".join(c if c.isalnum() else "_" for c in flags))
     exe = build / "src" / "ExaMiniMD"
     if exe.exists():
         return exe
     cmake = [tool("cmake")]
     subprocess.run(cmake + ["-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release", "-DUSE_MPI=OFF",
-                            "-DCMAKE_CXX_FLAGS=-O3", f"-DKokkos_DIR={kokkos_prefix()}/lib/cmake/Kokkos"],
+                            f"-DCMAKE_CXX_FLAGS={flags}", f"-DKokkos_DIR={kokkos_prefix()}/lib/cmake/Kokkos"],
                    check=True, stdout=subprocess.DEVNULL)
     subprocess.run(cmake + ["--build", str(build), "-j", str(os.cpu_count() or 2)], check=True,
                    stdout=subprocess.DEVNULL)
@@ -150,7 +159,8 @@ def main() -> int:
     base = dict(os.environ, OMP_NUM_THREADS=threads)
     py_env = dict(base, PK_EXA_SPACE="Cuda") if a.space == "Cuda" else base
     print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; space {a.space}, OMP_NUM_THREADS={threads}, "
-          f"medians of {a.runs} alternated runs of each program's loop time")
+          f"medians of {a.runs} alternated runs of each program's loop time"
+          + ("" if a.space == "Cuda" else f"; C++ built with {host_flags()}"))
     print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo")
     for n, steps in sizes:
         inp = work / f"in.lj.{n}.{steps}"
