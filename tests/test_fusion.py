@@ -723,3 +723,70 @@ def test_explain_states_alike_facts_once(fused):
     listed = [line for line in verbose.splitlines() if "mul2 at" in line and "deferred" not in line]
     assert len(listed) == 7 and all(line.endswith("[vertical]") for line in listed), verbose
     assert len(brief.splitlines()) < len(verbose.splitlines())
+
+
+@pk.functor
+class Redefined:
+    def __init__(self, a):
+        self.a: pk.View1D[pk.double] = a
+
+    @pk.function
+    def value(self, j: int) -> float:
+        return 1.0 * j
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.a[i] = self.value(i)
+
+
+def test_a_method_replaced_after_a_launch_is_the_one_the_next_launch_runs():
+    """A functor class's @pk.function methods are looked up once per class;
+    one replaced on the class later (as a notebook cell redefines it) must be
+    the one later launches translate, not the one first found."""
+
+    def prog():
+        (a,) = fresh(0.0)
+        m = Redefined(a)
+        pk.parallel_for(N, m.fill)
+        first = np.asarray(a).copy()
+        original = Redefined.value
+
+        def value(self, j: int) -> float:
+            return 2.0 * j + 1.0
+
+        Redefined.value = pk.function(value)
+        try:
+            pk.parallel_for(N, m.fill)
+            second = np.asarray(a).copy()
+        finally:
+            Redefined.value = original
+        return {"first": first, "second": second}
+
+    eager, lazy, _ = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["first"], np.arange(N, dtype=float))
+    assert np.array_equal(lazy["second"], 2.0 * np.arange(N) + 1.0)
+
+
+@pk.functor
+class Overriding(Redefined):
+    @pk.function
+    def value(self, j: int) -> float:
+        return 3.0 * j - 2.0
+
+
+def test_a_subclass_that_overrides_a_method_runs_its_own():
+    """The inherited workunit `fill` calls `self.value`: launched on an
+    instance of the subclass it must run the subclass's override, after a
+    launch on the base class compiled it with the base's."""
+
+    def prog():
+        a, b = fresh(0.0, 0.0)
+        pk.parallel_for(N, Redefined(a).fill)
+        pk.parallel_for(N, Overriding(b).fill)
+        return {"a": np.asarray(a).copy(), "b": np.asarray(b).copy()}
+
+    eager, lazy, _ = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["a"], np.arange(N, dtype=float))
+    assert np.array_equal(lazy["b"], 3.0 * np.arange(N) - 2.0)

@@ -108,19 +108,30 @@ def _split(args, what):
 
 # A class's @pk.function methods, found once per class: walking `dir()` took
 # about 10 us, most of a method launch's cost (functor classes launch in loops).
+# The entry is checked against the class as it is now: the size of each
+# class dict on its MRO (a method added or deleted later) and the identity of
+# each method found (one replaced later, as a notebook does).
 _FUNCTIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _class_functions(cls) -> dict:
     """{"self.name": classified @pk.function method} of `cls` (its bases' too)."""
-    found = _FUNCTIONS.get(cls)
-    if found is None:
-        found = {}
-        for k in dir(cls):
-            m = getattr(cls, k, None)
-            if getattr(m, "__pk_function__", False):
-                found["self." + k] = _classify(m)
-        _FUNCTIONS[cls] = found
+    mro = cls.__mro__  # `object` last, whose dict does not change
+    sizes = len(cls.__dict__) if len(mro) == 2 else tuple([len(k.__dict__) for k in mro[:-1]])
+    entry = _FUNCTIONS.get(cls)
+    if entry is not None and entry[0] == sizes:
+        for k, m in entry[1]:
+            if getattr(cls, k, None) is not m:
+                break
+        else:
+            return entry[2]
+    found, seen = {}, []
+    for k in dir(cls):
+        m = getattr(cls, k, None)
+        if getattr(m, "__pk_function__", False):
+            found["self." + k] = _classify(m)
+            seen.append((k, m))
+    _FUNCTIONS[cls] = (sizes, tuple(seen), found)
     return found
 
 
