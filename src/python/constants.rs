@@ -72,33 +72,6 @@ pub fn sources(
         .collect()
 }
 
-/// A functor's methods as key material beside its numbers: each method's
-/// native workunit id (ids are never reused). A kernel translated with one
-/// class's methods is then not run for a subclass that overrides one, or
-/// after a method is replaced on its class.
-pub fn with_methods(
-    consts: Option<Box<[u64]>>,
-    methods: Option<&Bound<'_, PyDict>>,
-) -> Option<Box<[u64]>> {
-    let Some(m) = methods.filter(|m| !m.is_empty()) else {
-        return consts;
-    };
-    let mut out = consts.map(Vec::from).unwrap_or_default();
-    for (_, v) in m.iter() {
-        let id = v
-            .cast::<pyo3::types::PyTuple>()
-            .ok()
-            .and_then(|t| t.get_item(1).ok())
-            .and_then(|w| {
-                w.cast::<super::workunit::Workunit>()
-                    .ok()
-                    .map(|w| w.get().core.id)
-            });
-        out.extend([6, id.unwrap_or(0) as u64]);
-    }
-    Some(out.into_boxed_slice())
-}
-
 /// The current values of `sources`, as key material: a number's type and
 /// bits (anything else, or a name deleted since, gets a marker of its own:
 /// the next compile then reports it).

@@ -4,7 +4,6 @@
 use super::args::classify;
 use super::bridge::{py_err, total_to_py};
 use super::buffer::HeldBuffer;
-use super::constants;
 use super::kw::Kw;
 use super::launch_params::{accumulator_given, check_leading_params};
 use super::lazy::record_result;
@@ -193,7 +192,7 @@ pub fn launch_with<'py>(
             wu.core.id,
             (pattern, space, rank as u8),
             g.tys,
-            constants::with_methods(wu.constants(py, methods)?, methods),
+            wu.constants(py, methods)?,
         ),
         names: g.names,
         vals: g.vals,
@@ -349,7 +348,7 @@ pub fn generate_source(
     let pattern = pattern_of(pattern)?;
     let (_, _, space, rank) = policy_of(policy)?;
     let g = gather(py, wu, pattern, rank, is_method, &Kw::Dict(kwargs))?;
-    let consts = constants::with_methods(wu.constants(py, methods)?, methods);
+    let consts = wu.constants(py, methods)?;
     let over = wu.overrides(consts.as_deref().unwrap_or(&[]));
     let globals = resolve::globals_of(py, wu, methods, &over)?;
     let def = wu.core.def().map_err(py_err)?;

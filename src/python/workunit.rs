@@ -104,10 +104,20 @@ impl Workunit {
                 self.constants.get_or_init(|| s)
             }
         };
-        if sources.is_empty() {
-            return Ok(None);
+        let mut out = constants::values(py, sources)?;
+        // A functor's methods beside its numbers: each method's native
+        // workunit id (ids are never reused). A kernel translated with one
+        // class's methods is then not run for a subclass that overrides one,
+        // or after a method is replaced on its class.
+        for (_, v) in methods.into_iter().flat_map(|m| m.iter()) {
+            let id = v
+                .cast::<pyo3::types::PyTuple>()
+                .ok()
+                .and_then(|t| t.get_item(1).ok())
+                .and_then(|w| w.cast::<Workunit>().ok().map(|w| w.get().core.id));
+            out.extend([6, id.unwrap_or(0) as u64]);
         }
-        constants::values(py, sources).map(|v| Some(v.into_boxed_slice()))
+        Ok((!out.is_empty()).then(|| out.into_boxed_slice()))
     }
 
     /// The origin of a recorded launch from `key`: the last one's when the
