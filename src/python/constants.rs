@@ -72,6 +72,10 @@ pub fn sources(
         .collect()
 }
 
+/// The tag of a functor method's id in key material (after the numbers,
+/// whose tags are 1 to 5).
+pub const METHOD_TAG: u64 = 6;
+
 /// The current values of `sources`, as key material: a number's type and
 /// bits (anything else, or a name deleted since, gets a marker of its own:
 /// the next compile then reports it).

@@ -12,6 +12,9 @@ use pyo3::types::PyDict;
 use pyo3::types::PyString;
 use std::sync::{Arc, OnceLock};
 
+/// The constant sources found with one set of functor methods (their ids).
+type SourcesFor = (Box<[usize]>, Arc<[ConstSource]>);
+
 #[pyclass(frozen, module = "pykokkos._native", name = "Workunit")]
 pub struct Workunit {
     /// Shared with every launch of it.
@@ -21,8 +24,10 @@ pub struct Workunit {
     /// Keyword parameters per (pattern, index count): computed once, so a
     /// launch looks arguments up with ready-made Python strings.
     launch_params: Mutex<Vec<LaunchParamsEntry>>,
-    /// Where the numbers it compiles in live (found at its first launch).
-    constants: OnceLock<Vec<ConstSource>>,
+    /// Where the numbers it compiles in live, found at its first launch with
+    /// each set of functor methods (their native ids; none for a function):
+    /// a subclass's override may read numbers its base's method does not.
+    constants: Mutex<Vec<SourcesFor>>,
     /// The origin of its last recorded launch, by (methods, call site): the
     /// next launch from the same place shares it. It holds those objects, so
     /// their addresses cannot be reused while it is here.
@@ -64,7 +69,7 @@ impl Workunit {
             core: Arc::new(workunit::Workunit::new(name, src)),
             func,
             launch_params: Mutex::new(Vec::new()),
-            constants: OnceLock::new(),
+            constants: Mutex::new(Vec::new()),
             last_origin: Mutex::new(None),
             reach: OnceLock::new(),
         }
@@ -97,27 +102,43 @@ impl Workunit {
         py: Python<'_>,
         methods: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Option<Box<[u64]>>> {
-        let sources = match self.constants.get() {
+        // A functor's methods by native workunit id (ids are never reused):
+        // part of the key too, so a kernel translated with one class's
+        // methods is not run for a subclass that overrides one, or after a
+        // method is replaced on its class.
+        let ids: Box<[usize]> = methods
+            .into_iter()
+            .flat_map(|m| m.iter())
+            .map(|(_, v)| {
+                v.cast::<pyo3::types::PyTuple>()
+                    .ok()
+                    .and_then(|t| t.get_item(1).ok())
+                    .and_then(|w| w.cast::<Workunit>().ok().map(|w| w.get().core.id))
+                    .unwrap_or(0)
+            })
+            .collect();
+        let sources = self.sources_for(&ids);
+        let sources = match sources {
             Some(s) => s,
             None => {
-                let s = constants::sources(py, &self.func, methods)?;
-                self.constants.get_or_init(|| s)
+                let s: Arc<[ConstSource]> = constants::sources(py, &self.func, methods)?.into();
+                self.constants.lock().push((ids.clone(), s.clone()));
+                s
             }
         };
-        let mut out = constants::values(py, sources)?;
-        // A functor's methods beside its numbers: each method's native
-        // workunit id (ids are never reused). A kernel translated with one
-        // class's methods is then not run for a subclass that overrides one,
-        // or after a method is replaced on its class.
-        for (_, v) in methods.into_iter().flat_map(|m| m.iter()) {
-            let id = v
-                .cast::<pyo3::types::PyTuple>()
-                .ok()
-                .and_then(|t| t.get_item(1).ok())
-                .and_then(|w| w.cast::<Workunit>().ok().map(|w| w.get().core.id));
-            out.extend([6, id.unwrap_or(0) as u64]);
+        let mut out = constants::values(py, &sources)?;
+        for id in ids.iter() {
+            out.extend([constants::METHOD_TAG, *id as u64]);
         }
         Ok((!out.is_empty()).then(|| out.into_boxed_slice()))
+    }
+
+    fn sources_for(&self, ids: &[usize]) -> Option<Arc<[ConstSource]>> {
+        let known = self.constants.lock();
+        known
+            .iter()
+            .find(|(k, _)| **k == *ids)
+            .map(|(_, s)| s.clone())
     }
 
     /// The origin of a recorded launch from `key`: the last one's when the
@@ -140,8 +161,13 @@ impl Workunit {
 
     /// What the numbers of a launch with key constants `consts` were.
     pub fn overrides(&self, consts: &[u64]) -> Overrides {
-        match self.constants.get() {
-            Some(s) if !consts.is_empty() => constants::overrides(s, consts),
+        let ids: Vec<usize> = consts
+            .chunks(2)
+            .filter(|p| p[0] == constants::METHOD_TAG)
+            .map(|p| p[1] as usize)
+            .collect();
+        match self.sources_for(&ids) {
+            Some(s) if !consts.is_empty() => constants::overrides(&s, consts),
             _ => Overrides::new(),
         }
     }

@@ -152,3 +152,49 @@ def test_members_are_captured_at_the_launch():
     pk.parallel_for(n, s.fill)
     np.testing.assert_array_equal(np.asarray(a), 2.0 * np.arange(n))
     np.testing.assert_array_equal(np.asarray(b), 5.0 * np.arange(n))
+
+
+OFFSET = 1.0  # read only by Shifted.value, the subclass's override
+
+
+@pk.functor
+class Plain:
+    def __init__(self, a):
+        self.a: pk.View1D[pk.double] = a
+
+    @pk.function
+    def value(self, j: int) -> float:
+        return 1.0 * j
+
+    @pk.workunit
+    def fill(self, i: int):
+        self.a[i] = self.value(i)
+
+
+@pk.functor
+class Shifted(Plain):
+    @pk.function
+    def value(self, j: int) -> float:
+        return 1.0 * j + OFFSET
+
+
+def test_a_number_only_a_subclass_override_reads_is_watched():
+    """Module numbers a kernel compiles in are watched per launch (rebinding
+    one takes effect at the next launch). The inherited `fill` was first
+    launched for the base class, whose method reads no OFFSET: the subclass's
+    launches must still see OFFSET rebound."""
+    global OFFSET
+    n = 16
+    a, b = pk.View([n], pk.double), pk.View([n], pk.double)
+    pk.parallel_for(n, Plain(a).fill)
+    pk.parallel_for(n, Shifted(b).fill)
+    first = np.asarray(b).copy()
+    saved, OFFSET = OFFSET, 10.0
+    try:
+        pk.parallel_for(n, Shifted(b).fill)
+        second = np.asarray(b).copy()
+    finally:
+        OFFSET = saved
+    assert np.array_equal(np.asarray(a), np.arange(n, dtype=float))
+    assert np.array_equal(first, np.arange(n) + 1.0)
+    assert np.array_equal(second, np.arange(n) + 10.0)
