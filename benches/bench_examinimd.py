@@ -57,7 +57,7 @@ def host_flags() -> str:
     for (PK_MARCH, default native), products never contracted into FMAs, as in
     the runtime's kernels (so the thermo output can match to the last digit)."""
     march = os.environ.get("PK_MARCH", "native")
-    return "-O3" if march in ("", "none") else f"-O3 -march={march} -ffp-contract=off"
+    return "-O3" if march in ("", "none") else f"-O3 -march={march} -mno-fma -mno-avx512f -ffp-contract=off"
 
 
 def build_cxx(src: Path, work: Path, space: str) -> Path:

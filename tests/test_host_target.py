@@ -50,3 +50,24 @@ def test_the_target_cpu_is_part_of_the_cache_key():
     other = _identity({"PK_MARCH": "x86-64-v2"})
     assert len({native, generic, other}) == 3
     assert _identity({}) == native
+
+
+@pk.workunit
+def host_target_product_plus(i, j, z, w, c: pk.complex128, out):
+    out[i][j] = z[i][j] * w[i][j] + c
+
+
+def test_complex_products_are_rounded_too():
+    # g++ vectorizes Kokkos::complex's product, for a CPU with FMA, as
+    # vfmaddsub even under -ffp-contract=off: the target must not offer FMA.
+    rng = np.random.default_rng(11)
+    z = (rng.random((64, 64)) - 0.5) + 1j * (rng.random((64, 64)) - 0.5)
+    w = (rng.random((64, 64)) - 0.5) + 1j * (rng.random((64, 64)) - 0.5)
+    out = np.zeros((64, 64), complex)
+    c = complex(-0.745429, 0.11308)
+    pk.parallel_for(pk.MDRangePolicy([0, 0], [64, 64]), host_target_product_plus, z=z, w=w, c=c, out=out)
+    pk.fence()
+    re = (z.real * w.real - z.imag * w.imag) + c.real
+    im = (z.real * w.imag + z.imag * w.real) + c.imag
+    assert np.array_equal(out.real, re), int(np.sum(out.real != re))
+    assert np.array_equal(out.imag, im), int(np.sum(out.imag != im))

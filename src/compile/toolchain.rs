@@ -246,15 +246,20 @@ pub fn get() -> PkResult<&'static Toolchain> {
 
 /// Host kernels are built for this machine's CPU, as Numba's are: its
 /// vector units halve a memory-bound reduction's instructions (pykokkos.numba's
-/// `extremes` on 4M doubles: 1.55 -> 1.2 ms). g++ contracts a*b+c into an FMA
-/// in any C++ mode once the CPU has one; `-ffp-contract=off` keeps every
-/// product rounded, as NumPy's and the CUDA build's (`--fmad=false`) are. A
+/// `extremes` on 4M doubles: 1.55 -> 1.2 ms). Every product stays rounded, as
+/// NumPy's and the CUDA build's (`--fmad=false`) are: g++ contracts a*b+c into
+/// an FMA in any C++ mode once the CPU has one (`-ffp-contract=off`), and its
+/// vectorizer fuses complex products regardless (no FMA in the target). A
 /// kernel built for one CPU may not run on another: the CPU enters the key.
 fn host_target(h: &mut blake3::Hasher) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["-ffp-contract=off".into()];
     let march = &crate::config::get().march;
     if march != "none" && !march.is_empty() {
+        // Not even the vectorizer may fuse: g++ 12 turns Kokkos::complex's
+        // product into vfmaddsub under -ffp-contract=off, and AVX-512F's
+        // own FMA forms stay on after -mno-fma. AVX2 width is kept.
         args.push(format!("-march={march}").into());
+        args.extend(["-mno-fma".into(), "-mno-avx512f".into()]);
         if march == "native" {
             h.update(cpu_identity().as_bytes());
         }
