@@ -790,3 +790,40 @@ def test_a_subclass_that_overrides_a_method_runs_its_own():
     assert_same(eager, lazy)
     assert np.array_equal(lazy["a"], np.arange(N, dtype=float))
     assert np.array_equal(lazy["b"], 3.0 * np.arange(N) - 2.0)
+
+
+OFFSET = 1.0  # read only by Shifted.value, a subclass's override
+
+
+@pk.functor
+class Shifted(Redefined):
+    @pk.function
+    def value(self, j: int) -> float:
+        return 1.0 * j + OFFSET
+
+
+def test_a_number_only_a_subclass_override_reads_is_watched():
+    """Module numbers a kernel compiles in are watched per launch (rebinding
+    one takes effect at the next launch). The inherited `fill` was first
+    launched for the base class, whose method reads no OFFSET: the subclass's
+    launches must still see OFFSET rebound."""
+
+    def prog():
+        global OFFSET
+        a, b = fresh(0.0, 0.0)
+        pk.parallel_for(N, Redefined(a).fill)
+        pk.parallel_for(N, Shifted(b).fill)
+        first = np.asarray(b).copy()
+        saved, OFFSET = OFFSET, 10.0
+        try:
+            pk.parallel_for(N, Shifted(b).fill)
+            second = np.asarray(b).copy()
+        finally:
+            OFFSET = saved
+        return {"a": np.asarray(a).copy(), "first": first, "second": second}
+
+    eager, lazy, _ = both(prog)
+    assert_same(eager, lazy)
+    assert np.array_equal(lazy["a"], np.arange(N, dtype=float))
+    assert np.array_equal(lazy["first"], np.arange(N) + 1.0)
+    assert np.array_equal(lazy["second"], np.arange(N) + 10.0)
