@@ -46,9 +46,9 @@ pub struct Config {
     /// at once (`cudaFree`, which waits for the device) instead of kept for
     /// reuse (memory/pool.rs).
     pub cuda_pool: bool,
-    /// `PK_MARCH=<cpu>`: what host kernels are built for (`-march=`); `native`
-    /// by default, `none` for the compiler's generic target.
-    pub march: String,
+    /// `PK_MARCH=<cpu>`: what host kernels are built for (`-march=`); unset:
+    /// `native` on x86-64, the generic target elsewhere; `none`: generic.
+    pub march: Option<String>,
     /// `PK_FAILPOINT=fused_build|fused_run`: for tests of failure handling
     /// only, a fused kernel fails to build, or fails after it ran.
     pub failpoint: Option<String>,
@@ -117,7 +117,7 @@ impl Config {
             bounds_check: flag("PK_BOUNDS_CHECK"),
             nvrtc: text("PK_NVRTC").as_deref() != Some("0"),
             cuda_pool: text("PK_CUDA_POOL").as_deref() != Some("0"),
-            march: text("PK_MARCH").unwrap_or_else(|| "native".into()),
+            march: text("PK_MARCH"),
         }
     }
 

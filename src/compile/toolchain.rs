@@ -253,13 +253,22 @@ pub fn get() -> PkResult<&'static Toolchain> {
 /// kernel built for one CPU may not run on another: the CPU enters the key.
 fn host_target(h: &mut blake3::Hasher) -> Vec<OsString> {
     let mut args: Vec<OsString> = vec!["-ffp-contract=off".into()];
-    let march = &crate::config::get().march;
+    // Only on x86-64, where the FMA extensions can be switched off: an Arm
+    // CPU's fused forms are part of its base instruction set.
+    let x86 = cfg!(target_arch = "x86_64");
+    let march = match &crate::config::get().march {
+        Some(m) => m.as_str(),
+        None if x86 => "native",
+        None => "none",
+    };
     if march != "none" && !march.is_empty() {
-        // Not even the vectorizer may fuse: g++ 12 turns Kokkos::complex's
-        // product into vfmaddsub under -ffp-contract=off, and AVX-512F's
-        // own FMA forms stay on after -mno-fma. AVX2 width is kept.
         args.push(format!("-march={march}").into());
-        args.extend(["-mno-fma".into(), "-mno-avx512f".into()]);
+        if x86 {
+            // Not even the vectorizer may fuse: g++ 12 turns Kokkos::complex's
+            // product into vfmaddsub under -ffp-contract=off, and AVX-512F's
+            // own FMA forms stay on after -mno-fma. AVX2 width is kept.
+            args.extend(["-mno-fma".into(), "-mno-avx512f".into()]);
+        }
         if march == "native" {
             h.update(cpu_identity().as_bytes());
         }
