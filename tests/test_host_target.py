@@ -3,6 +3,7 @@ NumPy's results bit for bit: no product is contracted into a fused multiply-add.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -34,8 +35,6 @@ def test_products_are_rounded_before_they_are_added():
 
 
 def _identity(env_extra: dict) -> str:
-    import os
-
     env = dict(os.environ, **env_extra)
     code = "import pykokkos as pk, json; print(json.dumps(pk.config()['identity']))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

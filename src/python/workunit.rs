@@ -117,8 +117,7 @@ impl Workunit {
                     .unwrap_or(0)
             })
             .collect();
-        let sources = self.sources_for(&ids);
-        let sources = match sources {
+        let sources = match self.sources_for(&ids) {
             Some(s) => s,
             None => {
                 let s: Arc<[ConstSource]> = constants::sources(py, &self.func, methods)?.into();
