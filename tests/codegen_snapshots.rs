@@ -248,3 +248,69 @@ fn cuda_space_parallel_for() {
     });
     insta::assert_snapshot!("cuda_triad", out);
 }
+
+/// The host dispatch's last argument: whether the range is dealt out in
+/// small chunks (items that may cost unequal amounts) or split in one run
+/// per thread (prelude.hpp host_chunks).
+fn dealt(body: &str, helper: Option<&str>) -> bool {
+    let mut globals = module_globals();
+    if let Some(h) = helper {
+        globals.insert("helper".into(), function(7, h, 1));
+    }
+    let text = format!("@pk.workunit\ndef k(i, n, a, m):\n{body}");
+    let out = cpp(Case {
+        text: &text,
+        pattern: Pattern::For,
+        rank: 1,
+        args: vec![
+            ("n", weak(DType::I64)),
+            ("a", view(DType::F64, 1)),
+            ("m", view(DType::I32, 1)),
+        ],
+        globals,
+        space: Space::OpenMP,
+    });
+    let call = out
+        .lines()
+        .find(|l| l.contains("pk::host_for<"))
+        .expect("a host dispatch");
+    match call
+        .trim_end()
+        .strip_suffix(");")
+        .and_then(|c| c.rsplit(", ").next())
+    {
+        Some("true") => true,
+        Some("false") => false,
+        _ => panic!("unexpected dispatch: {call}"),
+    }
+}
+
+#[test]
+fn only_items_of_unequal_cost_are_dealt_out() {
+    // Even: no loop, a fixed count, a count read from a view (neighbours).
+    assert!(!dealt("    a[i] = a[i] * 2.0\n", None));
+    assert!(!dealt(
+        "    for j in range(n):\n        a[i] += 1.0\n",
+        None
+    ));
+    assert!(!dealt(
+        "    c = m[i]\n    for j in range(c):\n        a[i] += 1.0\n",
+        None
+    ));
+    // Uneven: a triangular loop, a while loop, an early exit, a helper whose
+    // loop is bounded by its parameter.
+    assert!(dealt(
+        "    for j in range(i + 1, n):\n        a[i] += 1.0\n",
+        None
+    ));
+    assert!(dealt(
+        "    j = 0\n    while a[j] > 0.0:\n        j += 1\n",
+        None
+    ));
+    assert!(dealt(
+        "    for j in range(n):\n        if a[j] > 2.0:\n            break\n",
+        None
+    ));
+    let h = "@pk.function\ndef helper(p: int) -> float:\n    s: float = 0.0\n    for j in range(p):\n        s += 1.0\n    return s\n";
+    assert!(dealt("    a[i] = helper(i)\n", Some(h)));
+}

@@ -6,13 +6,15 @@ use crate::types::{DType, Layout, Space, ViewTy};
 /// and fused kernels). On the GPU it goes through `pk::cuda_for` (prelude.hpp):
 /// Kokkos 3.4's RangePolicy block sizing costs a fifth of the bandwidth there.
 /// On the host through `pk::host_for`: short ranges run in place, and
-/// Ctrl-C may stop it part way (`pk_stop`, see ENTRY_START).
-pub fn range_for(space: Space, label: &str) -> String {
+/// Ctrl-C may stop it part way (`pk_stop`, see ENTRY_START). `uneven`: work
+/// items may cost unequal amounts (Unit::uneven), so the host deals the range
+/// out in small chunks.
+pub fn range_for(space: Space, label: &str, uneven: bool) -> String {
     if space == Space::Cuda {
         format!("    pk::cuda_for(\"{label}\", f, lo[0], hi[0]);\n")
     } else {
         format!(
-            "    pk_stop = pk::host_for<{}>(\"{label}\", f, lo[0], hi[0]);\n",
+            "    pk_stop = pk::host_for<{}>(\"{label}\", f, lo[0], hi[0], {uneven});\n",
             space.cpp()
         )
     }

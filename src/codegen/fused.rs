@@ -286,7 +286,7 @@ pub fn generate(
     );
     let clabel = label.replace('"', "'");
     match reduces.len() {
-        0 => s.push_str(&range_for(space, &clabel)),
+        0 => s.push_str(&range_for(space, &clabel, unit.uneven)),
         1 if !multi => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             if lowered[reduces[0]].acc_only_added {

@@ -197,10 +197,12 @@ struct Chunked {
 };
 // Large ranges: chunks of 4096 items, each thread a contiguous run of them (the
 // pages it touched first). Ranges up to 2^20 items: at least 16 chunks per
-// thread, dealt out in turn (thread t takes chunks t, t + T, ...), so that a
-// short range of costly items, or items of uneven cost (a triangular pair
-// loop), spreads over every thread. Either way the static schedule keeps the
-// order of the additions, and so the total, the same from run to run.
+// thread, so that a short range of costly items spreads over every thread
+// and Ctrl-C is seen between chunks; each thread takes a contiguous run of
+// them, or, for items of uneven cost (a triangular pair loop), chunks dealt
+// out in turn (thread t takes chunks t, t + T, ...). Either way the static
+// schedule keeps the order of the additions, and so the total, the same
+// from run to run.
 // Host launches of at most this many items run in place, on the launching
 // thread: handing them to the OpenMP threads (a fork and a barrier) costs
 // more than their work. Kokkos' parallel_for promises no order, so running
@@ -240,18 +242,25 @@ struct ChunkedFor {
   }
 };
 // How a host range of `items` splits into chunks: (chunk, threads dealt
-// over, chunks, chunks per thread); see chunked_reduce.
+// over, chunks, chunks per thread); see chunked_reduce. Only `uneven` items
+// (the generator's Unit::uneven; reductions) are dealt out. The others run
+// as Kokkos' static schedule runs them, a contiguous run per thread: dealt
+// chunks of cheap items that store to views interleave the threads' stores
+// a few words apart, so the cache lines they share move between cores on
+// every store (a halo copy of 800 items on 2 threads: 34 us dealt, 5 us in
+// runs), and the next kernel finds its items in the other core's cache.
 template <class Space>
-inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chunks, int64_t& per) {
+inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chunks, int64_t& per,
+                        bool uneven = true) {
   const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
-  const bool deal       = items <= (int64_t(1) << 20) && threads > 1;
-  chunk                 = 4096;
-  if (deal) {
+  const bool small       = items <= (int64_t(1) << 20) && threads > 1;
+  chunk                  = 4096;
+  if (small) {
     chunk = (items + 16 * threads - 1) / (16 * threads);
     chunk = chunk < 1 ? 1 : (chunk > 4096 ? 4096 : chunk);
   }
   chunks = (items + chunk - 1) / chunk;
-  t      = deal ? threads : 1;
+  t      = small && uneven ? threads : 1;
   per    = (chunks + t - 1) / t;
 }
 // The tasks of one host dispatch a raised stop flag skipped, and what comes
@@ -308,15 +317,16 @@ template <class Space, class T>
 __attribute__((noinline)) void dispatch_tasks(const char* label, const T& body, int64_t n) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n), body);
 }
+// `uneven`: see host_chunks (the generator passes whether the body loops).
 template <class Space, class F>
-int host_for(const char* label, const F& f, int64_t lo, int64_t hi) {
+int host_for(const char* label, const F& f, int64_t lo, int64_t hi, bool uneven) {
   if (hi - lo <= SERIAL_ITEMS) {
     const F g = f;
     for (int64_t i = lo; i < hi; ++i) g(i);
     return 0;
   }
   int64_t chunk, t, chunks, per;
-  host_chunks<Space>(hi - lo, chunk, t, chunks, per);
+  host_chunks<Space>(hi - lo, chunk, t, chunks, per, uneven);
   Tasks tasks(per * t);
   ChunkedFor<F> c{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks, tasks.skipped(), nullptr};
   do dispatch_tasks<Space>(label, c, per * t);

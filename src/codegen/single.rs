@@ -164,7 +164,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
     let label = sanitize(&spec.label);
     match (spec.pattern, acc_dt) {
         (Pattern::For, _) if nidx == 1 && !team => {
-            s.push_str(&range_for(spec.space, &label))
+            s.push_str(&range_for(spec.space, &label, unit.uneven))
         }
         // 2-D on the host: rows through a local copy of the functor (prelude.hpp).
         (Pattern::For, _) if nidx == 2 && !team && spec.space != Space::Cuda => {

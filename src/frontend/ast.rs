@@ -168,45 +168,62 @@ impl Expr {
     }
 }
 
-/// Calls `f` on every expression in `stmts`, outermost first.
-pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
-    fn expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-        f(e);
-        match &e.kind {
-            ExprKind::Attr(b, _) | ExprKind::Unary(_, b) => expr(b, f),
-            ExprKind::Bin(_, a, b) => {
-                expr(a, f);
-                expr(b, f);
-            }
-            ExprKind::BoolOp(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| expr(x, f)),
-            ExprKind::Compare(a, rest) => {
-                expr(a, f);
-                rest.iter().for_each(|(_, x)| expr(x, f));
-            }
-            ExprKind::IfExp(a, b, c) => {
-                expr(a, f);
-                expr(b, f);
-                expr(c, f);
-            }
-            ExprKind::Call { func, args, kwargs } => {
-                expr(func, f);
-                args.iter().for_each(|x| expr(x, f));
-                kwargs.iter().for_each(|(_, x)| expr(x, f));
-            }
-            ExprKind::Index(b, idx) => {
-                expr(b, f);
-                for i in idx {
-                    match i {
-                        Index::At(x) => expr(x, f),
-                        Index::Slice(lo, hi) => {
-                            lo.iter().chain(hi.iter()).for_each(|x| expr(x, f));
-                        }
+/// Calls `f` on `e` and every expression inside it, outermost first.
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    expr(e, f)
+}
+
+/// Whether `stmts` leave a loop or the function part way (`break`, `return`),
+/// at any depth.
+pub fn exits_early(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Return(_) => true,
+        StmtKind::If { body, orelse, .. } => exits_early(body) || exits_early(orelse),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => exits_early(body),
+        _ => false,
+    })
+}
+
+fn expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Attr(b, _) | ExprKind::Unary(_, b) => expr(b, f),
+        ExprKind::Bin(_, a, b) => {
+            expr(a, f);
+            expr(b, f);
+        }
+        ExprKind::BoolOp(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| expr(x, f)),
+        ExprKind::Compare(a, rest) => {
+            expr(a, f);
+            rest.iter().for_each(|(_, x)| expr(x, f));
+        }
+        ExprKind::IfExp(a, b, c) => {
+            expr(a, f);
+            expr(b, f);
+            expr(c, f);
+        }
+        ExprKind::Call { func, args, kwargs } => {
+            expr(func, f);
+            args.iter().for_each(|x| expr(x, f));
+            kwargs.iter().for_each(|(_, x)| expr(x, f));
+        }
+        ExprKind::Index(b, idx) => {
+            expr(b, f);
+            for i in idx {
+                match i {
+                    Index::At(x) => expr(x, f),
+                    Index::Slice(lo, hi) => {
+                        lo.iter().chain(hi.iter()).for_each(|x| expr(x, f));
                     }
                 }
             }
-            _ => {}
         }
+        _ => {}
     }
+}
+
+/// Calls `f` on every expression in `stmts`, outermost first.
+pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { target, ann, value } => {

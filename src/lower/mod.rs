@@ -154,6 +154,11 @@ pub struct Unit {
     /// Some integer `//` or `%` divides by a value that may be zero: the
     /// entry point reports it (ZeroDivisionError), as Python would raise.
     pub zero_div: bool,
+    /// Some loop of the unit may run more or fewer times from one work item
+    /// to the next (FnCx::uneven_loop): a host range is then dealt out in
+    /// small chunks (prelude.hpp host_chunks); otherwise it splits in one
+    /// contiguous run per thread, as Kokkos' own schedule.
+    pub uneven: bool,
 }
 
 /// The body being lowered and everything it can see.

@@ -3,7 +3,7 @@
 //! loop, as in Python.
 use super::{FnCx, VTy, VarKind};
 use crate::errors::{type_error, unsupported, KResult};
-use crate::frontend::ast::{Expr, Stmt, StmtKind};
+use crate::frontend::ast::{Expr, ExprKind, Stmt, StmtKind};
 use crate::types::{promote_weak, DType, STy, Ty};
 
 impl FnCx<'_> {
@@ -75,6 +75,8 @@ impl FnCx<'_> {
                 let cond = self.coerce(&c, DType::Bool);
                 self.line(&format!("while ({cond}) {{"));
                 self.loop_depth += 1;
+                // How long a while loop runs depends on its data.
+                self.unit.uneven = true;
                 self.nested(body)?;
                 self.loop_depth -= 1;
                 self.line("}");
@@ -215,6 +217,28 @@ impl FnCx<'_> {
         }
     }
 
+    /// Whether a `for` loop may run a different number of times from one
+    /// work item to the next in a way that follows the item: its bounds read
+    /// the work index (a triangular `range(i + 1, n)`), or a parameter of the
+    /// function it is in (called with the index, perhaps), or it stops early
+    /// (`break`, `return`: an escape-time loop). A bound read from a view
+    /// (`range(num_neighs[i])`) counts as even, as Kokkos' schedule takes it.
+    fn uneven_loop(&self, bounds: [Option<&Expr>; 3], body: &[Stmt]) -> bool {
+        let mut reads = false;
+        for e in bounds.into_iter().flatten() {
+            crate::frontend::ast::walk_expr(e, &mut |x| {
+                if let ExprKind::Name(n) = &x.kind {
+                    reads |= self.vars.get(n).is_some_and(|v| match v.kind {
+                        VarKind::Index => true,
+                        VarKind::FnParam => !self.is_workunit,
+                        _ => false,
+                    });
+                }
+            });
+        }
+        reads || crate::frontend::ast::exits_early(body)
+    }
+
     fn for_range(
         &mut self,
         var: &str,
@@ -280,6 +304,9 @@ impl FnCx<'_> {
         self.line(&format!("{cpp} = pk_j{d};"));
         self.indent -= 1;
         self.loop_depth += 1;
+        if self.uneven_loop([Some(start), Some(stop), step], body) {
+            self.unit.uneven = true;
+        }
         self.nested(body)?;
         self.loop_depth -= 1;
         self.line("}");
