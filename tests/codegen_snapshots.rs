@@ -251,16 +251,20 @@ fn cuda_space_parallel_for() {
 
 /// The host dispatch's last argument: whether the range is dealt out in
 /// small chunks (items that may cost unequal amounts) or split in one run
-/// per thread (prelude.hpp host_chunks).
-fn dealt(body: &str, helper: Option<&str>) -> bool {
+/// per thread (prelude.hpp host_chunks); a `for`, or a sum when `reduce`.
+fn dealt(body: &str, helper: Option<&str>, reduce: bool) -> bool {
     let mut globals = module_globals();
     if let Some(h) = helper {
         globals.insert("helper".into(), function(7, h, 1));
     }
-    let text = format!("@pk.workunit\ndef k(i, n, a, m):\n{body}");
+    let (params, pattern, call) = match reduce {
+        false => ("i, n, a, m", Pattern::For, "pk::host_for<"),
+        true => ("i, acc, n, a, m", Pattern::Reduce, "pk::chunked_reduce<"),
+    };
+    let text = format!("@pk.workunit\ndef k({params}):\n{body}");
     let out = cpp(Case {
         text: &text,
-        pattern: Pattern::For,
+        pattern,
         rank: 1,
         args: vec![
             ("n", weak(DType::I64)),
@@ -270,47 +274,42 @@ fn dealt(body: &str, helper: Option<&str>) -> bool {
         globals,
         space: Space::OpenMP,
     });
-    let call = out
+    let line = out
         .lines()
-        .find(|l| l.contains("pk::host_for<"))
+        .find(|l| l.contains(call))
         .expect("a host dispatch");
-    match call
-        .trim_end()
-        .strip_suffix(");")
-        .and_then(|c| c.rsplit(", ").next())
-    {
+    let args = line.split(call).nth(1).and_then(|c| c.split(')').next());
+    match args.and_then(|a| a.rsplit(", ").next()) {
         Some("true") => true,
         Some("false") => false,
-        _ => panic!("unexpected dispatch: {call}"),
+        _ => panic!("unexpected dispatch: {line}"),
     }
 }
 
 #[test]
 fn only_items_of_unequal_cost_are_dealt_out() {
-    // Even: no loop, a fixed count, a count read from a view (neighbours).
-    assert!(!dealt("    a[i] = a[i] * 2.0\n", None));
-    assert!(!dealt(
-        "    for j in range(n):\n        a[i] += 1.0\n",
-        None
-    ));
-    assert!(!dealt(
-        "    c = m[i]\n    for j in range(c):\n        a[i] += 1.0\n",
-        None
-    ));
-    // Uneven: a triangular loop, a while loop, an early exit, a helper whose
-    // loop is bounded by its parameter.
-    assert!(dealt(
-        "    for j in range(i + 1, n):\n        a[i] += 1.0\n",
-        None
-    ));
-    assert!(dealt(
-        "    j = 0\n    while a[j] > 0.0:\n        j += 1\n",
-        None
-    ));
-    assert!(dealt(
-        "    for j in range(n):\n        if a[j] > 2.0:\n            break\n",
-        None
-    ));
-    let h = "@pk.function\ndef helper(p: int) -> float:\n    s: float = 0.0\n    for j in range(p):\n        s += 1.0\n    return s\n";
-    assert!(dealt("    a[i] = helper(i)\n", Some(h)));
+    for reduce in [false, true] {
+        let add = if reduce { "acc += 1.0" } else { "a[i] += 1.0" };
+        let d = |body: &str, helper| dealt(&body.replace("ADD", add), helper, reduce);
+        // Even: no loop, a fixed count, a count read from a view (neighbours).
+        assert!(!d("    ADD\n", None));
+        assert!(!d("    for j in range(n):\n        ADD\n", None));
+        assert!(!d(
+            "    c = m[i]\n    for j in range(c):\n        ADD\n",
+            None
+        ));
+        // Uneven: a triangular loop, a while loop, an early exit, a helper
+        // whose loop is bounded by its parameter.
+        assert!(d("    for j in range(i + 1, n):\n        ADD\n", None));
+        assert!(d(
+            "    j = 0\n    while a[j] > 0.0:\n        j += 1\n    ADD\n",
+            None
+        ));
+        assert!(d(
+            "    for j in range(n):\n        if a[j] > 2.0:\n            break\n    ADD\n",
+            None
+        ));
+        let h = "@pk.function\ndef helper(p: int) -> float:\n    s: float = 0.0\n    for j in range(p):\n        s += 1.0\n    return s\n";
+        assert!(d("    x = helper(i)\n    ADD\n", Some(h)));
+    }
 }

@@ -29,13 +29,14 @@ pub const ENTRY_START: &str = "extern \"C\" int pk_run(const pk_view_arg* views,
 pub const ENTRY_END: &str = "    return pk_stop;\n  } catch (std::exception& e) {\n    return pk::fail(e.what());\n  } catch (...) {\n    return pk::fail(\"unknown C++ exception\");\n  }\n}\n\n";
 
 /// The dispatch of a 1-D reduction into one `d` total: chunked on the host
-/// (accumulators in registers, see pk::chunked_reduce), Kokkos' own on GPUs.
-pub fn range_reduce(space: Space, label: &str, policy: &str, d: &str) -> String {
+/// (accumulators in registers, see pk::chunked_reduce; `uneven` as for
+/// `range_for`), Kokkos' own on GPUs.
+pub fn range_reduce(space: Space, label: &str, policy: &str, d: &str, uneven: bool) -> String {
     let run = if space == Space::Cuda {
         format!("Kokkos::parallel_reduce(\"{label}\", {policy}, f, r)")
     } else {
         format!(
-            "pk::chunked_reduce<{}>(\"{label}\", f, lo[0], hi[0], r)",
+            "pk::chunked_reduce<{}>(\"{label}\", f, lo[0], hi[0], r, {uneven})",
             space.cpp()
         )
     };

@@ -290,7 +290,7 @@ pub fn generate(
         1 if !multi => {
             let d = lowered[reduces[0]].acc.as_ref().unwrap().1.cpp();
             if lowered[reduces[0]].acc_only_added {
-                s.push_str(&range_reduce(space, &clabel, &policy, d));
+                s.push_str(&range_reduce(space, &clabel, &policy, d, unit.uneven));
             } else {
                 s.push_str(&format!("    {d} r = {d}();\n    Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r);\n    *({d}*)result = r;\n"));
             }
@@ -300,8 +300,9 @@ pub fn generate(
             let run = match chunked {
                 false => format!("Kokkos::parallel_reduce(\"{clabel}\", {policy}, f, r)"),
                 true => format!(
-                    "pk::chunked_vals<{}>(\"{clabel}\", f, lo[0], hi[0], r)",
-                    space.cpp()
+                    "pk::chunked_vals<{}>(\"{clabel}\", f, lo[0], hi[0], r, {})",
+                    space.cpp(),
+                    unit.uneven
                 ),
             };
             s.push_str(&format!("    pk_vals r;\n    {run};\n"));

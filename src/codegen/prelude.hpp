@@ -243,7 +243,7 @@ struct ChunkedFor {
 };
 // How a host range of `items` splits into chunks: (chunk, threads dealt
 // over, chunks, chunks per thread); see chunked_reduce. Only `uneven` items
-// (the generator's Unit::uneven; reductions) are dealt out. The others run
+// (the generator's Unit::uneven) are dealt out. The others run
 // as Kokkos' static schedule runs them, a contiguous run per thread: dealt
 // chunks of cheap items that store to views interleave the threads' stores
 // a few words apart, so the cache lines they share move between cores on
@@ -251,7 +251,7 @@ struct ChunkedFor {
 // runs), and the next kernel finds its items in the other core's cache.
 template <class Space>
 inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chunks, int64_t& per,
-                        bool uneven = true) {
+                        bool uneven) {
   const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
   const bool small       = items <= (int64_t(1) << 20) && threads > 1;
   chunk                  = 4096;
@@ -440,7 +440,7 @@ void chunked_reduce2(const char* label, const F& f, const int64_t* lo, const int
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, k.tasks), s, r);
 }
 template <class Space, class F, class T>
-void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r) {
+void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r, bool uneven) {
   const int64_t items   = hi > lo ? hi - lo : 0;
   if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
     T acc = T();
@@ -449,7 +449,7 @@ void chunked_reduce(const char* label, const F& f, int64_t lo, int64_t hi, T& r)
     return;
   }
   int64_t chunk, t, chunks, per;
-  host_chunks<Space>(items, chunk, t, chunks, per);
+  host_chunks<Space>(items, chunk, t, chunks, per, uneven);
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           Chunked<F, T>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
 }
@@ -485,7 +485,7 @@ struct ChunkedReducer {
   }
 };
 template <class Space, class R, class F>
-void chunked_reducer(const char* label, const F& f, int64_t lo, int64_t hi, typename R::value_type& r) {
+void chunked_reducer(const char* label, const F& f, int64_t lo, int64_t hi, typename R::value_type& r, bool uneven) {
   const int64_t items = hi > lo ? hi - lo : 0;
   if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
     typename R::value_type acc;
@@ -496,7 +496,7 @@ void chunked_reducer(const char* label, const F& f, int64_t lo, int64_t hi, type
     return;
   }
   int64_t chunk, t, chunks, per;
-  host_chunks<Space>(items, chunk, t, chunks, per);
+  host_chunks<Space>(items, chunk, t, chunks, per, uneven);
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           ChunkedReducer<F, R>{f, R(r), lo, hi, chunk, per > 0 ? per : 1, t, chunks}, R(r));
 }
@@ -531,7 +531,7 @@ struct ChunkedVals {
   KOKKOS_INLINE_FUNCTION void join(volatile value_type& a, const volatile value_type& b) const { f.join(a, b); }
 };
 template <class Space, class F>
-void chunked_vals(const char* label, const F& f, int64_t lo, int64_t hi, typename F::value_type& r) {
+void chunked_vals(const char* label, const F& f, int64_t lo, int64_t hi, typename F::value_type& r, bool uneven) {
   const int64_t items = hi > lo ? hi - lo : 0;
   if (items <= SERIAL_ITEMS) {  // one chunk, in place (see host_for)
     typename F::value_type acc;
@@ -541,7 +541,7 @@ void chunked_vals(const char* label, const F& f, int64_t lo, int64_t hi, typenam
     return;
   }
   int64_t chunk, t, chunks, per;
-  host_chunks<Space>(items, chunk, t, chunks, per);
+  host_chunks<Space>(items, chunk, t, chunks, per, uneven);
   Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, per * t),
                           ChunkedVals<F>{f, lo, hi, chunk, per > 0 ? per : 1, t, chunks}, r);
 }

@@ -175,7 +175,7 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
         }
         (Pattern::For, _) => s.push_str(&format!("    Kokkos::parallel_for(\"{label}\", {policy}, f);\n")),
         (Pattern::Reduce, Some(d)) if nidx == 1 && !team && lw.acc_only_added => {
-            s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp()))
+            s.push_str(&range_reduce(spec.space, &label, &policy, d.cpp(), unit.uneven))
         }
         // A 2-D sum on the host: rows into partial sums in registers (prelude.hpp).
         (Pattern::Reduce, Some(d))
@@ -196,9 +196,10 @@ pub fn generate(spec: &KernelSpec) -> KResult<Generated> {
             if nidx == 1 && !team && spec.space != Space::Cuda && !r.has_loc() =>
         {
             s.push_str(&format!(
-                "    {0}::value_type r;\n    pk::chunked_reducer<{1}, {0}>(\"{label}\", f, lo[0], hi[0], r);\n",
+                "    {0}::value_type r;\n    pk::chunked_reducer<{1}, {0}>(\"{label}\", f, lo[0], hi[0], r, {2});\n",
                 r.kokkos(d),
                 spec.space.cpp(),
+                unit.uneven,
             ));
             if r.fields().is_empty() {
                 s.push_str(&format!("    *({0}*)result = r;\n", d.cpp()));
