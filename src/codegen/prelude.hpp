@@ -243,8 +243,8 @@ struct ChunkedFor {
 };
 // How a host range of `items` splits into chunks: (chunk, threads dealt
 // over, chunks, chunks per thread); see chunked_reduce. Only `uneven` items
-// (the generator's Unit::uneven) are dealt out. The others run
-// as Kokkos' static schedule runs them, a contiguous run per thread: dealt
+// (the generator's Unit::uneven) are dealt out. The others run as Kokkos'
+// static schedule runs them, a contiguous run per thread: dealt
 // chunks of cheap items that store to views interleave the threads' stores
 // a few words apart, so the cache lines they share move between cores on
 // every store (a halo copy of 800 items on 2 threads: 34 us dealt, 5 us in
@@ -253,8 +253,8 @@ template <class Space>
 inline void host_chunks(int64_t items, int64_t& chunk, int64_t& t, int64_t& chunks, int64_t& per,
                         bool uneven) {
   const int64_t threads = Space().concurrency() > 0 ? int64_t(Space().concurrency()) : 1;
-  const bool small       = items <= (int64_t(1) << 20) && threads > 1;
-  chunk                  = 4096;
+  const bool small      = items <= (int64_t(1) << 20) && threads > 1;
+  chunk                 = 4096;
   if (small) {
     chunk = (items + 16 * threads - 1) / (16 * threads);
     chunk = chunk < 1 ? 1 : (chunk > 4096 ? 4096 : chunk);
@@ -317,7 +317,7 @@ template <class Space, class T>
 __attribute__((noinline)) void dispatch_tasks(const char* label, const T& body, int64_t n) {
   Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, Kokkos::IndexType<int64_t>>(0, n), body);
 }
-// `uneven`: see host_chunks (the generator passes whether the body loops).
+// `uneven`: whether items may cost unequal amounts (see host_chunks).
 template <class Space, class F>
 int host_for(const char* label, const F& f, int64_t lo, int64_t hi, bool uneven) {
   if (hi - lo <= SERIAL_ITEMS) {
