@@ -27,6 +27,36 @@ def thirteen(i, x, v, f, pack, type_, id_, mass, n_local, n_ghost, dt, lo, hi, p
     f[i] = x[i] + v[i] * dt + mass[type_[i]] * (n_local + n_ghost + lo + hi + phase) + pack[i] + id_[i]
 
 
+@pk.workunit
+def halo_copy(i, x, q, id_, type_, pack, first):
+    # ExaMiniMD's halo copy: atoms gathered by a pack index into ghost rows.
+    j = pack[i]
+    g = first + i
+    x[g][0] = x[j][0]
+    x[g][1] = x[j][1]
+    x[g][2] = x[j][2]
+    q[g] = q[j]
+    id_[g] = id_[j]
+    type_[g] = type_[j]
+
+
+@pk.workunit
+def halo_copy_dealt(i, x, q, id_, type_, pack, first):
+    # The same copy in a loop of one pass whose bounds read the work index:
+    # the generator takes its items for ones of unequal cost and deals the
+    # range out in small chunks (prelude.hpp host_chunks), as every host
+    # range up to 2^20 items was dealt out before.
+    for k in range(i, i + 1):
+        j = pack[k]
+        g = first + k
+        x[g][0] = x[j][0]
+        x[g][1] = x[j][1]
+        x[g][2] = x[j][2]
+        q[g] = q[j]
+        id_[g] = id_[j]
+        type_[g] = type_[j]
+
+
 @pk.workload
 class Functor:
     """PyKokkos' class style: members are the kernel's arguments; `main` launches."""
@@ -105,7 +135,26 @@ def main(calls: int = 10000) -> dict:
     np_packs = np.zeros((6, n))
     np_slice = per_call_us(lambda: np_packs[2, :], calls)
 
+    # The halo copy over 800 ghosts, split as Kokkos splits a range (a
+    # contiguous run per thread) and dealt out in small chunks, side by side.
+    atoms, ghosts = 2048, 800
+    hx, hq = pk.View([atoms + ghosts, 3], pk.double), pk.View([atoms + ghosts], pk.double)
+    hid, htype, hpack = pk.View([atoms + ghosts], pk.int32), pk.View([atoms + ghosts], pk.int32), pk.View([ghosts], pk.int32)
+    np.asarray(hpack)[:] = np.random.default_rng(0).integers(0, atoms, ghosts)
+    halo = {"x": hx, "q": hq, "id_": hid, "type_": htype, "pack": hpack, "first": atoms}
+    copies = {}
+    for wu in (halo_copy, halo_copy_dealt):
+        pk.parallel_for(ghosts, wu, **halo)
+    pk.fence()
+    for _ in range(3):  # alternated: the machine's state moves both alike
+        for name, wu in (("runs", halo_copy), ("dealt", halo_copy_dealt)):
+            t = per_call_us(lambda wu=wu: pk.parallel_for(ghosts, wu, **halo), calls // 4)["median"]
+            copies[name] = min(copies.get(name, t), t)
+
     return {
+        "halo_copy_800_us": copies["runs"],
+        "halo_copy_800_dealt_us": copies["dealt"],
+        "halo_copy_dealt_over_runs": copies["dealt"] / copies["runs"],
         "pk_launch_13_args_us": many["median"],
         "pk_launch_13_over_3_args_us": many["median"] - launch["median"],
         "view_slice_us": slice_["median"],
