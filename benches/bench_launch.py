@@ -27,11 +27,9 @@ def thirteen(i, x, v, f, pack, type_, id_, mass, n_local, n_ghost, dt, lo, hi, p
     f[i] = x[i] + v[i] * dt + mass[type_[i]] * (n_local + n_ghost + lo + hi + phase) + pack[i] + id_[i]
 
 
-@pk.workunit
-def halo_copy(i, x, q, id_, type_, pack, first):
-    # ExaMiniMD's halo copy: atoms gathered by a pack index into ghost rows.
-    j = pack[i]
-    g = first + i
+@pk.function
+def copy_atom(j: int, g: int, x: pk.View2D[pk.double], q: pk.View1D[pk.double], id_: pk.View1D[pk.int32],
+              type_: pk.View1D[pk.int32]) -> None:
     x[g][0] = x[j][0]
     x[g][1] = x[j][1]
     x[g][2] = x[j][2]
@@ -41,20 +39,19 @@ def halo_copy(i, x, q, id_, type_, pack, first):
 
 
 @pk.workunit
+def halo_copy(i, x, q, id_, type_, pack, first):
+    # ExaMiniMD's halo copy: atoms gathered by a pack index into ghost rows.
+    copy_atom(pack[i], first + i, x, q, id_, type_)
+
+
+@pk.workunit
 def halo_copy_dealt(i, x, q, id_, type_, pack, first):
     # The same copy in a loop of one pass whose bounds read the work index:
     # the generator takes its items for ones of unequal cost and deals the
     # range out in small chunks (prelude.hpp host_chunks), as every host
     # range up to 2^20 items was dealt out before.
     for k in range(i, i + 1):
-        j = pack[k]
-        g = first + k
-        x[g][0] = x[j][0]
-        x[g][1] = x[j][1]
-        x[g][2] = x[j][2]
-        q[g] = q[j]
-        id_[g] = id_[j]
-        type_[g] = type_[j]
+        copy_atom(pack[k], first + k, x, q, id_, type_)
 
 
 @pk.workload
