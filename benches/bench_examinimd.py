@@ -53,11 +53,13 @@ def kokkos_prefix() -> str:
 
 
 def host_flags() -> str:
-    """The C++ program's flags: -O3 and the CPU the runtime builds host kernels
-    for (PK_MARCH, default native), products never contracted into FMAs, as in
-    the runtime's kernels (so the thermo output can match to the last digit)."""
-    march = os.environ.get("PK_MARCH", "native")
-    return "-O3" if march in ("", "none") else f"-O3 -march={march} -mno-fma -mno-avx512f -ffp-contract=off"
+    """The C++ program's flags: -O3 and the ones the runtime builds its host
+    kernels with (pk.config()["host_target"]: the CPU, PK_MARCH, no product
+    fused into an addition), so the thermo output can match to the last digit.
+    Asked of a child: this process, which times the programs, runs no runtime."""
+    code = "import pykokkos as pk; print(pk.config()['host_target'])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return "-O3 " + out.stdout.strip().splitlines()[-1]
 
 
 def build_cxx(src: Path, work: Path, space: str) -> Path:

@@ -34,11 +34,15 @@ def test_products_are_rounded_before_they_are_added():
     assert np.array_equal(out, want), int(np.sum(out != want))
 
 
-def _identity(env_extra: dict) -> str:
+def _config(env_extra: dict) -> dict:
     env = dict(os.environ, **env_extra)
-    code = "import pykokkos as pk, json; print(json.dumps(pk.config()['identity']))"
+    code = "import pykokkos as pk, json; print(json.dumps(pk.config()))"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _identity(env_extra: dict) -> str:
+    return _config(env_extra)["identity"]
 
 
 def test_the_target_cpu_is_part_of_the_cache_key():
@@ -49,6 +53,15 @@ def test_the_target_cpu_is_part_of_the_cache_key():
     other = _identity({"PK_MARCH": "x86-64-v2"})
     assert len({native, generic, other}) == 3
     assert _identity({}) == native
+
+
+def test_config_reports_the_host_target():
+    # What another build (bench_examinimd's C++) takes to round as the kernels do.
+    assert _config({"PK_MARCH": "none"})["host_target"] == "-ffp-contract=off"
+    native = _config({"PK_MARCH": "native"})["host_target"].split()
+    assert "-ffp-contract=off" in native and "-march=native" in native
+    if "x86_64" in os.uname().machine:
+        assert "-mno-fma" in native and "-mno-avx512f" in native
 
 
 @pk.workunit

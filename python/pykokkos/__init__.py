@@ -135,7 +135,8 @@ def finalize() -> None:
 
 
 def config() -> dict:
-    """Compiler, Kokkos install and cache folder in use."""
+    """Compiler, Kokkos install and cache folder in use, and the flags host
+    kernels are built with for their CPU (`host_target`)."""
     return dict(_native.toolchain_info())
 
 

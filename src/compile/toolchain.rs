@@ -276,6 +276,16 @@ fn host_target(h: &mut blake3::Hasher) -> Vec<OsString> {
     args
 }
 
+/// The flags host kernels are built with for their CPU (`host_target`'s), as
+/// one string: what another build takes to compute the same results
+/// (`pk.config()["host_target"]`; benches/bench_examinimd.py builds the C++
+/// ExaMiniMD with them).
+pub fn host_target_flags() -> String {
+    let args = host_target(&mut blake3::Hasher::new());
+    let args: Vec<_> = args.iter().map(|a| a.to_string_lossy()).collect();
+    args.join(" ")
+}
+
 /// The CPU's model and feature flags (Linux; empty elsewhere).
 fn cpu_identity() -> String {
     let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();

@@ -168,11 +168,6 @@ impl Expr {
     }
 }
 
-/// Calls `f` on `e` and every expression inside it, outermost first.
-pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
-    expr(e, f)
-}
-
 /// Whether `stmts` leave a loop or the function part way (`break`, `return`),
 /// at any depth.
 pub fn exits_early(stmts: &[Stmt]) -> bool {
@@ -184,36 +179,37 @@ pub fn exits_early(stmts: &[Stmt]) -> bool {
     })
 }
 
-fn expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+/// Calls `f` on `e` and every expression inside it, outermost first.
+pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Attr(b, _) | ExprKind::Unary(_, b) => expr(b, f),
+        ExprKind::Attr(b, _) | ExprKind::Unary(_, b) => walk_expr(b, f),
         ExprKind::Bin(_, a, b) => {
-            expr(a, f);
-            expr(b, f);
+            walk_expr(a, f);
+            walk_expr(b, f);
         }
-        ExprKind::BoolOp(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| expr(x, f)),
+        ExprKind::BoolOp(_, xs) | ExprKind::Tuple(xs) => xs.iter().for_each(|x| walk_expr(x, f)),
         ExprKind::Compare(a, rest) => {
-            expr(a, f);
-            rest.iter().for_each(|(_, x)| expr(x, f));
+            walk_expr(a, f);
+            rest.iter().for_each(|(_, x)| walk_expr(x, f));
         }
         ExprKind::IfExp(a, b, c) => {
-            expr(a, f);
-            expr(b, f);
-            expr(c, f);
+            walk_expr(a, f);
+            walk_expr(b, f);
+            walk_expr(c, f);
         }
         ExprKind::Call { func, args, kwargs } => {
-            expr(func, f);
-            args.iter().for_each(|x| expr(x, f));
-            kwargs.iter().for_each(|(_, x)| expr(x, f));
+            walk_expr(func, f);
+            args.iter().for_each(|x| walk_expr(x, f));
+            kwargs.iter().for_each(|(_, x)| walk_expr(x, f));
         }
         ExprKind::Index(b, idx) => {
-            expr(b, f);
+            walk_expr(b, f);
             for i in idx {
                 match i {
-                    Index::At(x) => expr(x, f),
+                    Index::At(x) => walk_expr(x, f),
                     Index::Slice(lo, hi) => {
-                        lo.iter().chain(hi.iter()).for_each(|x| expr(x, f));
+                        lo.iter().chain(hi.iter()).for_each(|x| walk_expr(x, f));
                     }
                 }
             }
@@ -227,15 +223,15 @@ pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
     for s in stmts {
         match &s.kind {
             StmtKind::Assign { target, ann, value } => {
-                expr(target, f);
-                ann.iter().chain(value.iter()).for_each(|x| expr(x, f));
+                walk_expr(target, f);
+                ann.iter().chain(value.iter()).for_each(|x| walk_expr(x, f));
             }
             StmtKind::AugAssign { target, value, .. } => {
-                expr(target, f);
-                expr(value, f);
+                walk_expr(target, f);
+                walk_expr(value, f);
             }
             StmtKind::If { test, body, orelse } => {
-                expr(test, f);
+                walk_expr(test, f);
                 walk_exprs(body, f);
                 walk_exprs(orelse, f);
             }
@@ -246,16 +242,16 @@ pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
                 body,
                 ..
             } => {
-                expr(start, f);
-                expr(stop, f);
-                step.iter().for_each(|x| expr(x, f));
+                walk_expr(start, f);
+                walk_expr(stop, f);
+                step.iter().for_each(|x| walk_expr(x, f));
                 walk_exprs(body, f);
             }
             StmtKind::While { test, body } => {
-                expr(test, f);
+                walk_expr(test, f);
                 walk_exprs(body, f);
             }
-            StmtKind::Return(Some(x)) | StmtKind::Expr(x) => expr(x, f),
+            StmtKind::Return(Some(x)) | StmtKind::Expr(x) => walk_expr(x, f),
             StmtKind::Def(d) => walk_exprs(&d.body, f),
             _ => {}
         }

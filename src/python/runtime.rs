@@ -70,6 +70,8 @@ pub fn toolchain_info() -> PyResult<Vec<(String, String)>> {
         ("kokkos_config".into(), tc.kokkos.config.clone()),
         ("cache".into(), tc.cache.display().to_string()),
         ("identity".into(), tc.identity.clone()),
+        // What host kernels are built for (PK_MARCH) and how they round.
+        ("host_target".into(), toolchain::host_target_flags()),
         // The GPU architecture kernels are built for ("sm_90"), empty without CUDA.
         (
             "cuda_arch".into(),
