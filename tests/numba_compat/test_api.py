@@ -211,3 +211,35 @@ def test_a_vectorized_function_called_from_python_is_a_ufunc():
         want(np.array([1 + 2j]), 1.0)
     with pytest.raises(numbas.type):
         _hypot_ufunc(np.array([1 + 2j]), 1.0)
+
+
+def test_the_runtimes_short_forms_make_what_the_general_ones_make():
+    """Generated code takes shortcuts on every call (an int for a range from 0,
+    one native call for a new array); each must stand for the general form."""
+    from pykokkos.numba import rt
+
+    for dtype in ("float64", "float32", "int32", "int64", "bool", "complex128"):
+        short, general = rt.zeros((3, 4), dtype), pk.View([3, 4], getattr(pk, dtype), layout=pk.LayoutRight)
+        assert (short.shape, short.dtype, short.layout) == (general.shape, general.dtype, general.layout)
+        assert type(short) is pk.View and not np.asarray(short).any()
+    assert rt.zeros(np.int64(5), "float64").shape == (5,)
+    assert rt.upto(7) == 7 and (rt.upto(np.int64(7)).begin, rt.upto(np.int64(7)).end) == (0, 7)
+    assert [rt.ran(rt.upto(n)) for n in (-2, 0, 1)] == [False, False, True]
+    assert [rt.ran(pk.RangePolicy(0, n)) for n in (-2, 0, 1)] == [False, False, True]
+
+    @njit(parallel=True)
+    def shifted(x, lo, hi):
+        y = np.zeros(x.shape[0])
+        for i in prange(hi):
+            y[i] = x[i] * 2.0
+        for i in prange(lo, hi):
+            y[i] += 1.0
+        for i in prange(hi - lo - 8):  # an empty range: nothing runs
+            y[i] = -1.0
+        return y
+
+    x = np.arange(6.0)
+    want = x * 2.0
+    want[2:5] += 1.0
+    assert np.array_equal(shifted(x, 2, 5), np.where(np.arange(6) < 5, want, 0.0))
+    assert shifted.last_ran == "kokkos"

@@ -88,6 +88,7 @@ class Dispatcher:
         if unknown:
             raise TypeError(f"unknown option(s) for njit/jit: {', '.join(sorted(unknown))}")
         self.py_func = py_func
+        self._argc = py_func.__code__.co_argcount  # (read on every call)
         self.options = options
         self._compiled: dict = {}
         self._sources: dict = {}
@@ -104,9 +105,9 @@ class Dispatcher:
         return list(self._compiled)
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != self.py_func.__code__.co_argcount:
+        if kwargs or len(args) != self._argc:
             args = self._bind(args, kwargs)
-        key = tuple(_key(a) for a in args)
+        key = tuple(map(_key, args))
         fn = self._compiled.get(key)
         how = self._how.get(key)
         if fn is None or (how != "kokkos" and _strict()):

@@ -78,7 +78,7 @@ def arange(self, e, ty):
         ast.Expr(
             call(
                 "pk.parallel_for",
-                [call("pk.RangePolicy", [ast.Constant(0), name(n)]), name(kname)],
+                [call("rt.upto", [name(n)]), name(kname)],
                 [ast.keyword("out", name(tmp)), ast.keyword("start", start), ast.keyword("step", step)],
             )
         )

@@ -170,12 +170,13 @@ def prange(t, s: ast.For) -> list[ast.stmt]:
     if len(a) == 3:
         lo, hi, step = a
         k = t.fresh("k")
-        policy = call("pk.RangePolicy", [ast.Constant(0), call("len", [call("range", [lo, hi, step])])])
+        policy = call("len", [call("range", [lo, hi, step])])  # (an int: the range up to it)
         pre_body = [ast.Assign([name(idx, ast.Store())], ast.BinOp(lo, ast.Add(), ast.BinOp(name(k), ast.Mult(), step)))]
         index = k
     else:
         lo, hi = (a[0], a[1]) if len(a) == 2 else (ast.Constant(0), a[0])
-        policy = call("pk.RangePolicy", [lo, hi])
+        zero = isinstance(lo, ast.Constant) and lo.value == 0 and type(lo.value) is int
+        policy = call("rt.upto", [hi]) if zero else call("pk.RangePolicy", [lo, hi])
         pre_body, index = [], idx
     # The work index's lower bound (negative indices it makes need no wraparound check).
     index_lb = 0 if len(a) == 3 else lower_bound(lo, {})

@@ -17,6 +17,7 @@ from ._reducers import finish as finish_reduced, launch_code, reducer_name
 from ._types import PATTERN, SPACES, ExecutionSpace, cuda_default, space_code
 
 AUTO = -1
+_policy_new = _native.Policy.__new__
 
 
 class ExecutionPolicy(_native.Policy):
@@ -35,6 +36,8 @@ class RangePolicy(ExecutionPolicy):
     """`pk.RangePolicy([space,] begin, end)`."""
 
     def __new__(cls, *args, **kwargs):
+        if len(args) == 2 and type(args[0]) is int and type(args[1]) is int and not kwargs:
+            return _policy_new(cls, [args[0]], [args[1]], None)  # the common (begin, end), in one step
         space = kwargs.pop("space", None)
         if args and isinstance(args[0], SPACES):
             space, args = args[0], args[1:]
