@@ -172,6 +172,8 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
         out[name] = row
         print(f"{name:<15}{row['numba'] * 1e3:>11.3f}{row['eager'] * 1e3:>11.3f}{row['fused'] * 1e3:>11.3f}"
               f"{row['numba'] / row['eager']:>12.2f}x{row['numba'] / row['fused']:>12.2f}x")
+    if ref is None and not cuda:
+        call_cost(engine, ours)
     if save:
         with open(save, "w") as f:
             saved = {k: {"numba": v["numba"], "outputs": v["outputs"]} for k, v in out.items()}
@@ -179,6 +181,37 @@ def run(cuda: bool, scale: float, reps: int, ref: dict | None, save: str | None,
             json.dump(saved, f)
         print(f"Numba's outputs and times written to {save}")
     return out
+
+
+def call_cost(engine, ours, n: int = 301) -> None:
+    """A call's fixed cost, on a 16 x 16 row_norms: back to back (warm), and
+    right after 64 MB were copied (cold: what a call costs after a large
+    kernel or a NumPy step, as in the rows above, whose arguments are fresh
+    copies). Medians of n calls, the engines taking turns."""
+    import pykokkos as pk
+
+    big = np.ones(1 << 23)
+    junk = np.empty_like(big)
+    a, out = R.random((16, 16)), np.zeros(16)
+    fns = {"numba": engine.row_norms, "ours": ours.row_norms}
+    times = {(k, c): [] for k in fns for c in ("warm", "cold")}
+    for f in fns.values():
+        f(a, out)
+    for _ in range(n):
+        for k, f in fns.items():
+            for c in ("warm", "cold"):
+                if c == "cold":
+                    np.copyto(junk, big)
+                else:
+                    f(a, out)
+                t0 = time.perf_counter()
+                f(a, out)
+                pk.flush()
+                times[k, c].append(time.perf_counter() - t0)
+    med = {key: sorted(v)[len(v) // 2] * 1e6 for key, v in times.items()}
+    for c in ("warm", "cold"):
+        print(f"call cost, {c:<5} Numba {med['numba', c]:7.1f} us   pykokkos.numba {med['ours', c]:7.1f} us"
+              f"   (+{med['ours', c] - med['numba', c]:.1f} us a call)")
 
 
 if __name__ == "__main__":

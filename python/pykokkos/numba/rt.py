@@ -17,19 +17,18 @@ from ._rthist import histogram  # noqa: F401  (np.histogram in generated code)
 
 # The spaces whose kernels run on the host's cores, by wire code (Debug is Serial with bounds checks).
 _HOST_SPACES = frozenset(c for n, c in _native.wire_codes()["exec_spaces"].items() if n != "Cuda")
-# The Views a call was given (a View argument returned is handed back as is).
-_ARGS: contextvars.ContextVar = contextvars.ContextVar("pk_numba_args", default=frozenset())
 # Whether the call was given arrays in device memory (its serial code then runs on the device too).
 _ON_DEVICE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_on_device", default=False)
-# What the arrays the call makes come back as (`_made_kind`).
-_MADE: contextvars.ContextVar = contextvars.ContextVar("pk_numba_made", default=None)
 
 
 def _wrap(a):
     """A NumPy array as a View of its memory; a device array (CuPy, anything
     with __cuda_array_interface__) as a View of its device memory, in place."""
-    if type(a) is np.ndarray and a.ndim and a.flags.writeable:
-        return _new_view(View, wrap=a)  # what pk.asarray(a) makes, without its checks
+    if type(a) is np.ndarray:
+        try:  # what pk.asarray(a) makes, without its checks
+            return _new_view(View, wrap=a)
+        except (TypeError, ValueError):  # read-only, or 0-d: pk.asarray says how it goes
+            return pk.asarray(a)
     if isinstance(a, np.ndarray) or hasattr(a, "__cuda_array_interface__") and not isinstance(a, View):
         return pk.asarray(a)
     return a
@@ -72,20 +71,17 @@ def call(body, *args):
     if trusted:
         for v in wrapped:
             v._set_trusted(True)
-    token = _ARGS.set({id(v) for v in views})
     # (a View answers __cuda_array_interface__ only when its memory is the GPU's)
-    device = _ON_DEVICE.set(
-        others and any(hasattr(a, "__cuda_array_interface__") for a in args if not isinstance(a, (np.ndarray, *_NUMBERS)))
-    )
-    made = _MADE.set(_made_kind(args) if others else None)
+    device = others and any(hasattr(a, "__cuda_array_interface__") for a in args if not isinstance(a, (np.ndarray, *_NUMBERS)))
+    token = _ON_DEVICE.set(device) if device != _ON_DEVICE.get() else None
+    made = _made_kind(args) if others else None
     try:
         out = body(*views)
         _native.flush()
-        return _result(out, own)
+        return _result(out, own, views, made)
     finally:
-        _ARGS.reset(token)
-        _ON_DEVICE.reset(device)
-        _MADE.reset(made)
+        if token is not None:
+            _ON_DEVICE.reset(token)
         if trusted:
             for v in wrapped:
                 v._set_trusted(False)
@@ -106,25 +102,27 @@ def _made_kind(args) -> str | None:
     return "view" if kinds or (cuda and any(isinstance(a, View) for a in args)) else None
 
 
-def _result(x, own):
+def _result(x, own: dict, views: list, made: str | None):
+    """What a call hands back for what its body returned: `own` maps the Views
+    it wrapped to the arguments they wrap, `views` are the body's arguments,
+    `made` says what a new array comes back as (`_made_kind`)."""
     if isinstance(x, tuple):
-        return tuple(_result(v, own) for v in x)
+        return tuple(_result(v, own, views, made) for v in x)
     if isinstance(x, View):
         # An argument comes back as itself (a device array stays on the device).
         if id(x) in own:
             return own[id(x)]
-        if id(x) in _ARGS.get():
+        if any(x is v for v in views):
             return x
         # A new array stays where the call's arrays are: given device arrays,
         # the call hands back device arrays of their kind (CuPy's own, sharing
         # the View's memory and keeping it alive), not a copy in host memory.
-        kind = _MADE.get()
-        if kind == "cupy":
+        if made == "cupy":
             import cupy
 
             # (A View no Cuda kernel wrote has no device memory to share.)
             return cupy.asarray(x if hasattr(x, "__cuda_array_interface__") else np.asarray(x))
-        return x if kind == "view" else np.asarray(x)
+        return x if made == "view" else np.asarray(x)
     if isinstance(x, pk.LazyNumber):
         x = x.__pk_number__()
     if isinstance(x, np.generic):
