@@ -59,11 +59,25 @@ _PLAIN = (float, int, bool, complex)
 ALL: list = []
 
 
+# id(dtype) -> (the dtype, its str): dtype.str formats a new string on each
+# read, and the dtypes of arrays are a few shared objects.
+_DTYPE_STR: dict = {}
+
+
+def _dtype_str(d) -> str:
+    seen = _DTYPE_STR.get(id(d))
+    if seen is None or seen[0] is not d:
+        if len(_DTYPE_STR) > 256:
+            _DTYPE_STR.clear()
+        seen = _DTYPE_STR[id(d)] = (d, d.str)
+    return seen[1]
+
+
 def _key(a):
     if type(a) in _PLAIN:  # (the common case first: no attribute lookups that raise)
         return type(a)
     if isinstance(a, np.ndarray):
-        return ("A", a.dtype.str, a.ndim)
+        return ("A", _dtype_str(a.dtype), a.ndim)
     if isinstance(a, tuple):
         return ("T", tuple(_key(x) for x in a))
     view = _view_type(a)
