@@ -218,6 +218,30 @@ pub fn walk_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
     }
 }
 
+/// The names read by the annotations of annotated assignments in `stmts`
+/// (`d: DepOne = ...`), nested defs included: Python never evaluates those,
+/// so name resolution learns of them from the source.
+pub fn annotation_names(stmts: &[Stmt], out: &mut std::collections::BTreeSet<String>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { ann: Some(a), .. } => walk_expr(a, &mut |e| {
+                if let ExprKind::Name(n) = &e.kind {
+                    out.insert(n.clone());
+                }
+            }),
+            StmtKind::If { body, orelse, .. } => {
+                annotation_names(body, out);
+                annotation_names(orelse, out);
+            }
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+                annotation_names(body, out)
+            }
+            StmtKind::Def(d) => annotation_names(&d.body, out),
+            _ => {}
+        }
+    }
+}
+
 /// Calls `f` on every expression in `stmts`, outermost first.
 pub fn walk_exprs<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Expr)) {
     for s in stmts {

@@ -55,7 +55,15 @@ fn resolve(
     let resolver = RESOLVER
         .get()
         .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
-    let d = resolver.bind(py).call1((wu.func.bind(py),))?;
+    // The names local annotations read, from the kernel's own parse (the
+    // resolver would otherwise read and parse the file again: about 0.5 ms a
+    // kernel, paid at its first launch). None when it does not parse.
+    let annotated = wu.core.def().ok().map(|d| {
+        let mut names = BTreeSet::new();
+        crate::frontend::ast::annotation_names(&d.body, &mut names);
+        names.into_iter().collect::<Vec<_>>()
+    });
+    let d = resolver.bind(py).call1((wu.func.bind(py), annotated))?;
     let d = d.cast::<PyDict>()?;
     let mut g = Globals::new();
     let mut items: Vec<(String, Bound<'_, PyAny>)> = d

@@ -208,3 +208,40 @@ class MakesPairs:
 def test_a_classtype_named_only_in_a_local_annotation():
     x = np.arange(10.0)
     assert float(pk.parallel_reduce(10, MakesPairs(pk.array(x)).work)) == float(np.sum(x + 1.0))
+
+
+_EDITED_MODULE = '''
+import pykokkos as pk
+
+
+@pk.classtype
+class Half:
+    def __init__(self, v: float):
+        self.v = v * 0.5
+
+
+@pk.function
+def make(v: float) -> Half:
+    return Half(v)
+
+
+@pk.workunit
+def halves(i, x, out):
+    h: Half = make(x[i])  # the class is named only in the annotation
+    out[i] = h.v
+'''
+
+
+def test_names_in_local_annotations_come_from_the_source_captured_at_decoration(tmp_path, monkeypatch):
+    """The source of a kernel is read once, when it is decorated: a file edited
+    (or removed) before its first launch changes nothing, as in Python."""
+    import importlib
+
+    (tmp_path / "edited_kernels.py").write_text(_EDITED_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("edited_kernels")
+    (tmp_path / "edited_kernels.py").write_text("# edited after import\n")
+    x = np.arange(6.0)
+    out = pk.View([6], pk.double)
+    pk.parallel_for(6, mod.halves, x=pk.array(x), out=out)
+    np.testing.assert_array_equal(np.asarray(out), x * 0.5)

@@ -157,8 +157,10 @@ def _local_annotation_names(fn) -> set:
     return _LOCAL_ANN[code]
 
 
-def _resolve(fn) -> dict:
-    """Free names of `fn` (closure first, then globals, then builtins) -> kinds."""
+def _resolve(fn, annotated=None) -> dict:
+    """Free names of `fn` (closure first, then globals, then builtins) -> kinds.
+    `annotated`: the names its local annotations read, from the runtime's
+    parse of its source (None: found here, from the file)."""
     code = fn.__code__
     found = {}
     closure = {}
@@ -180,7 +182,7 @@ def _resolve(fn) -> dict:
             names.add(ann.__name__)
     # Nor are annotations of locals (`d: DepOne = self.ret()`), which Python
     # never evaluates: they come from the source.
-    names |= _local_annotation_names(fn)
+    names |= set(annotated) if annotated is not None else _local_annotation_names(fn)
     # Parameter defaults, as Python evaluated them when the function was defined.
     if fn.__defaults__:
         pos = code.co_varnames[: code.co_argcount]
