@@ -227,18 +227,20 @@ def test_binsort_in_chunks_is_the_stable_order_by_bin():
 
 @pytest.mark.parametrize("lazy_mode", [False, True], ids=["eager", "lazy"])
 @pytest.mark.parametrize("device", [False, True], ids=["host_way", "gpu_way"])
-def test_binsort_with_small_bins_and_with_one_full_bin_is_the_stable_order(lazy_mode, device):
+@pytest.mark.parametrize("n", [40_000, 3_000], ids=["chunks", "one_item"])
+def test_binsort_with_small_bins_and_with_one_full_bin_is_the_stable_order(lazy_mode, device, n):
     # Both ways of ordering, run here on the host: the host's (a counting sort
-    # in chunks) and the GPU's (counts by atomics, a scan, then each entry a
-    # slot by atomics that each bin orders by index; a bin too full for that
-    # takes the chunks). Cells of a few entries each (ExaMiniMD's case), and
-    # the same keys with a fifth of them piled into one bin.
+    # in chunks; under 32k keys, in one work item) and the GPU's (counts by
+    # atomics, a scan, then each entry a slot by atomics that each bin orders
+    # by index; a bin too full for that takes the chunks). Cells of a few
+    # entries each (ExaMiniMD's case), and the same keys with a fifth of them
+    # piled into one bin.
     from pykokkos.runtime import _binsort_kernels as kernels
 
     pk._native.set_lazy(lazy_mode)
     try:
         rng = np.random.default_rng(23)
-        n, nb = 40_000, [20, 20, 20]
+        nb = [20, 20, 20]
         x = rng.uniform(0.0, 1.0, (n, 3))
         x[rng.random(n) < 0.2] = 0.01
         for keys in (rng.uniform(0.0, 1.0, (n, 3)), x):
@@ -252,11 +254,11 @@ def test_binsort_with_small_bins_and_with_one_full_bin_is_the_stable_order(lazy_
             np.testing.assert_array_equal(np.asarray(counts), count)
             np.testing.assert_array_equal(np.asarray(offsets), np.cumsum(count) - count)
         bad = keys.copy()
-        bad[12_345, 0] = 1.5
+        bad[n // 3, 0] = 1.5
         kv = pk.array(bad)
         op = pk.BinOp3D(kv, nb, [0.0] * 3, [1.0] * 3)
         assert kernels.stable_order(kernels.bins_of(op, kv), 8000, 0, device) is None
-        with pytest.raises(ValueError, match=r"entry 12345\) lies outside"):
+        with pytest.raises(ValueError, match=rf"entry {n // 3}\) lies outside"):
             pk.BinSort(kv, op).create_permute_vector()
     finally:
         pk.flush()

@@ -4,6 +4,7 @@ atomics, so its order within a bin changes from run to run). Two ways:
 - on the host, a counting sort in chunks: each chunk counts its entries per
   bin, the counts become start offsets in bin-major, chunk-minor order, and
   each chunk places its entries in index order (few launches, no atomics);
+  under 32k entries, one chunk: the whole sort in one work item, one launch;
 - on the GPU, which needs parallelism over entries: counts by atomics and
   first positions by a scan; then, where no bin holds more than `SMALL`
   entries (ExaMiniMD's cells hold about 20 atoms), each entry takes a slot
@@ -84,6 +85,27 @@ def _order_bin(b, offsets, counts, perm):
 
 
 @workunit
+def _sort_one(k, bins, perm, counts, offsets, fill, bad, n, nbins, base):
+    # The stable counting sort in one work item, where one chunk would take
+    # every entry anyway: one launch in place of four, and the range check
+    # done here rather than by NumPy on the host.
+    for i in range(n):
+        b = bins[i]
+        if b < 0 or b >= nbins:
+            bad[0] = 1
+            return
+        counts[b] += 1
+    s = 0
+    for b in range(nbins):
+        offsets[b] = s
+        s += counts[b]
+    for i in range(n):
+        b = bins[i]
+        perm[offsets[b] + fill[b]] = i + base
+        fill[b] += 1
+
+
+@workunit
 def _count(c, bins, counts, n, size):
     hi = min((c + 1) * size, n)
     for i in range(c * size, hi):
@@ -151,6 +173,10 @@ def stable_order(bins: View, nbins: int, base: int, device: bool) -> tuple[View,
     launches cost a host run less (benches/bench_binsort.py: 2-3.5x here)."""
     n = bins.shape[0]
     perm = View([n], np.int32)
+    if not device and _chunks(n) == 1:
+        counts, offsets, fill, bad = View([nbins], np.int32), View([nbins], np.int32), View([nbins], np.int32), View([1], np.int32)
+        parallel_for(1, _sort_one, bins=bins, perm=perm, counts=counts, offsets=offsets, fill=fill, bad=bad, n=n, nbins=nbins, base=base)
+        return None if bad[0] else (perm, counts, offsets)
     if not device:
         b = np.asarray(bins)  # host memory: no copy
         return None if ((b < 0) | (b >= nbins)).any() else _chunked(bins, None, perm, nbins, base)
@@ -168,11 +194,16 @@ def stable_order(bins: View, nbins: int, base: int, device: bool) -> tuple[View,
     return perm, counts, offsets
 
 
+def _chunks(n: int) -> int:
+    """How many chunks the host's counting sort of n entries takes (about 16k entries each, at most 64)."""
+    return max(1, min(64, n // 16384))
+
+
 def _chunked(bins: View, known, perm: View, nbins: int, base: int) -> tuple[View, View, View]:
     """The stable counting sort in chunks; `known`: (counts, offsets) if the
     caller has them, else None (the chunks' counts give them, on the host)."""
     n = bins.shape[0]
-    chunks = max(1, min(64, n // 16384))
+    chunks = _chunks(n)
     size = -(-n // chunks)
     per_chunk = View([chunks, nbins], np.int32)
     parallel_for(chunks, _count, bins=bins, counts=per_chunk, n=n, size=size)
