@@ -55,14 +55,14 @@ fn resolve(
     let resolver = RESOLVER
         .get()
         .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("pykokkos resolver not set"))?;
-    // The names local annotations read, from the kernel's own parse (the
-    // resolver would otherwise read and parse the file again: about 0.5 ms a
-    // kernel, paid at its first launch). None when it does not parse.
-    let annotated = wu.core.def().ok().map(|d| {
-        let mut names = BTreeSet::new();
-        crate::frontend::ast::annotation_names(&d.body, &mut names);
-        names.into_iter().collect::<Vec<_>>()
-    });
+    // The names local annotations read, from the kernel's own parse of the
+    // source captured at decoration (none when it does not parse: the
+    // translation then fails on that, located).
+    let mut annotated = BTreeSet::new();
+    if let Ok(d) = wu.core.def() {
+        crate::frontend::ast::annotation_names(&d.body, &mut annotated);
+    }
+    let annotated: Vec<String> = annotated.into_iter().collect();
     let d = resolver.bind(py).call1((wu.func.bind(py), annotated))?;
     let d = d.cast::<PyDict>()?;
     let mut g = Globals::new();

@@ -173,11 +173,13 @@ def stable_order(bins: View, nbins: int, base: int, device: bool) -> tuple[View,
     launches cost a host run less (benches/bench_binsort.py: 2-3.5x here)."""
     n = bins.shape[0]
     perm = View([n], np.int32)
-    if not device and _chunks(n) == 1:
-        counts, offsets, fill, bad = View([nbins], np.int32), View([nbins], np.int32), View([nbins], np.int32), View([1], np.int32)
-        parallel_for(1, _sort_one, bins=bins, perm=perm, counts=counts, offsets=offsets, fill=fill, bad=bad, n=n, nbins=nbins, base=base)
-        return None if bad[0] else (perm, counts, offsets)
     if not device:
+        if _chunks(n) == 1:
+            counts, offsets, fill, bad = View([nbins], np.int32), View([nbins], np.int32), View([nbins], np.int32), View([1], np.int32)
+            parallel_for(
+                1, _sort_one, bins=bins, perm=perm, counts=counts, offsets=offsets, fill=fill, bad=bad, n=n, nbins=nbins, base=base
+            )
+            return None if bad[0] else (perm, counts, offsets)
         b = np.asarray(bins)  # host memory: no copy
         return None if ((b < 0) | (b >= nbins)).any() else _chunked(bins, None, perm, nbins, base)
     counts, offsets, bad = View([nbins], np.int32), View([nbins], np.int32), View([1], np.int32)

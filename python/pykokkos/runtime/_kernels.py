@@ -3,7 +3,6 @@ is first compiled (so functions defined later in the module are found)."""
 
 from __future__ import annotations
 
-import ast
 import builtins
 import inspect
 import re
@@ -137,30 +136,10 @@ def _classify(value):
     return None
 
 
-_LOCAL_ANN: dict = {}
-
-
-def _local_annotation_names(fn) -> set:
-    """Names in the annotations of `fn`'s annotated assignments (and its nested defs')."""
-    code = fn.__code__
-    if code not in _LOCAL_ANN:
-        names = set()
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-        except (OSError, TypeError, SyntaxError):
-            tree = None
-        if tree is not None:
-            for node in ast.walk(tree):
-                if isinstance(node, ast.AnnAssign):
-                    names |= {n.id for n in ast.walk(node.annotation) if isinstance(n, ast.Name)}
-        _LOCAL_ANN[code] = names
-    return _LOCAL_ANN[code]
-
-
-def _resolve(fn, annotated=None) -> dict:
+def _resolve(fn, annotated) -> dict:
     """Free names of `fn` (closure first, then globals, then builtins) -> kinds.
     `annotated`: the names its local annotations read, from the runtime's
-    parse of its source (None: found here, from the file)."""
+    parse of the source captured at decoration."""
     code = fn.__code__
     found = {}
     closure = {}
@@ -182,7 +161,7 @@ def _resolve(fn, annotated=None) -> dict:
             names.add(ann.__name__)
     # Nor are annotations of locals (`d: DepOne = self.ret()`), which Python
     # never evaluates: they come from the source.
-    names |= set(annotated) if annotated is not None else _local_annotation_names(fn)
+    names |= set(annotated)
     # Parameter defaults, as Python evaluated them when the function was defined.
     if fn.__defaults__:
         pos = code.co_varnames[: code.co_argcount]
