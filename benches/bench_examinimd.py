@@ -13,6 +13,11 @@ and named by path; nothing of them is kept here.
 built with the CUDA Kokkos' nvcc_wrapper and runs on the GPU, as
 Kokkos' default space; the Python one runs with PK_EXA_SPACE=Cuda, its own
 switch to the Cuda space (with managed memory, as it asks).
+
+`--cpus 0,1` pins every run to those CPUs. Unpinned on the GPU machine, runs
+of one program differed by up to 40% (0.020 to 0.028 s at 2,048 atoms x 100),
+more than the programs differ; bench_md.sh pins them to two CPUs local to
+the GPU.
 """
 from __future__ import annotations
 
@@ -136,8 +141,16 @@ def parse(out: str) -> tuple[float, list[str]]:
     return time, thermo
 
 
+CPUS: set[int] | None = None  # --cpus: every run pinned to these
+
+
+def pin() -> None:
+    if CPUS:
+        os.sched_setaffinity(0, CPUS)
+
+
 def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, list[str]]:
-    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600)
+    r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=3600, preexec_fn=pin)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-3000:]}")
     return parse(r.stdout)
@@ -151,7 +164,10 @@ def main() -> int:
     ap.add_argument("--sizes", default="", help="comma-separated n:steps (4 n^3 atoms), default all four")
     ap.add_argument("--no-fill", action="store_true", help="run the Python program without --fill")
     ap.add_argument("--space", choices=("OpenMP", "Cuda"), default="OpenMP", help="where both programs run")
+    ap.add_argument("--cpus", default="", help="comma-separated CPUs every run is pinned to")
     a = ap.parse_args()
+    global CPUS
+    CPUS = {int(c) for c in a.cpus.split(",") if c} or None
     work = Path(tempfile.gettempdir()) / "pk-bench-md"
     work.mkdir(exist_ok=True)
     exe = build_cxx(Path(a.cxx).resolve(), work, a.space)
@@ -162,8 +178,10 @@ def main() -> int:
     py_env = dict(base, PK_EXA_SPACE="Cuda") if a.space == "Cuda" else base
     print(f"ExaMiniMD, LJ: C++ Kokkos vs Python on pykokkos-fuse; space {a.space}, OMP_NUM_THREADS={threads}, "
           f"medians of {a.runs} alternated runs of each program's loop time"
+          + (f"; pinned to CPUs {sorted(CPUS)}" if CPUS else "")
           + ("" if a.space == "Cuda" else f"; C++ built with {host_flags()}"))
-    print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo")
+    print(f"{'system':>18s} | {'C++':>9s} | {'Python eager':>18s} | {'Python PK_FUSE=1':>18s} | thermo    | "
+          "spread (slowest run / fastest - 1): C++, eager, fused")
     for n, steps in sizes:
         inp = work / f"in.lj.{n}.{steps}"
         inp.write_text(INPUT.format(n=n, steps=steps))
@@ -186,7 +204,8 @@ def main() -> int:
         same = all(th == thermo["cxx"][0] for k in progs for th in thermo[k])
         atoms = 4 * n ** 3
         print(f"{atoms:>9,d} x {steps:<6d} | {med['cxx']:8.3f}s | {med['eager']:8.3f}s ({med['eager'] / med['cxx']:.2f}x) | "
-              f"{med['fused']:8.3f}s ({med['fused'] / med['cxx']:.2f}x) | {'identical' if same else 'DIFFERS'}",
+              f"{med['fused']:8.3f}s ({med['fused'] / med['cxx']:.2f}x) | {'identical' if same else 'DIFFERS  '} | "
+              + ", ".join(f"{max(times[k]) / min(times[k]) - 1:.0%}" for k in progs),
               flush=True)
     return 0
 
