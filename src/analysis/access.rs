@@ -363,5 +363,27 @@ impl<'a> Walk<'a, '_> {
 }
 
 mod calls;
+/// Whether a body calls anything (resolving its names is then worth it).
+pub fn calls_something(def: &FunctionDef) -> bool {
+    let mut any = false;
+    crate::frontend::ast::walk_exprs(&def.body, &mut |e| {
+        any |= matches!(e.kind, ExprKind::Call { .. })
+    });
+    any
+}
+
+/// Whether a body has effects beyond the views it writes (`pk.printf`):
+/// such a launch always runs, even when nothing reads what it wrote.
+pub fn has_effects(def: &FunctionDef) -> bool {
+    let mut any = false;
+    crate::frontend::ast::walk_exprs(&def.body, &mut |e| {
+        if let ExprKind::Call { func, .. } = &e.kind {
+            any |= matches!(&func.kind, ExprKind::Attr(_, f) if f == "printf")
+                || matches!(&func.kind, ExprKind::Name(f) if f == "printf" || f == "print");
+        }
+    });
+    any
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,12 @@
 //! One launch with everything needed to run it, now (eager) or later (lazy).
 use super::args::ArgVal;
 use super::kernel::KernelKey;
+use crate::codegen::KernelSpec;
 use crate::errors::{PkError, PkResult};
+use crate::frontend::ast::FunctionDef;
 use crate::frontend::workunit::Workunit;
 use crate::lower::Globals;
-use crate::types::Space;
+use crate::types::{ArgTy, Space};
 use smallvec::SmallVec;
 use std::sync::Arc;
 
@@ -42,6 +44,29 @@ pub struct Launch {
 impl Launch {
     pub fn workunit(&self) -> &Workunit {
         &self.wu
+    }
+
+    /// Its arguments' names and types, in order.
+    pub fn typed_args(&self) -> Vec<(String, ArgTy)> {
+        let types = self.key.args.iter().cloned();
+        self.names.iter().cloned().zip(types).collect()
+    }
+
+    /// What the code generator takes to translate it (its parsed definition
+    /// and resolved names given).
+    pub fn spec<'a>(&self, def: &'a FunctionDef, globals: &'a Globals) -> KernelSpec<'a> {
+        KernelSpec {
+            def,
+            src: self.wu.src.clone(),
+            globals,
+            pattern: self.key.pattern,
+            space: self.key.space,
+            rank: self.key.rank as usize,
+            args: self.typed_args(),
+            is_method: self.is_method,
+            label: self.label.to_string(),
+            repeat: false,
+        }
     }
 
     /// The allocations of its view arguments.

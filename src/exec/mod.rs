@@ -1,5 +1,5 @@
-//! Execution: argument values, the launch record, the loaded-kernel tables,
-//! and the one function that runs a kernel.
+//! Execution: argument values, the launch record, building and loading a
+//! kernel, the loaded-kernel tables, and the one function that runs a kernel.
 pub mod args;
 mod callees;
 pub mod describe;
@@ -10,5 +10,6 @@ pub mod facts;
 pub mod graph;
 pub mod kernel;
 pub mod launch;
+pub mod load;
 pub mod run;
 pub mod space;

@@ -6,6 +6,7 @@
 use super::hazards::{accesses_of, AccessMap, Accesses, BufAccess};
 use super::slot::Slot;
 use crate::errors::PkResult;
+use crate::exec::args::ArgVal;
 use crate::exec::launch::{Launch, Origin};
 use crate::types::Pattern;
 use parking_lot::Mutex;
@@ -109,8 +110,6 @@ pub(super) struct Graph {
 
 pub(super) static GRAPH: LazyLock<Mutex<Graph>> = LazyLock::new(|| Mutex::new(Graph::default()));
 
-/// Adds a launch with an edge from every pending launch it conflicts with.
-/// Returns its sequence number and, for reductions and scans, its result slot.
 /// Whether `l` repeats the newest pending launch (it may fold into it).
 pub fn folds_into_newest(l: &Launch) -> bool {
     if pending_count() == 0 {
@@ -122,6 +121,7 @@ pub fn folds_into_newest(l: &Launch) -> bool {
         .is_some_and(|(_, &n)| l.repeats(&g.dag[n].launch))
 }
 
+/// Adds a launch with an edge from every pending launch it conflicts with.
 /// With `fold`, a launch that exactly repeats the newest pending one (see
 /// `Launch::repeats`, `loopable`) is folded into it instead: a program that
 /// launches one small kernel many times records one node, not a long chain.
@@ -152,14 +152,14 @@ pub fn record(
             let repeats = launch.repeats(&last.launch);
             // Nothing ran since: its inputs are as they were, so it would
             // write what the pending one will write.
-            if repeats && super::repeat::idempotent(&launch, &accesses, effects) {
+            if repeats && super::hazards::idempotent(&launch, &accesses, effects) {
                 // A deferred one absorbs it: computing it again is this launch's work.
                 if last.deferred.swap(false, Ordering::AcqRel) {
                     super::deferral::paid(&launch.key);
                 }
                 return Ok((seq, None, effects));
             }
-            if repeats && super::repeat::loopable(&launch, &access_map) {
+            if repeats && super::hazards::loopable(&launch, &access_map) {
                 last.repeats.fetch_add(1, Ordering::AcqRel);
                 return Ok((seq, None, effects));
             }
@@ -172,8 +172,7 @@ pub fn record(
     };
     let seq = g.next_seq;
     g.next_seq += 1;
-    count_pending(&launch, true);
-    count_uses(&launch, &accesses, true);
+    count(&launch, &accesses, true);
     let node = Arc::new(Node {
         seq,
         launch,
@@ -249,44 +248,32 @@ pub fn edges(nodes: &[Arc<Node>]) -> Vec<(usize, usize)> {
     out
 }
 
-/// Each allocation a launch accesses counts it once while it waits (see
-/// `Alloc::uses`).
-fn count_uses(l: &Launch, accesses: &[BufAccess], add: bool) {
-    for (k, v) in l.vals.iter().enumerate() {
-        let crate::exec::args::ArgVal::View(vv) = v else {
-            continue;
-        };
+/// A launch counts while it waits: on each allocation it touches, once per
+/// view (`Alloc::pending`), and once on each it accesses (`Alloc::uses`).
+fn count(l: &Launch, accesses: &[BufAccess], add: bool) {
+    let bump = |c: &std::sync::atomic::AtomicUsize| match add {
+        true => c.fetch_add(1, Ordering::AcqRel),
+        false => c.fetch_sub(1, Ordering::AcqRel),
+    };
+    let views = || {
+        l.vals.iter().filter_map(|v| match v {
+            ArgVal::View(x) => Some(x),
+            _ => None,
+        })
+    };
+    for (k, vv) in views().enumerate() {
+        bump(&vv.alloc.pending);
         let id = vv.alloc.id();
-        let first = !l.vals[..k]
-            .iter()
-            .any(|w| matches!(w, crate::exec::args::ArgVal::View(x) if x.alloc.id() == id));
+        let first = !views().take(k).any(|x| x.alloc.id() == id);
         if first && accesses.iter().any(|a| a.alloc == id) {
-            if add {
-                vv.alloc.uses.fetch_add(1, Ordering::AcqRel);
-            } else {
-                vv.alloc.uses.fetch_sub(1, Ordering::AcqRel);
-            }
-        }
-    }
-}
-
-/// Each allocation a launch touches counts it while it waits (see `Alloc::pending`).
-fn count_pending(l: &Launch, add: bool) {
-    for v in &l.vals {
-        if let crate::exec::args::ArgVal::View(vv) = v {
-            if add {
-                vv.alloc.pending.fetch_add(1, Ordering::AcqRel);
-            } else {
-                vv.alloc.pending.fetch_sub(1, Ordering::AcqRel);
-            }
+            bump(&vv.alloc.uses);
         }
     }
 }
 
 pub(super) fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
     let node = g.dag.remove_node(n)?;
-    count_pending(&node.launch, false);
-    count_uses(&node.launch, &node.accesses, false);
+    count(&node.launch, &node.accesses, false);
     for a in &node.accesses {
         if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
             list.retain(|(x, _)| *x != n);

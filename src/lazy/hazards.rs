@@ -1,13 +1,14 @@
 //! What a launch touches: per view argument, read/write and work-index
 //! facts (from the access analysis, cached per kernel signature), and the
-//! byte ranges of allocations those become (the DAG's hazards).
+//! byte ranges of allocations those become (the DAG's hazards); from them,
+//! whether exact repeats of a launch may fold into one pending node.
 use crate::analysis::access::{self, Access};
 use crate::errors::PkResult;
-use crate::exec::args::ArgVal;
+use crate::exec::args::{ArgVal, ViewVal};
 use crate::exec::kernel::KeyMap;
 use crate::exec::launch::Launch;
-use crate::frontend::ast::{walk_exprs, ExprKind, FunctionDef};
 use crate::lower::Globals;
+use crate::types::Pattern;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
 
@@ -54,19 +55,14 @@ pub fn accesses_of(
         Some(m) => m,
         None => {
             let def = l.workunit().def()?;
-            let args: Vec<_> = l
-                .names
-                .iter()
-                .cloned()
-                .zip(l.key.args.iter().cloned())
-                .collect();
+            let args = l.typed_args();
             let index = access::work_index(&def, l.is_method, l.key.rank as usize);
             // Calls are followed into the functions they reach; names that
             // cannot be resolved now leave those calls conservative.
-            let globals = calls_something(&def).then(globals).flatten();
+            let globals = access::calls_something(&def).then(globals).flatten();
             let callees = globals.as_ref().map(|g| g as &dyn access::Callees);
             let m = Arc::new(access::view_access(&def, &args, index, callees));
-            let effects = has_effects(&def);
+            let effects = access::has_effects(&def);
             ACCESS.insert(l.key.clone(), (l.names.clone(), m.clone(), effects));
             (m, effects)
         }
@@ -88,24 +84,48 @@ pub fn accesses_of(
     Ok((out, map, effects))
 }
 
-/// Whether a body calls anything (resolving its names is then worth it).
-fn calls_something(def: &FunctionDef) -> bool {
-    let mut any = false;
-    walk_exprs(&def.body, &mut |e| {
-        any |= matches!(e.kind, ExprKind::Call { .. })
-    });
-    any
+/// Whether running `l` several times in a row may be one kernel whose work
+/// items loop: a 1-D for that touches what it writes only at the work index.
+/// Every view argument that shares bytes with one it writes (itself
+/// included) must be read and written as `v[i]` only, through the same
+/// geometry, as the fusion engine's `work_index_access` asks of a pair.
+pub fn loopable(l: &Launch, map: &BTreeMap<String, Access>) -> bool {
+    if l.key.pattern != Pattern::For || l.lo.len() != 1 || l.key.rank != 1 {
+        return false;
+    }
+    let views: Vec<(&ViewVal, &Access)> = l
+        .names
+        .iter()
+        .zip(&l.vals)
+        .filter_map(|(name, v)| match (v, map.get(name)) {
+            (ArgVal::View(x), Some(a)) => Some((x, a)),
+            _ => None,
+        })
+        .collect();
+    views.iter().filter(|(_, a)| a.write).all(|(u, ua)| {
+        views.iter().all(|(w, wa)| {
+            let shared =
+                u.alloc.id() == w.alloc.id() && u.range.0 < w.range.1 && w.range.0 < u.range.1;
+            !shared
+                || (ua.at_work_index
+                    && wa.at_work_index
+                    && u.offset == w.offset
+                    && u.raw.extent == w.raw.extent
+                    && u.raw.stride == w.raw.stride)
+        })
+    })
 }
 
-/// Whether a body has effects beyond the views it writes (`pk.printf`):
-/// such a launch always runs, even when nothing reads what it wrote.
-fn has_effects(def: &FunctionDef) -> bool {
-    let mut any = false;
-    walk_exprs(&def.body, &mut |e| {
-        if let ExprKind::Call { func, .. } = &e.kind {
-            any |= matches!(&func.kind, ExprKind::Attr(_, f) if f == "printf")
-                || matches!(&func.kind, ExprKind::Name(f) if f == "printf" || f == "print");
-        }
-    });
-    any
+/// Whether running `l` twice in a row leaves what running it once does: a
+/// for without effects that reads nothing it writes (no accumulation, no
+/// atomics, no in-place update, through any alias).
+pub fn idempotent(l: &Launch, accesses: &[BufAccess], effects: bool) -> bool {
+    l.key.pattern == Pattern::For
+        && !effects
+        && accesses.iter().filter(|a| a.write).all(|w| {
+            !w.read
+                && accesses
+                    .iter()
+                    .all(|r| !r.read || r.alloc != w.alloc || r.end <= w.start || w.end <= r.start)
+        })
 }

@@ -6,7 +6,6 @@ pub mod deferral;
 pub mod failure;
 pub mod graph;
 mod hazards;
-mod repeat;
 pub mod slot;
 pub mod turn;
 pub mod unobserved;

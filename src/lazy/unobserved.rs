@@ -16,19 +16,33 @@ pub fn take_overwritten(seqs: &[u64]) -> Vec<Arc<Node>> {
     let mut work: Vec<NodeIndex> = Vec::new();
     for s in seqs {
         let Some(&n) = g.by_seq.get(s) else { continue };
-        let feeders: Vec<NodeIndex> = g.dag.neighbors_directed(n, Direction::Incoming).collect();
-        out.extend(remove(&mut g, n));
-        work.extend(feeders);
-    }
-    while let Some(n) = work.pop() {
-        if !unobservable(&g, n) {
-            continue;
-        }
         work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-        out.extend(remove(&mut g, n));
+        take(&mut g, n, &mut out);
     }
+    sweep(&mut g, work, &mut out);
     out.sort_by_key(|n| n.seq);
     out
+}
+
+/// From `work` on, takes out launches nothing can observe, and in turn
+/// the launches that only fed them.
+fn sweep(g: &mut Graph, mut work: Vec<NodeIndex>, out: &mut Vec<Arc<Node>>) {
+    while let Some(n) = work.pop() {
+        if unobservable(g, n) {
+            work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
+            take(g, n, out);
+        }
+    }
+}
+
+/// Takes a launch out unrun: if it was deferred, that deferral paid.
+fn take(g: &mut Graph, n: NodeIndex, out: &mut Vec<Arc<Node>>) {
+    if let Some(node) = remove(g, n) {
+        if node.deferred.load(Ordering::Acquire) {
+            super::deferral::paid(&node.launch.key);
+        }
+        out.push(node);
+    }
 }
 
 /// The last Python view of an allocation died. Never blocks: a View can be
@@ -50,19 +64,8 @@ pub fn alloc_died(alloc: usize) {
             return;
         }
         g.dead.insert(alloc);
-        let mut work: Vec<NodeIndex> = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
-        while let Some(n) = work.pop() {
-            if !unobservable(&g, n) {
-                continue;
-            }
-            work.extend(g.dag.neighbors_directed(n, Direction::Incoming));
-            if let Some(node) = remove(&mut g, n) {
-                if node.deferred.load(Ordering::Acquire) {
-                    super::deferral::paid(&node.launch.key);
-                }
-                dropped.push(node);
-            }
-        }
+        let work = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
+        sweep(&mut g, work, &mut dropped);
     }
     if !dropped.is_empty() && crate::trace::on() {
         trace_dropped(&dropped);

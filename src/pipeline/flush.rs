@@ -1,12 +1,10 @@
 //! The flush pipeline (and `eager`, the one-launch pipeline it falls back
 //! on): plan what a demand depends on, then run each region as planned.
 use super::cost;
-use super::kernels::{fused_kernel, repeat_kernel, run_fused_kernel, single_kernel};
+use super::kernels::{fused_kernel, run_fused_kernel, single_kernel};
 use super::memo::{self, hold, plans::Fused};
-use super::planning::{plan, Region, Strategy};
-use super::trace_flush::trace_flush;
+use super::planning::{plan, Planned, Region, Strategy};
 use crate::errors::{PkError, PkResult};
-use crate::exec::args::ArgVal;
 use crate::exec::kernel::{Kernel, Total};
 use crate::exec::launch::{Launch, Origin};
 use crate::exec::run::{run, Who};
@@ -19,7 +17,7 @@ use std::time::Instant;
 
 /// Runs one launch now.
 pub fn eager(l: &Launch, origin: &dyn Origin) -> PkResult<Option<Total>> {
-    let kernel = single_kernel(l, origin)?;
+    let kernel = single_kernel(l, origin, false)?;
     let mut total = [None];
     let who = Who::Workunit(&l.workunit().name);
     run(&kernel, &[&l.vals], &l.lo, &l.hi, who, &mut total)?;
@@ -115,7 +113,7 @@ fn run_region(r: &Region) -> PkResult<()> {
     nodes.sort_by_key(|n| n.seq);
     let built = match r.strategy {
         Strategy::Repeat => {
-            repeat_kernel(&nodes[0].launch, &*nodes[0].origin).map(|k| Some((k, None)))
+            single_kernel(&nodes[0].launch, &*nodes[0].origin, true).map(|k| Some((k, None)))
         }
         Strategy::Fused => region_kernel(r, &nodes).map(|(k, label)| Some((k, Some(label)))),
         Strategy::Single => Ok(None),
@@ -221,11 +219,8 @@ fn region_kernel(r: &Region, nodes: &[Arc<Node>]) -> PkResult<(Arc<Kernel>, Stri
 }
 
 fn run_fused(nodes: &[Arc<Node>], kernel: &Kernel, label: &str) -> PkResult<()> {
-    let bodies: Vec<&[ArgVal]> = nodes.iter().map(|n| &n.launch.vals[..]).collect();
-    let mut totals = vec![None; nodes.len()];
-    let first = &nodes[0].launch;
-    let range = (&first.lo[..], &first.hi[..]);
-    run_fused_kernel(kernel, &bodies, range, label, &mut totals)?;
+    let launches: Vec<&Launch> = nodes.iter().map(|n| &n.launch).collect();
+    let totals = run_fused_kernel(kernel, &launches, label)?;
     for (node, t) in nodes.iter().zip(totals) {
         deliver(node, t);
     }
@@ -236,4 +231,30 @@ fn deliver(node: &Node, total: Option<Total>) {
     if let (Some(slot), Some(t)) = (&node.result, total) {
         slot.set(t);
     }
+}
+
+/// The trace's `flush` event: what was demanded, the launches it ran (with
+/// folded repeats), the regions with what they kept in registers and left
+/// pending, the launches dropped as overwritten, planning time.
+fn trace_flush(demand: &Demand<'_>, nodes: &[Arc<Node>], planned: &Planned, plan_us: f64) {
+    let demand = match demand {
+        Demand::All => serde_json::json!({"kind": "all"}),
+        Demand::Fence => serde_json::json!({"kind": "fence"}),
+        Demand::Allocs(a) => serde_json::json!({"kind": "buffers", "buffers": a}),
+        Demand::Result(seq) => serde_json::json!({"kind": "result", "seq": seq}),
+    };
+    let launches: Vec<_> = nodes
+        .iter()
+        .map(|n| serde_json::json!([n.seq, n.count()]))
+        .collect();
+    let regions: Vec<_> = planned
+        .regions
+        .iter()
+        .map(|r| serde_json::json!({"seqs": r.seqs, "dead_temporaries": r.registers, "deferred": r.deferred}))
+        .collect();
+    let overwritten: Vec<u64> = planned.overwritten.iter().map(|n| n.seq).collect();
+    crate::trace::event(
+        "flush",
+        serde_json::json!({"demand": demand, "site": crate::trace::take_site(), "launches": launches, "regions": regions, "overwritten": overwritten, "replayed": planned.replayed, "plan_us": plan_us.round()}),
+    );
 }

@@ -4,13 +4,14 @@
 //!   run at once, hold, or record.
 //! - `eager(launch)` (flush.rs): kernel for the launch (the in-process
 //!   table, else resolve names -> translate -> build and load) -> run.
-//! - `flush(demand)` (flush.rs): dependency closure -> plan (overwritten
-//!   launches dropped -> candidates -> partition -> verify -> dead
-//!   temporaries -> deferral -> explain; planning.rs) -> per region: take it
-//!   out of the DAG (deferred launches stay in it) -> kernel (fused: layout ->
-//!   generate -> build and load) -> run -> what the memo learns (memo/).
+//! - `flush(demand)` (flush.rs): dependency closure -> plan (the cached plan
+//!   of its shape, else candidates -> overwritten launches dropped ->
+//!   partition -> verify -> dead temporaries -> deferral -> explain;
+//!   planning.rs, settle.rs) -> per region: take it out of the DAG (deferred
+//!   launches stay in it) -> kernel (fused: layout -> generate -> build and
+//!   load) -> run -> what the memo learns (memo/).
 //!
-//! Both share `load` (compile::load into an exec::Kernel) and `exec::run`.
+//! Both build kernels through `exec::load` and run them through `exec::run`.
 //! The bindings call in with the GIL released.
 mod cost;
 mod flush;
@@ -20,7 +21,6 @@ mod planning;
 mod settle;
 mod submit;
 mod switches;
-mod trace_flush;
 
 use crate::errors::PkResult;
 use crate::lazy::deferral;
@@ -28,7 +28,6 @@ use std::sync::atomic::Ordering;
 
 pub use cost::costs;
 pub use flush::{flush, Ran};
-pub use kernels::translate;
 pub use memo::plans::replays as plan_replays;
 pub use submit::{submit, Caller, Submitted};
 pub use switches::check_disabled;

@@ -12,7 +12,6 @@ use crate::lazy::graph::{Demand, Node};
 use crate::lazy::unobserved;
 use crate::types::Pattern;
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// One region of a flush, in program order.
@@ -258,9 +257,6 @@ fn drop_overwritten(nodes: &[Arc<Node>], gone: &[usize]) -> (Vec<Arc<Node>>, Vec
     }
     let seqs: Vec<u64> = gone.iter().map(|&k| nodes[k].seq).collect();
     let taken = unobserved::take_overwritten(&seqs);
-    for n in taken.iter().filter(|n| n.deferred.load(Ordering::Acquire)) {
-        deferral::paid(&n.launch.key);
-    }
     let out: BTreeSet<u64> = taken.iter().map(|n| n.seq).collect();
     let kept = nodes
         .iter()

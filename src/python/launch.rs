@@ -364,7 +364,7 @@ pub fn generate_source(
         label: wu.core.name.clone(),
         repeat: false,
     };
-    let g = pipeline::translate(&wu.core, &spec).map_err(py_err)?;
+    let g = crate::codegen::translate(&wu.core, &spec).map_err(py_err)?;
     Ok(match nvrtc {
         false => Some(g.source),
         true => g.device.as_ref().and_then(crate::codegen::device::source),

@@ -30,7 +30,6 @@ pub use super::program::Lesson;
 use super::program::{on, Ids, Program, Replay, Scratch, MAX_STEPS};
 use super::slots::{self, Event, SLOTS};
 use crate::errors::PkResult;
-use crate::exec::args::ArgVal;
 use crate::exec::kernel::Total;
 use crate::exec::launch::Launch;
 use crate::exec::run::{run, Who};
@@ -253,21 +252,9 @@ impl Run {
     pub fn go(self, last: &Launch) -> PkResult<Option<Total>> {
         let total = match &self.program.replay {
             Replay::Fused { kernel, label } => {
-                let mut bodies: SmallVec<[&[ArgVal]; MAX_STEPS]> =
-                    self.held.iter().map(|l| &l.vals[..]).collect();
-                bodies.push(&last.vals);
-                let mut totals: SmallVec<[Option<Total>; MAX_STEPS]> =
-                    smallvec::smallvec![None; bodies.len()];
-                // (The region's range is its first launch's, as a flush runs it.)
-                let first = &self.held[0];
-                let range = (&first.lo[..], &first.hi[..]);
-                super::super::kernels::run_fused_kernel(
-                    kernel,
-                    &bodies,
-                    range,
-                    label,
-                    &mut totals,
-                )?;
+                let mut launches: SmallVec<[&Launch; MAX_STEPS]> = self.held.iter().collect();
+                launches.push(last);
+                let totals = super::super::kernels::run_fused_kernel(kernel, &launches, label)?;
                 totals.last().copied().flatten()
             }
             // Each launch runs as eagerly, its kernel launch collected into
