@@ -76,18 +76,17 @@ static SIGNAL: Signal = Signal {
     after_reduction: AtomicBool::new(false),
 };
 
-/// (adaptive, adaptive_cost): whether each is on (switches.rs).
+/// Whether the signal is on (switches.rs: `adaptive_cost`).
 #[inline]
-pub fn switches() -> (bool, bool) {
-    let on = super::switches::on();
-    (on.adaptive, on.adaptive_cost)
+fn measuring() -> bool {
+    super::switches::on().adaptive_cost
 }
 
 /// Whether `l` is a small host launch (with the adaptive choices on): one
 /// the signal measures, and the memo learns flushes of.
 #[inline(always)]
 pub fn small(l: &Launch) -> bool {
-    l.key.space != Space::Cuda && work(l) <= SMALL && switches().0
+    l.key.space != Space::Cuda && work(l) <= SMALL && super::switches::on().adaptive
 }
 
 #[inline(always)]
@@ -130,7 +129,7 @@ fn refresh() {
 /// them at once.
 #[inline]
 pub fn bypassing() -> bool {
-    switches().1 && SIGNAL.bypass.load(Ordering::Relaxed)
+    measuring() && SIGNAL.bypass.load(Ordering::Relaxed)
 }
 
 /// Most launches a trial of recording records: a program that reads
@@ -184,7 +183,7 @@ pub fn eager_trial(l: &Launch) -> bool {
 /// How recording `l` is measured: None when it is not (not a small host
 /// launch); else the weight its time counts with, 0 for a launch not timed.
 pub fn recording_weight(l: &Launch) -> Option<u64> {
-    if !(small(l) && switches().1) {
+    if !(small(l) && measuring()) {
         return None;
     }
     // Picked at random, not every eighth: a loop of eight launches per flush
@@ -208,12 +207,15 @@ pub fn recorded(ns: u64, weight: u64) {
     }
 }
 
-/// Whether to time a small launch run at once: one in `TIME_EVERY`.
+/// Whether to time `l`, run at once: a small launch, one in `TIME_EVERY`.
 #[inline]
-pub fn time_at_once() -> bool {
+pub fn time_at_once(l: &Launch) -> bool {
+    if !small(l) {
+        return false;
+    }
     let runs = SIGNAL.runs.load(Ordering::Relaxed);
     SIGNAL.runs.store(runs + 1, Ordering::Relaxed);
-    switches().1 && runs.is_multiple_of(TIME_EVERY)
+    measuring() && runs.is_multiple_of(TIME_EVERY)
 }
 
 /// A small host launch ran at once in `ns`.
@@ -222,18 +224,16 @@ pub fn ran_at_once(ns: u64) {
     refresh();
 }
 
-/// A flush ran: a trial of recording is over.
-pub fn flushed() {
+/// A flush ran (a trial of recording is over): of `launches` small host
+/// launches when `ns` is given, in `ns` (planning and kernels), which with
+/// their recording is the cost of a recorded launch.
+pub fn flushed(launches: usize, ns: Option<u64>) {
     if SIGNAL.trial_left.load(Ordering::Relaxed) > 0 {
         SIGNAL.trial_left.store(0, Ordering::Relaxed);
     }
-}
-
-/// A flush of `launches` small host launches took `ns` (planning and
-/// kernels): with their recording, the cost of a recorded launch.
-pub fn flushed_small(launches: usize, ns: u64) {
+    let Some(ns) = ns else { return };
     let recording = SIGNAL.recording_ns.swap(0, Ordering::Relaxed);
-    if launches == 0 || !switches().1 {
+    if launches == 0 || !measuring() {
         return;
     }
     if !mix(&SIGNAL.lazy_ns, (ns + recording) as f64 / launches as f64) {

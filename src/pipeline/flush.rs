@@ -69,10 +69,8 @@ pub fn flush(demand: Demand<'_>) -> PkResult<Ran> {
         }
         run_region(region)?;
     }
-    cost::flushed();
-    if let (Some(t0), true) = (t0, small) {
-        cost::flushed_small(launches, t0.elapsed().as_nanos() as u64);
-    }
+    let ns = t0.filter(|_| small).map(|t| t.elapsed().as_nanos() as u64);
+    cost::flushed(launches, ns);
     memo::flushed(&nodes, planned);
     Ok(Ran(nodes))
 }

@@ -128,7 +128,7 @@ fn route(l: &Launch, hold: bool) -> PkResult<Route> {
         });
     }
     if at_once {
-        return Ok(Route::AtOnce(cost::small(l) && cost::time_at_once()));
+        return Ok(Route::AtOnce(cost::time_at_once(l)));
     }
     // Something is pending: while recording small host launches costs
     // more, one runs now, after what it depends on (cost.rs), unless it
@@ -168,7 +168,7 @@ fn run_now(l: &Launch, origin: &dyn Origin, trial: bool) -> PkResult<Option<Tota
         let _ran = flush(Demand::Allocs(&l.allocs()))?;
     }
     // Only small launches count towards the sampling (as `route`'s do).
-    at_once(l, origin, trial || (cost::small(l) && cost::time_at_once()))
+    at_once(l, origin, trial || cost::time_at_once(l))
 }
 
 /// Runs a launch's kernel, nothing else (`route` sent it here as `AtOnce`,
