@@ -28,6 +28,9 @@ __all__ = [
     "Policy",
     "View",
     "Workunit",
+    "FastDispatch",
+    "numba_call",
+    "numba_call_setup",
     "default_space",
     "device_copies",
     "hold_device_export",
@@ -113,6 +116,19 @@ class View:
     def __len__(self) -> int: ...
     # The buffer protocol (__getbuffer__/__releasebuffer__) is C-level: Python
     # 3.11 has no __buffer__ methods to declare.
+
+@disjoint_base
+class FastDispatch:
+    last_ran: str | None
+    last_key: Any
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> FastDispatch: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _register_fast(self, args: tuple[Any, ...], body: Callable[..., Any], key: Any) -> None: ...
+
+def numba_call(body: Callable[..., Any], *args: Any) -> Any: ...
+def numba_call_setup(
+    view: type, slow: Callable[..., Any], asarray: Callable[..., Any], generic: type, lazy_number: type, on_device: Any
+) -> None: ...
 
 @final
 class Workunit:

@@ -15,6 +15,7 @@ mod kw;
 mod launch;
 mod launch_params;
 mod lazy;
+mod numba_call;
 mod numpy_api;
 mod origin;
 mod policy;
@@ -58,6 +59,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<policy::Policy>()?;
     m.add_class::<lazy::Pending>()?;
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
+    m.add_function(wrap_pyfunction!(numba_call::numba_call, m)?)?;
+    m.add_function(wrap_pyfunction!(numba_call::numba_call_setup, m)?)?;
+    m.add_class::<numba_call::FastDispatch>()?;
     entry::register(m)?;
     m.add_function(wrap_pyfunction!(entry::set_launch_forms, m)?)?;
     m.add_function(wrap_pyfunction!(runtime::device_id, m)?)?;

@@ -321,16 +321,7 @@ impl View {
     }
     /// `pykokkos.numba` calls: borrowed memory whose launches may wait (`Alloc::trusted`).
     fn _set_trusted(&self, on: bool) -> PyResult<()> {
-        if !on {
-            // The call ends: its device copy (if a Cuda kernel made one) goes back.
-            self.alloc.drop_mirror().map_err(py_err)?;
-        }
-        // The call's device copy mirrors the buffer's [0, len) bytes: right
-        // only when the array's elements fill exactly those (a strided or
-        // reversed array keeps the per-launch copies of its byte range).
-        let whole = self.byte_range() == (0, self.alloc.span() as isize);
-        self.alloc.trusted.store(on && whole, Ordering::Release);
-        Ok(())
+        self.set_trusted(on)
     }
     #[getter]
     fn _is_foreign(&self) -> bool {

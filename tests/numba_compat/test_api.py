@@ -243,3 +243,77 @@ def test_the_runtimes_short_forms_make_what_the_general_ones_make():
     want[2:5] += 1.0
     assert np.array_equal(shifted(x, 2, 5), np.where(np.arange(6) < 5, want, 0.0))
     assert shifted.last_ran == "kokkos"
+
+
+def test_repeated_calls_take_the_native_path_and_give_what_the_python_path_gives():
+    """A call with the argument types of one that ran as Kokkos goes to the
+    translated body natively (src/python/numba_call.rs), skipping the
+    Dispatcher's Python path: it must hand back exactly what that path does
+    (the caller's own array, a tuple of a new array and a Python number),
+    keep NumPy order for arguments that share memory, and leave every other
+    kind of call (keywords, read-only or 0-d arrays, new dtypes) to the
+    Python path."""
+
+    @njit(parallel=True)
+    def axpy(a, x, y):
+        for i in prange(x.shape[0]):
+            y[i] += a * x[i]
+        return y
+
+    @njit(parallel=True)
+    def stats(x, k):
+        out = np.empty_like(x)
+        s = 0.0
+        for i in prange(x.shape[0]):
+            out[i] = x[i] * k
+            s += x[i]
+        return out, s
+
+    slow = {"n": 0}
+    for f in (axpy, stats):
+        inner = f._call_slow
+
+        def counted(*args, _inner=inner, **kwargs):
+            slow["n"] += 1
+            return _inner(*args, **kwargs)
+
+        f._call_slow = counted
+
+    rng = np.random.default_rng(5)
+    for call in range(3):
+        x, y = rng.random(100), rng.random(100)
+        want = y + 2.5 * x
+        assert axpy(2.5, x, y) is y
+        np.testing.assert_array_equal(y, want)
+        out, s = stats(x, 3.0)
+        assert type(out) is np.ndarray and type(s) is float
+        np.testing.assert_array_equal(out, x * 3.0)
+        assert s == pytest.approx(x.sum(), rel=1e-13)
+    assert slow["n"] == 2, "only the first call of each signature takes the Python path"
+    assert axpy.last_ran == "kokkos" and axpy.last_key == (float, ("A", "<f8", 1), ("A", "<f8", 1))
+
+    # Interleaved halves of one array: disjoint elements, overlapping byte
+    # spans (the native path then lets their launches run in order).
+    a = np.arange(12.0)
+    b = a.copy()
+    for _ in range(2):
+        axpy(1.0, a[::2], a[1::2])
+        b[1::2] += b[::2]
+        np.testing.assert_array_equal(a, b)
+
+    # What goes the Python way, and still gives the right result.
+    before = slow["n"]
+    x, y = rng.random(10), rng.random(10)
+    want = y + 2.0 * x
+    assert axpy(2.0, x, y=y) is y  # a keyword
+    np.testing.assert_array_equal(y, want)
+    ro = x.copy()
+    ro.flags.writeable = False
+    out, s = stats(ro, 2.0)  # read-only: the signature's, but rt.call's Python path wraps it
+    np.testing.assert_array_equal(out, ro * 2.0)
+    x32 = x.astype(np.float32)
+    for _ in range(2):  # a new dtype: Python once, then native
+        out, s = stats(x32, 2.0)
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, x32 * np.float32(2.0))
+    assert slow["n"] == before + 2  # the keyword call, and the first float32 one

@@ -92,8 +92,18 @@ def _key(a):
     return type(a)
 
 
-class Dispatcher:
-    """What @njit returns: call it like the function; `py_func` is the original."""
+def _native():
+    from pykokkos import _native
+
+    return _native
+
+
+class Dispatcher(_native().FastDispatch):
+    """What @njit returns: call it like the function; `py_func` is the original.
+
+    A call whose argument types ran as Kokkos before goes to the translated
+    body natively (the base class, src/python/numba_call.rs); others come
+    to `_call_slow`."""
 
     __pk_dispatcher__ = True  # (how the fallback tells one apart without importing this module)
 
@@ -105,6 +115,7 @@ class Dispatcher:
         self._argc = py_func.__code__.co_argcount  # (read on every call)
         self.options = options
         self._compiled: dict = {}
+        self._bodies: dict = {}  # signature key -> the translated body rt.call runs
         self._sources: dict = {}
         self._how: dict = {}  # signature key -> "kokkos", "numba" or "python"
         self.why: dict = {}  # signature key -> why it was not offloaded
@@ -118,15 +129,18 @@ class Dispatcher:
     def signatures(self) -> list:
         return list(self._compiled)
 
-    def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != self._argc:
+    def _call_slow(self, *args, **kwargs):
+        positional = not kwargs and len(args) == self._argc
+        if not positional:
             args = self._bind(args, kwargs)
         key = tuple(map(_key, args))
         fn = self._compiled.get(key)
         how = self._how.get(key)
         if fn is None or (how != "kokkos" and _strict()):
-            return self._first_call(key, args)
+            return self._first_call(key, args, positional)
         self.last_ran, self.last_key = how, key
+        if how == "kokkos" and positional:
+            self._register_fast(args, self._bodies[key], key)
         return fn(*args)
 
     def _bind(self, args, kwargs):
@@ -136,7 +150,7 @@ class Dispatcher:
         bound.apply_defaults()
         return tuple(bound.args)
 
-    def _first_call(self, key, args):
+    def _first_call(self, key, args, positional=False):
         """Translates for this signature and runs; what Kokkos cannot take runs
         under Numba (or Python), unless PK_NUMBA_STRICT=1 asks for the error."""
         try:
@@ -174,6 +188,8 @@ class Dispatcher:
             return self._fall_back(key, args, str(err))
         self._how[key] = self.last_ran = "kokkos"
         self.last_key = key
+        if positional:
+            self._register_fast(args, self._bodies[key], key)
         return out
 
     def _fall_back(self, key, args, why: str):
@@ -198,6 +214,7 @@ class Dispatcher:
         scope: dict = {"__name__": f"pykokkos.numba.generated.{self.py_func.__name__}"}
         exec(compile(text, filename, "exec"), scope)
         self._sources[key] = text
+        self._bodies[key] = scope["_" + entry]
         self._compiled[key] = scope[entry]
         return scope[entry]
 

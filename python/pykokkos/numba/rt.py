@@ -38,14 +38,14 @@ _new_view = _native.View.__new__
 _NUMBERS = (int, float, complex, bool)
 
 
-def call(body, *args):
+def _call(body, *args):
     """Runs a translated function body on Views of the arguments and hands back
     what Numba would: NumPy arrays (the caller's own when it returns one of its
     arguments; device arrays when it was given device arrays) and Python
     numbers, after every launch the call made has run.
 
-    One pass over the arguments: this is every call's fixed cost, which a
-    small program pays per call where Numba's dispatch costs about 1.6 us."""
+    `call` (native: src/python/numba_call.rs) takes the common case, every
+    argument a number or a writable NumPy array, and sends the rest here."""
     views = []
     own = {}  # id(View) -> the argument it wraps
     wrapped = []  # those Views
@@ -85,6 +85,11 @@ def call(body, *args):
         if trusted:
             for v in wrapped:
                 v._set_trusted(False)
+
+
+# (The native call checks for overlap by byte spans, conservatively: two
+# interleaved strided arrays run their launches in order there.)
+call = _native.numba_call
 
 
 def _made_kind(args) -> str | None:
@@ -350,3 +355,6 @@ def scalar_out(dtype: str):
 def nonempty(shape, what: str):
     if 0 in shape:
         raise ValueError(f"zero-size array to reduction operation {what} which has no identity")
+
+
+_native.numba_call_setup(View, _call, np.asarray, np.generic, pk.LazyNumber, _ON_DEVICE)
