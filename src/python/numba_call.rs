@@ -271,6 +271,26 @@ impl FastDispatch {
             .unbind())
     }
 
+    // What it holds is visible to the cycle collector (a body's module may
+    // hold the dispatcher).
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.last_ran)?;
+        visit.call(&self.last_key)?;
+        if let Some(table) = self.signatures.try_lock() {
+            for s in table.iter() {
+                visit.call(&s.body)?;
+                visit.call(&s.key)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.last_ran = None;
+        self.last_key = None;
+        self.signatures.lock().clear();
+    }
+
     /// Calls with the types of `args` run `body` natively from now on.
     fn _register_fast(
         &self,
@@ -296,12 +316,14 @@ impl FastDispatch {
 
 type Words = (SmallVec<[usize; 12]>, SmallVec<[Py<PyAny>; 4]>);
 
-/// What tells one signature from another, as the Python key does (type;
-/// for an array dtype and rank), as words; None when an argument is
-/// neither a Python number nor a NumPy array.
+/// What tells one signature from another, as the Python key does (the
+/// number of arguments; per argument its type, for an array its dtype and
+/// rank), as words; None when an argument is neither a Python number nor a
+/// NumPy array.
 fn words(args: &Bound<'_, PyTuple>) -> PyResult<Option<Words>> {
     let py = args.py();
-    let mut words = SmallVec::new();
+    let mut words: SmallVec<[usize; 12]> = SmallVec::new();
+    words.push(args.len());
     let mut dtypes = SmallVec::new();
     for a in args.iter() {
         words.push(a.get_type().as_ptr() as usize);
