@@ -284,6 +284,11 @@ impl View {
     fn shape_tuple(&self) -> Vec<i64> {
         self.shape().to_vec()
     }
+    /// `v.shape`, a tuple, as NumPy's (read on every call of a jitted function).
+    #[getter(shape)]
+    fn py_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+        pyo3::types::PyTuple::new(py, self.shape())
+    }
     #[getter]
     fn _dtype_code(&self) -> u8 {
         self.dtype as u8

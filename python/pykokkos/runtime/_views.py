@@ -88,11 +88,7 @@ class View(_native.View):
             self._unsized = False
             _with_trait(self, trait)
 
-    # --- metadata (never forces pending work) ---
-    @property
-    def shape(self) -> tuple:
-        return tuple(self.shape_tuple)
-
+    # --- metadata (never forces pending work; `shape` is the native class') ---
     @property
     def dtype(self) -> DataType:
         return DataType(self._dtype_code)
