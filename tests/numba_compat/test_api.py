@@ -36,6 +36,16 @@ def test_decorator_forms(wrap):
     assert f.py_func is _body
 
 
+def test_a_jitted_function_pickles_and_copies_as_itself():
+    """multiprocessing hands jitted functions to its workers by pickle, as Numba allows."""
+    import copy
+    import pickle
+
+    f = bad.reads_reduction_var
+    assert pickle.loads(pickle.dumps(f)) is f
+    assert copy.copy(f) is f and copy.deepcopy(f) is f
+
+
 def test_decorator_on_def_and_keywords():
     @njit(parallel=True)
     def scale(a, k=2.0):

@@ -228,6 +228,27 @@ class Dispatcher(_native().FastDispatch):
     def __repr__(self):
         return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
 
+    # As Numba's own: pickled by name (multiprocessing passes jitted functions
+    # to its workers), and copies are the function itself.
+    def __reduce__(self):
+        return (_named, (self.py_func.__module__, self.py_func.__qualname__))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _named(module: str, qualname: str):
+    """The jitted function `qualname` of `module` (what a pickle names)."""
+    import importlib
+
+    obj = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
 
 def _numba_call(twin):
     """Calls Numba's twin of a function; jitted functions passed as arguments
