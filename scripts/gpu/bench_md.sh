@@ -10,12 +10,16 @@ tail -3 "$OUT/setup.log"
 for d in .carry/md/ExaMiniMD .carry/md/pykokkos/examples/ExaMiniMD/standalone; do
   [ -d "$d" ] || { echo "missing $d: run make gpu-carry-md here first"; exit 1; }
 done
-# Two CPUs local to GPU 0 (its PCI device's local_cpulist) that this machine lends us, for every run.
-bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i 0 | tr 'A-Z' 'a-z' | sed 's/^0000//')
-list=$(cat "/sys/bus/pci/devices/0000${bus#0000}/local_cpulist" 2>/dev/null || true)
+# Two CPUs local to the GPU the runs use (CUDA_VISIBLE_DEVICES' first, else 0: its PCI
+# device's local_cpulist; sysfs names the PCI domain in 4 digits) that this machine lends us.
+gpu=${CUDA_VISIBLE_DEVICES:-0}
+gpu=${gpu%%,*}
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i "$gpu" 2>/dev/null)
+bus=$(python3 -c "import sys; d, r = sys.argv[1].strip().lower().split(':', 1); print(f'{int(d, 16):04x}:{r}')" "$bus" 2>/dev/null)
+list=$(cat "/sys/bus/pci/devices/$bus/local_cpulist" 2>/dev/null || true)
 cpus=$(python3 -c "import os, sys
 s = sys.argv[1].strip()
 c = [x for p in s.split(',') if p for x in range(int(p.split('-')[0]), int(p.split('-')[-1]) + 1)]
 print(','.join(map(str, [x for x in c if x in os.sched_getaffinity(0)][:2])))" "$list" 2>/dev/null)
-echo "GPU 0 at $bus; CPUs local to it: ${list:-unknown}; runs pinned to: ${cpus:-none}"
+echo "GPU $gpu at $bus; CPUs local to it: ${list:-unknown}; runs pinned to: ${cpus:-none}"
 python3 benches/bench_examinimd.py --space Cuda ${cpus:+--cpus $cpus} --cxx .carry/md/ExaMiniMD --py .carry/md/pykokkos "$@"

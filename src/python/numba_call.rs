@@ -91,8 +91,10 @@ pub fn numba_call(
         if !super::view_slice::is_plain_ndarray(&a)? {
             return slow();
         }
-        // Read-only and 0-d arrays: `pk.asarray` says how they go.
+        // Read-only and 0-d arrays: `pk.asarray` says how they go (the
+        // Views made so far go first: their arrays are wrapped again there).
         let Ok(v) = View::wrap(&a) else {
+            drop((own, views));
             return slow();
         };
         let v = super::handoff::new_of_type(s.view.bind(py), born(v))?.into_bound(py);
@@ -101,8 +103,9 @@ pub fn numba_call(
     }
     // Launches on the caller's arrays may wait in the DAG (and fuse) while
     // only this call holds them, unless two share memory: then they run in
-    // order, as NumPy memory always does. (Overlapping byte spans count as
-    // shared: strided arrays that interleave run in order too.)
+    // order, as NumPy memory always does. (Byte spans that overlap count as
+    // shared; for the contiguous arrays that can be trusted at all, that is
+    // what `np.shares_memory` answers.)
     let spans: SmallVec<[(usize, usize); 8]> = own
         .iter()
         .map(|(v, _)| span(&v.cast::<View>().expect("a View").borrow()))
@@ -123,6 +126,8 @@ pub fn numba_call(
         flush(py, Demand::All)?;
         result(py, s, out, &own)
     });
+    // Every View is reset, whatever failed; the first error is the call's.
+    let mut reset = Ok(());
     if trusted {
         for (v, _) in &own {
             let done = v
@@ -130,12 +135,11 @@ pub fn numba_call(
                 .expect("a View")
                 .borrow()
                 .set_trusted(false);
-            if ran.is_ok() {
-                done?;
-            }
+            reset = reset.and(done);
         }
     }
-    ran
+    let out = ran?;
+    reset.map(|()| out)
 }
 
 /// What the call hands back for what the body returned: an argument's View
@@ -170,8 +174,9 @@ fn result(
     Ok(x.unbind())
 }
 
-/// The bytes a view can touch, as addresses.
+/// The bytes a view of borrowed memory can touch, as addresses.
 fn span(v: &View) -> (usize, usize) {
+    debug_assert!(v.alloc.is_borrowed());
     let base = v.alloc.ptr().map_or(0, |p| p as usize);
     let (lo, hi) = v.byte_range();
     (base.wrapping_add_signed(lo), base.wrapping_add_signed(hi))
@@ -257,11 +262,12 @@ impl FastDispatch {
                     .map(|s| (s.body.clone_ref(py), s.key.clone_ref(py)));
                 drop(me);
                 if let Some((body, key)) = found {
-                    {
+                    let kokkos = pyo3::intern!(py, "kokkos").clone().into_any().unbind();
+                    let old = {
                         let mut me = slf.borrow_mut();
-                        me.last_ran = Some(pyo3::intern!(py, "kokkos").clone().into_any().unbind());
-                        me.last_key = Some(key);
-                    }
+                        (me.last_ran.replace(kokkos), me.last_key.replace(key))
+                    };
+                    drop(old); // (outside the borrow: dropping may run Python code)
                     return numba_call(py, body.bind(py), args);
                 }
             }
@@ -288,7 +294,8 @@ impl FastDispatch {
     fn __clear__(&mut self) {
         self.last_ran = None;
         self.last_key = None;
-        self.signatures.lock().clear();
+        let gone = std::mem::take(&mut *self.signatures.lock());
+        drop(gone); // (outside the lock)
     }
 
     /// Calls with the types of `args` run `body` natively from now on.

@@ -44,6 +44,13 @@ def test_a_jitted_function_pickles_and_copies_as_itself():
     f = bad.reads_reduction_var
     assert pickle.loads(pickle.dumps(f)) is f
     assert copy.copy(f) is f and copy.deepcopy(f) is f
+    # A dispatcher its function's name does not lead to (the module keeps the
+    # plain function under it): a new dispatcher of that function.
+    g = njit(_body)
+    h = pickle.loads(pickle.dumps(g))
+    assert isinstance(h, numba.Dispatcher) and h.py_func is _body
+    x = np.arange(1.0, 11.0)
+    assert h(x, 10) == g(x, 10) == pytest.approx(np.sqrt(x).sum(), rel=1e-13)
 
 
 def test_decorator_on_def_and_keywords():
@@ -302,8 +309,8 @@ def test_repeated_calls_take_the_native_path_and_give_what_the_python_path_gives
     assert slow["n"] == 2, "only the first call of each signature takes the Python path"
     assert axpy.last_ran == "kokkos" and axpy.last_key == (float, ("A", "<f8", 1), ("A", "<f8", 1))
 
-    # Interleaved halves of one array: disjoint elements, overlapping byte
-    # spans (the native path then lets their launches run in order).
+    # Interleaved halves of one array (strided: their launches run in order
+    # on either path).
     a = np.arange(12.0)
     b = a.copy()
     for _ in range(2):

@@ -228,10 +228,19 @@ class Dispatcher(_native().FastDispatch):
     def __repr__(self):
         return f"<pykokkos.numba.Dispatcher {self.py_func.__qualname__}>"
 
-    # As Numba's own: pickled by name (multiprocessing passes jitted functions
-    # to its workers), and copies are the function itself.
+    # Picklable, as Numba's own (multiprocessing passes jitted functions to
+    # its workers): by name where the name leads back to this dispatcher,
+    # else as a new dispatcher of the function (itself pickled by name, as
+    # pickle does functions). Copies are the function itself.
     def __reduce__(self):
-        return (_named, (self.py_func.__module__, self.py_func.__qualname__))
+        module, qualname = self.py_func.__module__, self.py_func.__qualname__
+        try:
+            named = _named(module, qualname)
+        except (ImportError, AttributeError):
+            named = None
+        if named is self:
+            return (_named, (module, qualname))
+        return (type(self), (self.py_func, self.options))
 
     def __copy__(self):
         return self

@@ -87,8 +87,8 @@ def _call(body, *args):
                 v._set_trusted(False)
 
 
-# (The native call checks for overlap by byte spans, conservatively: two
-# interleaved strided arrays run their launches in order there.)
+# (The native call checks for shared memory by byte spans: for the
+# contiguous arrays a call can trust, what np.shares_memory answers.)
 call = _native.numba_call
 
 
