@@ -16,8 +16,10 @@ use pyo3::types::{PyBool, PyComplex, PyFloat, PyInt, PyTuple, PyType};
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 
-/// What the Python side hands over once (`numba_call_setup`).
-struct Setup {
+/// What the Python side hands over once (`numba_call_setup`, a dict of these).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub struct Setup {
     /// The package's `View` class (a subclass of the native one).
     view: Py<PyType>,
     /// The Python path, for every other call: `rt._call(body, *args)`.
@@ -34,26 +36,8 @@ struct Setup {
 static SETUP: PyOnceLock<Setup> = PyOnceLock::new();
 
 #[pyfunction]
-pub fn numba_call_setup(
-    py: Python<'_>,
-    view: Py<PyType>,
-    slow: Py<PyAny>,
-    asarray: Py<PyAny>,
-    generic: Py<PyType>,
-    lazy_number: Py<PyType>,
-    on_device: Py<PyAny>,
-) {
-    let _ = SETUP.set(
-        py,
-        Setup {
-            view,
-            slow,
-            asarray,
-            generic,
-            lazy_number,
-            on_device,
-        },
-    );
+pub fn numba_call_setup(py: Python<'_>, setup: Setup) {
+    let _ = SETUP.set(py, setup);
 }
 
 /// `rt.call(body, *args)`: runs `body` on Views of the arguments, flushes,

@@ -357,4 +357,6 @@ def nonempty(shape, what: str):
         raise ValueError(f"zero-size array to reduction operation {what} which has no identity")
 
 
-_native.numba_call_setup(View, _call, np.asarray, np.generic, pk.LazyNumber, _ON_DEVICE)
+_native.numba_call_setup(
+    dict(view=View, slow=_call, asarray=np.asarray, generic=np.generic, lazy_number=pk.LazyNumber, on_device=_ON_DEVICE)
+)
