@@ -64,11 +64,7 @@ pub fn numba_call(
     let mut views: SmallVec<[Bound<'_, PyAny>; 8]> = SmallVec::new();
     let mut own: SmallVec<[(Bound<'_, PyAny>, Bound<'_, PyAny>); 8]> = SmallVec::new();
     for a in args.iter() {
-        let number = a.is_exact_instance_of::<PyFloat>()
-            || a.is_exact_instance_of::<PyInt>()
-            || a.is_exact_instance_of::<PyBool>()
-            || a.is_exact_instance_of::<PyComplex>();
-        if number {
+        if is_number(&a) {
             views.push(a);
             continue;
         }
@@ -156,6 +152,14 @@ fn result(
         return Ok(x.call_method0("item")?.unbind());
     }
     Ok(x.unbind())
+}
+
+/// A Python number of the exact built-in types (`rt._NUMBERS`): passed as it is.
+fn is_number(a: &Bound<'_, PyAny>) -> bool {
+    a.is_exact_instance_of::<PyFloat>()
+        || a.is_exact_instance_of::<PyInt>()
+        || a.is_exact_instance_of::<PyBool>()
+        || a.is_exact_instance_of::<PyComplex>()
 }
 
 /// The bytes a view of borrowed memory can touch, as addresses.
@@ -318,11 +322,7 @@ fn words(args: &Bound<'_, PyTuple>) -> PyResult<Option<Words>> {
     let mut dtypes = SmallVec::new();
     for a in args.iter() {
         words.push(a.get_type().as_ptr() as usize);
-        let number = a.is_exact_instance_of::<PyFloat>()
-            || a.is_exact_instance_of::<PyInt>()
-            || a.is_exact_instance_of::<PyBool>()
-            || a.is_exact_instance_of::<PyComplex>();
-        if number {
+        if is_number(&a) {
             continue;
         }
         if !super::view_slice::is_plain_ndarray(&a)? {

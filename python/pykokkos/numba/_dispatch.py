@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from pykokkos import _native
+
 from . import _fallback
 from ._errors import UnsupportedError
 from ._translate import translate
@@ -92,13 +94,7 @@ def _key(a):
     return type(a)
 
 
-def _native():
-    from pykokkos import _native
-
-    return _native
-
-
-class Dispatcher(_native().FastDispatch):
+class Dispatcher(_native.FastDispatch):
     """What @njit returns: call it like the function; `py_func` is the original.
 
     A call whose argument types ran as Kokkos before goes to the translated
