@@ -31,6 +31,8 @@ __all__ = [
     "FastDispatch",
     "numba_call",
     "numba_call_setup",
+    "numba_serial",
+    "numba_serial_on_gpu",
     "default_space",
     "device_copies",
     "hold_device_export",
@@ -129,6 +131,8 @@ class FastDispatch:
 
 def numba_call(body: Callable[..., Any], *args: Any) -> Any: ...
 def numba_call_setup(setup: dict[str, Any]) -> None: ...
+def numba_serial(kernel: Callable[..., Any], outs: tuple[tuple[str, str], ...], **kwargs: Any) -> tuple[Any, ...]: ...
+def numba_serial_on_gpu() -> bool: ...
 
 @final
 class Workunit:

@@ -16,6 +16,7 @@ mod launch;
 mod launch_params;
 mod lazy;
 mod numba_call;
+mod numba_serial;
 mod numpy_api;
 mod origin;
 mod policy;
@@ -61,6 +62,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(launch::launch, m)?)?;
     m.add_function(wrap_pyfunction!(numba_call::numba_call, m)?)?;
     m.add_function(wrap_pyfunction!(numba_call::numba_call_setup, m)?)?;
+    m.add_function(wrap_pyfunction!(numba_serial::numba_serial, m)?)?;
+    m.add_function(wrap_pyfunction!(numba_serial::numba_serial_on_gpu, m)?)?;
     m.add_class::<numba_call::FastDispatch>()?;
     entry::register(m)?;
     m.add_function(wrap_pyfunction!(entry::set_launch_forms, m)?)?;

@@ -21,7 +21,7 @@ use std::sync::atomic::Ordering;
 #[pyo3(from_item_all)]
 pub struct Setup {
     /// The package's `View` class (a subclass of the native one).
-    view: Py<PyType>,
+    pub(super) view: Py<PyType>,
     /// The Python path, for every other call: `rt._call(body, *args)`.
     slow: Py<PyAny>,
     /// `numpy.asarray`, `numpy.generic`, `pk.LazyNumber`.
@@ -31,6 +31,9 @@ pub struct Setup {
     /// `rt._ON_DEVICE`: set while a call given device arrays runs (its
     /// inner calls then keep serial code on the device: the Python path).
     on_device: Py<PyAny>,
+    /// `rt.serial_policy`: a serial block's policy when the default space
+    /// is a GPU (the host space's one work item, or the device's).
+    pub(super) serial_policy: Py<PyAny>,
 }
 
 static SETUP: PyOnceLock<Setup> = PyOnceLock::new();
@@ -38,6 +41,18 @@ static SETUP: PyOnceLock<Setup> = PyOnceLock::new();
 #[pyfunction]
 pub fn numba_call_setup(py: Python<'_>, setup: Setup) {
     let _ = SETUP.set(py, setup);
+}
+
+/// What `numba_call_setup` was given.
+pub(super) fn setup(py: Python<'_>) -> PyResult<&Setup> {
+    SETUP
+        .get(py)
+        .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("numba_call_setup was not called"))
+}
+
+/// Whether a call given device arrays is running (`rt._ON_DEVICE`).
+pub(super) fn on_device(py: Python<'_>, s: &Setup) -> PyResult<bool> {
+    s.on_device.bind(py).call_method0("get")?.is_truthy()
 }
 
 /// `rt.call(body, *args)`: runs `body` on Views of the arguments, flushes,
@@ -49,15 +64,13 @@ pub fn numba_call(
     body: &Bound<'_, PyAny>,
     args: &Bound<'_, PyTuple>,
 ) -> PyResult<Py<PyAny>> {
-    let s = SETUP.get(py).ok_or_else(|| {
-        pyo3::exceptions::PyRuntimeError::new_err("numba_call_setup was not called")
-    })?;
+    let s = setup(py)?;
     let slow = || -> PyResult<Py<PyAny>> {
         let mut all: Vec<Bound<'_, PyAny>> = vec![body.clone()];
         all.extend(args.iter());
         Ok(s.slow.bind(py).call1(PyTuple::new(py, all)?)?.unbind())
     };
-    if s.on_device.bind(py).call_method0("get")?.is_truthy()? {
+    if on_device(py, s)? {
         return slow();
     }
     // The body's arguments; per wrapped array, its View and the array.

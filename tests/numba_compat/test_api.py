@@ -262,6 +262,36 @@ def test_the_runtimes_short_forms_make_what_the_general_ones_make():
     assert shifted.last_ran == "kokkos"
 
 
+def _first_over(a, limit):
+    """A serial loop that leaves several scalars (a bool, an int, a float32)
+    and may return from inside the loop."""
+    found = False
+    count = 0
+    total = np.float32(0.0)
+    for i in range(a.shape[0]):
+        total += a[i]
+        if a[i] > limit:
+            found = True
+            count += 1
+        if count > 2:
+            return -1.0
+    if found:
+        return float(total) + count
+    return float(total)
+
+
+def test_a_serial_blocks_outputs_come_back_as_numbas():
+    """A serial loop runs as one work item (rt.serial in one native call);
+    its scalars, of each type, and an early return give Numba's values."""
+    real = pytest.importorskip("numba")
+    ours, want = njit(_first_over), real.njit(_first_over)
+    for a, limit in [(np.arange(5, dtype=np.float32), 3.0), (np.arange(9, dtype=np.float32), 4.5),
+                     (np.linspace(0, 1, 7, dtype=np.float32), 2.0), (np.zeros(0, np.float32), 0.0)]:
+        got, expect = ours(a, limit), want(a, limit)
+        assert type(got) is type(expect) and got == expect, (a, limit, got, expect)
+    assert ours.last_ran == "kokkos" and "rt.serial(" in ours.pk_source(a, limit)
+
+
 def test_repeated_calls_take_the_native_path_and_give_what_the_python_path_gives():
     """A call with the argument types of one that ran as Kokkos goes to the
     translated body natively (src/python/numba_call.rs), skipping the

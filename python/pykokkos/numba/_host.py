@@ -370,8 +370,8 @@ class _Rewrite(ast.NodeTransformer):
                 return call("rt.size", [self.visit(e.value)])
             if e.attr == "ndim":
                 return ast.Constant(ty.ndim)
-            if e.attr == "shape":
-                return call("tuple", [ast.Attribute(self.visit(e.value), "shape", ast.Load())])
+            if e.attr == "shape":  # a tuple on Views, NumPy and CuPy arrays alike
+                return ast.Attribute(self.visit(e.value), "shape", ast.Load())
             if e.attr == "T" and ty.ndim <= 2:  # the same memory, axes reversed (as Numba's view)
                 return call("rt.transpose", [self.visit(e.value)])
             if e.attr in ("real", "imag"):  # computed by a kernel, as np.real(a) is

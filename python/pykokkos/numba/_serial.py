@@ -152,10 +152,14 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
         ty = t.env.get(n)
         params.append(ast.arg(f"{n}__in", pk_type(ty) if isinstance(ty, str) and ty in _SCALARS else None))
         kws.append(ast.keyword(f"{n}__in", name(n)))
+    # The kernel's outputs, (name, dtype): rt.serial makes each a one-element
+    # View and hands back their values (the host names they assign, in order).
+    outs: list[tuple[str, str]] = []
+    targets: list[str] = []
     for n in live_out:
         params.append(ast.arg(f"{n}__out"))
-        kws.append(ast.keyword(f"{n}__out", name(f"{n}__out")))
-        host.append(ast.Assign([name(f"{n}__out", ast.Store())], call("rt.scalar_out", [ast.Constant(t.env[n])])))
+        outs.append((f"{n}__out", t.env[n]))
+        targets.append(n)
         tail.append(ast.Assign([ast.Subscript(name(f"{n}__out"), ast.Constant(0), ast.Store())], name(n)))
     rets = _Returns(t)
     body = []
@@ -169,24 +173,20 @@ def serial(t, block: list[ast.stmt]) -> list[ast.stmt]:
             if dt is None:
                 continue
             params.append(ast.arg(n))
-            kws.append(ast.keyword(n, name(n)))
-            host.append(ast.Assign([name(n, ast.Store())], call("rt.scalar_out", [ast.Constant(dt)])))
+            outs.append((n, dt))
+            targets.append(n)
     body = [ast.Assign([name(n, ast.Store())], name(f"{n}__in")) for n in sorted(live_in)] + _rewrite(t, body)
     body = _declare(t, body + tail, stored, t.env)
     kname = t.kernel_name("serial")
     _workunit(t, kname, "i__", None, params, body)
-    host.append(ast.Expr(call("pk.parallel_for", [call("rt.serial_policy", []), name(kname)], kws)))
-    for n in live_out:
-        value = ast.Subscript(name(f"{n}__out"), ast.Constant(0), ast.Load())
-        if t.env[n] == "bool":
-            value = call("bool", [value])
-        host.append(ast.Assign([name(n, ast.Store())], value))
+    launch = call("rt.serial", [name(kname), ast.Constant(tuple(outs))], kws)
+    if targets:
+        host.append(ast.Assign([ast.Tuple([name(n, ast.Store()) for n in targets], ast.Store())], launch))
+    else:
+        host.append(ast.Expr(launch))
     if rets.seen:
-        got = ast.Subscript(name("ret__f"), ast.Constant(0), ast.Load())
-        value = ast.Subscript(name("ret__v"), ast.Constant(0), ast.Load()) if ret_ty else ast.Constant(None)
-        if ret_ty == "bool":
-            value = call("bool", [value])
-        host.append(ast.If(got, [ast.Return(value)], []))
+        value = name("ret__v") if ret_ty else ast.Constant(None)
+        host.append(ast.If(name("ret__f"), [ast.Return(value)], []))
     return host
 
 

@@ -225,9 +225,12 @@ def league(lo, hi) -> int:
     return max(0, int(hi) - int(lo))
 
 
-def serial_on_gpu() -> bool:
-    """Whether serial code runs on the GPU: kernels run there and the call was given device arrays."""
-    return teams() and _ON_DEVICE.get()
+# Whether serial code runs on the GPU: kernels run there and the call was given device arrays.
+serial_on_gpu = _native.numba_serial_on_gpu
+# A serial block in one call: serial(kernel, ((name, dtype), ...), **kwargs) launches the kernel
+# over one work item (serial_policy's) with a new one-element View per output under its name, and
+# hands back the outputs' values in order.
+serial = _native.numba_serial
 
 
 def serial_policy():
@@ -347,16 +350,19 @@ def size(v) -> int:
     return int(np.prod(shape)) if shape else 1
 
 
-def scalar_out(dtype: str):
-    """A one-element View a serial kernel leaves a scalar in."""
-    return zeros(1, dtype if dtype != "bool" else "uint8")
-
-
 def nonempty(shape, what: str):
     if 0 in shape:
         raise ValueError(f"zero-size array to reduction operation {what} which has no identity")
 
 
 _native.numba_call_setup(
-    dict(view=View, slow=_call, asarray=np.asarray, generic=np.generic, lazy_number=pk.LazyNumber, on_device=_ON_DEVICE)
+    dict(
+        view=View,
+        slow=_call,
+        asarray=np.asarray,
+        generic=np.generic,
+        lazy_number=pk.LazyNumber,
+        on_device=_ON_DEVICE,
+        serial_policy=serial_policy,
+    )
 )
