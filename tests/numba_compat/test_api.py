@@ -292,6 +292,30 @@ def test_a_serial_blocks_outputs_come_back_as_numbas():
     assert ours.last_ran == "kokkos" and "rt.serial(" in ours.pk_source(a, limit)
 
 
+def test_a_first_call_that_raises_leaves_the_next_one_a_first_call():
+    """The program's own error on the first call (before every kernel ran)
+    gives no verdict: the next call is a first call again, runs as Kokkos,
+    and later calls take the native path (they once ran with no verdict and
+    never reached it)."""
+
+    @njit
+    def quotients(a, d):
+        s = 0
+        for i in range(a.shape[0]):
+            s += a[i] // d
+        return s
+
+    a = np.arange(10)
+    with pytest.raises(ZeroDivisionError):  # as Numba raises (error_model "python")
+        quotients(a, 0)
+    assert quotients.last_ran is None
+    assert quotients(a, 2) == 20 and quotients.last_ran == "kokkos"
+    slow = []
+    inner = quotients._call_slow
+    quotients._call_slow = lambda *args, **kw: slow.append(1) or inner(*args, **kw)
+    assert quotients(a, 3) == 12 and not slow
+
+
 def test_repeated_calls_take_the_native_path_and_give_what_the_python_path_gives():
     """A call with the argument types of one that ran as Kokkos goes to the
     translated body natively (src/python/numba_call.rs), skipping the

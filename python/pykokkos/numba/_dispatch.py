@@ -132,7 +132,9 @@ class Dispatcher(_native.FastDispatch):
         key = tuple(map(_key, args))
         fn = self._compiled.get(key)
         how = self._how.get(key)
-        if fn is None or (how != "kokkos" and _strict()):
+        # No verdict yet (the first call raised the program's own error
+        # before its kernels had all run): a first call again.
+        if fn is None or how is None or (how != "kokkos" and _strict()):
             return self._first_call(key, args, positional)
         self.last_ran, self.last_key = how, key
         if how == "kokkos" and positional:
@@ -150,7 +152,8 @@ class Dispatcher(_native.FastDispatch):
         """Translates for this signature and runs; what Kokkos cannot take runs
         under Numba (or Python), unless PK_NUMBA_STRICT=1 asks for the error."""
         try:
-            fn = self._compile(key, args)
+            # (translated already by a call that raised, or by pk_source: used again)
+            fn = self._compiled[key] if key in self._bodies and key not in self._how else self._compile(key, args)
         except UnsupportedError as err:
             if _strict():
                 raise
