@@ -8,6 +8,7 @@ adaptive bypass's cost signal decides).
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import NamedTuple
 
@@ -178,6 +179,50 @@ def _flush_vs_eager(make_views, n: int, reps: int = 5) -> tuple[float, float]:
     return best_lazy, best_eager
 
 
+UNREAD_STREAM = r"""
+import sys, time
+import pykokkos as pk
+
+@pk.workunit
+def halo(i, out, x, y, shift, phase):
+    out[i] = x[i] + y[i] * shift + phase
+
+x, y, table = pk.View([64], pk.double), pk.View([64], pk.double), pk.View([2000, 64], pk.double)
+pk.parallel_for(64, halo, out=table[0, :], x=x, y=y, shift=0.0, phase=0)  # built before the clock
+pk.flush()
+t0 = time.perf_counter()
+for k in range(2000):
+    for phase in range(6):  # six launches over six ranges a step, as a halo exchange's
+        pk.parallel_for(40 + phase, halo, out=table[k, :], x=x, y=y, shift=0.5 * phase, phase=phase)
+float(table[1999, 0])
+print((time.perf_counter() - t0) / 12000 * 1e6)
+"""
+
+
+def _unread_stream(reps: int = 3) -> tuple[float, float]:
+    """A fresh program's 12,000 launches that nothing reads until the end (a
+    time loop whose results are read afterwards), per launch with the final
+    read, PK_FUSE=1 and eager in alternated fresh processes (what a program
+    pays once: the learning is in it), medians."""
+    import statistics
+    import subprocess
+    import sys
+
+    import tempfile
+
+    times: dict[str, list[float]] = {"1": [], "0": []}
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "unread_stream.py")  # a file: workunits need their source
+        with open(script, "w") as f:
+            f.write(UNREAD_STREAM)
+        for _ in range(reps):
+            for mode in times:
+                out = subprocess.run([sys.executable, script], env=dict(os.environ, PK_FUSE=mode),
+                                     capture_output=True, text=True, check=True).stdout
+                times[mode].append(float(out.split()[-1]))
+    return statistics.median(times["1"]), statistics.median(times["0"])
+
+
 def main(calls: int = 5000) -> dict:
     v = pk.View([10], pk.double)
     pk.parallel_for(10, bump, v=v)  # compile once, eagerly
@@ -202,6 +247,7 @@ def main(calls: int = 5000) -> dict:
         "tiny_chain": _tiny_chain_side_by_side(),
     }
     cached, uncached = _forced_fusion(True), _forced_fusion(False)
+    stream_lazy, stream_eager = _unread_stream()
     rows = {}
     for name, side in sides.items():
         rows[f"{name}_lazy_us"] = side.lazy
@@ -223,6 +269,9 @@ def main(calls: int = 5000) -> dict:
         "flush1000_indep_ms": indep_lazy * 1e3,
         "eager1000_indep_ms": indep_eager * 1e3,
         "flush_overhead_indep_us": (indep_lazy - indep_eager) / n * 1e6,
+        "unread_stream_lazy_us": stream_lazy,
+        "unread_stream_eager_us": stream_eager,
+        "unread_stream_lazy_over_eager": stream_lazy / stream_eager,
     }
 
 

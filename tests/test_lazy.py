@@ -153,6 +153,46 @@ def test_partial_flush_runs_only_the_dependency_closure(lazy):
     assert b[0] == 2.0 and pk.pending() == 0
 
 
+@pk.workunit
+def axpy_into(i, out, a, x, y):
+    out[i] = a * x[i] + y[i]
+
+
+@pk.workunit
+def iota(i, v):
+    v[i] = i
+
+
+# src/pipeline/submit.rs MOST_PENDING: a stream nothing reads runs at this many launches.
+MOST_PENDING = 2048
+
+
+def test_a_long_stream_nothing_reads_stays_bounded_and_gives_numpys_results(lazy):
+    """Thousands of launches that only read two shared views (each writes its
+    own row of a table) and nothing reads until the end: recording each must
+    not scan the reads before it, the stream runs whenever it reaches the
+    bound, and a row read in between (out of program order) runs only what
+    it needs."""
+    rows, n = 5000, 8
+    x, y, table = pk.View([n], pk.double), pk.View([n], pk.double), pk.View([rows, n], pk.double)
+    pk.parallel_for(n, iota, v=x)
+    pk.parallel_for(n, fill, v=y, x=1.0)
+    most = 0
+    for k in range(rows):
+        # Ranges differ: no launch repeats the one before (none folds).
+        pk.parallel_for(1 + k % n, axpy_into, out=table[k, :], a=float(k), x=x, y=y)
+        most = max(most, pk.pending())
+        if k == 3333:
+            assert table[1000, 0] == 1.0  # a row in the middle, read alone
+    assert 1000 <= most <= MOST_PENDING
+    want = np.zeros((rows, n))
+    for k in range(rows):
+        m = 1 + k % n
+        want[k, :m] = k * np.arange(m) + 1.0
+    np.testing.assert_array_equal(np.asarray(table), want)
+    assert pk.pending() == 0
+
+
 def test_reduction_result_forces_only_its_inputs(lazy):
     a, b, c = views(3)
     pk.parallel_for(N, fill, v=a, x=2.0)

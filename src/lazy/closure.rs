@@ -70,7 +70,7 @@ pub fn closure(demand: &Demand<'_>) -> Vec<Arc<Node>> {
             .collect(),
         Demand::Allocs(allocs) => allocs
             .iter()
-            .flat_map(|a| g.by_alloc.get(a).into_iter().flatten().map(|(n, _)| *n))
+            .flat_map(|a| g.by_alloc.get(a).into_iter().flat_map(|f| f.launches()))
             .collect(),
         Demand::Result(seq) => g.by_seq.get(seq).copied().into_iter().collect(),
     };

@@ -3,6 +3,7 @@
 //! byte range) and always run from older to newer launches, so sequence order
 //! is a topological order. Nodes are shared (`Arc`) so a flush plans over them
 //! without holding the graph's lock.
+use super::frontier::Frontier;
 use super::hazards::{accesses_of, AccessMap, Accesses, BufAccess};
 use super::slot::Slot;
 use crate::errors::PkResult;
@@ -12,7 +13,6 @@ use crate::types::Pattern;
 use parking_lot::Mutex;
 use petgraph::stable_graph::{NodeIndex, StableDiGraph};
 use petgraph::Direction;
-use smallvec::SmallVec;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
@@ -100,8 +100,7 @@ pub(super) type ByAddress = std::hash::BuildHasherDefault<AddressHasher>;
 pub(super) struct Graph {
     pub(super) dag: StableDiGraph<Arc<Node>, ()>,
     /// Per allocation, the pending accesses later launches may depend on.
-    /// Inline up to two: most allocations have one writer and a reader pending.
-    pub(super) by_alloc: HashMap<usize, SmallVec<[(NodeIndex, BufAccess); 2]>, ByAddress>,
+    pub(super) by_alloc: HashMap<usize, Frontier, ByAddress>,
     pub(super) by_seq: BTreeMap<u64, NodeIndex>,
     pub(super) next_seq: u64,
     /// Allocations whose Python views are all gone (reported by `graph_json`).
@@ -189,24 +188,15 @@ pub fn record(
     let accesses = &node.accesses;
     let mut preds = BTreeSet::new();
     for a in accesses {
-        for (m, b) in g.by_alloc.get(&a.alloc).map_or(&[][..], |v| v.as_slice()) {
-            if b.conflicts(a) {
-                preds.insert(*m);
-            }
+        if let Some(f) = g.by_alloc.get(&a.alloc) {
+            preds.extend(f.conflicts(a));
         }
     }
     for m in preds {
         g.dag.add_edge(m, n, ());
     }
-    // Keep only the frontier per allocation: an access inside the range of a
-    // newer write is reachable through that write, so later launches need no
-    // edge to it (this keeps long chains linear instead of quadratic).
     for a in accesses {
-        let list = g.by_alloc.entry(a.alloc).or_default();
-        if a.write {
-            list.retain(|(_, b)| !(a.start <= b.start && b.end <= a.end));
-        }
-        list.push((n, *a));
+        g.by_alloc.entry(a.alloc).or_default().push(n, *a, seq);
     }
     g.by_seq.insert(seq, n);
     PENDING.store(g.by_seq.len(), Ordering::Release);
@@ -275,9 +265,8 @@ pub(super) fn remove(g: &mut Graph, n: NodeIndex) -> Option<Arc<Node>> {
     let node = g.dag.remove_node(n)?;
     count(&node.launch, &node.accesses, false);
     for a in &node.accesses {
-        if let Some(list) = g.by_alloc.get_mut(&a.alloc) {
-            list.retain(|(x, _)| *x != n);
-            if list.is_empty() {
+        if let Some(f) = g.by_alloc.get_mut(&a.alloc) {
+            if f.remove(n, node.seq) {
                 // Nothing pending touches it any more: forget it, so an address
                 // reused by a later allocation is not taken for this dead one.
                 g.by_alloc.remove(&a.alloc);

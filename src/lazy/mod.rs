@@ -4,6 +4,7 @@
 pub mod closure;
 pub mod deferral;
 pub mod failure;
+mod frontier;
 pub mod graph;
 mod hazards;
 pub mod slot;

@@ -64,7 +64,7 @@ pub fn alloc_died(alloc: usize) {
             return;
         }
         g.dead.insert(alloc);
-        let work = g.by_alloc[&alloc].iter().map(|(n, _)| *n).collect();
+        let work = g.by_alloc[&alloc].launches().collect();
         sweep(&mut g, work, &mut dropped);
     }
     if !dropped.is_empty() && crate::trace::on() {
