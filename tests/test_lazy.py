@@ -171,19 +171,24 @@ def test_a_long_stream_nothing_reads_stays_bounded_and_gives_numpys_results(lazy
     """Thousands of launches that only read two shared views (each writes its
     own row of a table) and nothing reads until the end: recording each must
     not scan the reads before it, the stream runs whenever it reaches the
-    bound, and a row read in between (out of program order) runs only what
-    it needs."""
+    bound, and a view one launch in the middle wrote, read in between, runs
+    that launch alone (taken out of the DAG out of program order)."""
     rows, n = 5000, 8
     x, y, table = pk.View([n], pk.double), pk.View([n], pk.double), pk.View([rows, n], pk.double)
+    alone = pk.View([n], pk.double)
     pk.parallel_for(n, iota, v=x)
     pk.parallel_for(n, fill, v=y, x=1.0)
     most = 0
     for k in range(rows):
         # Ranges differ: no launch repeats the one before (none folds).
         pk.parallel_for(1 + k % n, axpy_into, out=table[k, :], a=float(k), x=x, y=y)
+        if k == 3000:
+            pk.parallel_for(n, axpy_into, out=alone, a=2.0, x=x, y=y)
         most = max(most, pk.pending())
         if k == 3333:
-            assert table[1000, 0] == 1.0  # a row in the middle, read alone
+            waiting = pk.pending()
+            assert alone[n - 1] == 2.0 * (n - 1) + 1.0  # runs that launch alone, out of program order
+            assert pk.pending() == waiting - 1
     assert 1000 <= most <= MOST_PENDING
     want = np.zeros((rows, n))
     for k in range(rows):
@@ -441,6 +446,30 @@ def test_failure_at_flush_names_the_launch_site_and_keeps_other_work(lazy):
     assert f"test_lazy.py:{line}" in msg and "bad" in msg
     assert pk.pending() == 1
     assert b[0] == 4.0
+
+
+def test_a_write_dropped_with_a_failure_keeps_the_reads_it_stood_for_in_order(lazy):
+    """R reads a; W overwrites a but needs a failed launch, so the failure
+    drops W and keeps R pending. A later write to a must still wait for R
+    (W had stood for R's read in the DAG's frontier of a)."""
+
+    @pk.workunit
+    def bad(i, v, e):
+        e[i] = 1.0
+        v[i] = v  # a view used as a number: fails when the flush builds it
+
+    a, b, c, e = views(4)
+    pk.parallel_for(N, fill, v=a, x=3.0)
+    a[0]  # a holds 3.0, nothing pending
+    pk.parallel_for(N, copy, dst=b, src=a)  # R
+    pk.parallel_for(N, bad, v=c, e=e)  # fails
+    pk.parallel_for(N, copy, dst=a, src=e)  # W: needs the failed launch, covers R's read
+    with pytest.raises(pk.KernelTypeError):
+        c[0]  # runs only the failing launch; W is dropped with it
+    assert pk.pending() == 1  # R
+    pk.parallel_for(N, fill, v=a, x=7.0)  # must run after R
+    assert a[0] == 7.0
+    assert np.asarray(b).tolist() == [3.0] * N
 
 
 @pk.workunit

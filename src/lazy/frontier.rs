@@ -5,19 +5,23 @@
 //! index tables) gathers one read per launch until a flush, and a new read
 //! depends on no read, only on writes. Scanning every read on each record,
 //! and on each removal, made a long unread stream quadratic (3,600 pending
-//! launches of six read-only views: 27 us a launch instead of 2.5).
+//! launches of six read-only views: 27 us a launch instead of 2.5). A new
+//! write still scans what it may overlap (writes to disjoint rows of one
+//! table pile up too), so that case stays proportional to the writes
+//! pending, which `MOST_PENDING` (pipeline/submit.rs) bounds.
 use super::hazards::BufAccess;
 use petgraph::stable_graph::NodeIndex;
-use smallvec::SmallVec;
 use std::collections::VecDeque;
+
+/// Accesses with their launch and its sequence number, in program order: a
+/// flush takes launches oldest first, so a removed launch's are at the front
+/// (and any other's are a binary search away).
+type Ordered = VecDeque<(NodeIndex, BufAccess, u64)>;
 
 #[derive(Default)]
 pub(super) struct Frontier {
-    writes: SmallVec<[(NodeIndex, BufAccess); 2]>,
-    /// With the launch's sequence number, in program order: a flush takes
-    /// launches oldest first, so a removed launch's reads are at the front
-    /// (and any other is a binary search away).
-    reads: VecDeque<(NodeIndex, BufAccess, u64)>,
+    writes: Ordered,
+    reads: Ordered,
 }
 
 impl Frontier {
@@ -27,23 +31,24 @@ impl Frontier {
         a: &'a BufAccess,
     ) -> impl Iterator<Item = NodeIndex> + 'a {
         let reads = a.write.then_some(&self.reads).into_iter().flatten();
-        let writes = self
-            .writes
+        self.writes
             .iter()
-            .filter(|(_, b)| b.conflicts(a))
-            .map(|(n, _)| *n);
-        writes.chain(reads.filter(|(_, b, _)| b.conflicts(a)).map(|(n, _, _)| *n))
+            .chain(reads)
+            .filter(|(_, b, _)| b.conflicts(a))
+            .map(|(n, _, _)| *n)
     }
 
-    /// Adds `n`'s access `a`. An access inside the range of a newer write is
-    /// reachable through that write, so later launches need no edge to it:
-    /// it leaves (this keeps long chains linear instead of quadratic).
+    /// Adds the access `a` of launch `n` (sequence number `seq`, the newest).
+    /// An access inside the range of a newer write is reachable through that
+    /// write, so later launches need no edge to it: it leaves (this keeps
+    /// long chains linear instead of quadratic).
     pub(super) fn push(&mut self, n: NodeIndex, a: BufAccess, seq: u64) {
-        let covered = |b: &BufAccess| a.start <= b.start && b.end <= a.end;
         if a.write {
-            self.writes.retain(|(_, b)| !covered(b));
-            self.reads.retain(|(_, b, _)| !covered(b));
-            self.writes.push((n, a));
+            let covered =
+                |(_, b, _): &(NodeIndex, BufAccess, u64)| a.start <= b.start && b.end <= a.end;
+            self.writes.retain(|x| !covered(x));
+            self.reads.retain(|x| !covered(x));
+            self.writes.push_back((n, a, seq));
         } else {
             self.reads.push_back((n, a, seq));
         }
@@ -52,22 +57,22 @@ impl Frontier {
     /// Forgets the accesses of launch `n` (sequence number `seq`); whether
     /// nothing is left.
     pub(super) fn remove(&mut self, n: NodeIndex, seq: u64) -> bool {
-        self.writes.retain(|(x, _)| *x != n);
-        while self.reads.front().is_some_and(|(x, _, _)| *x == n) {
-            self.reads.pop_front();
-        }
-        // Out of program order (a flush of what one allocation needs).
-        let at = self.reads.partition_point(|(_, _, s)| *s < seq);
-        while self.reads.get(at).is_some_and(|(x, _, _)| *x == n) {
-            self.reads.remove(at);
+        for list in [&mut self.writes, &mut self.reads] {
+            while list.front().is_some_and(|(x, _, _)| *x == n) {
+                list.pop_front();
+            }
+            // Out of program order (a flush of what one allocation needs).
+            let at = list.partition_point(|(_, _, s)| *s < seq);
+            while list.get(at).is_some_and(|(x, _, _)| *x == n) {
+                list.remove(at);
+            }
         }
         self.writes.is_empty() && self.reads.is_empty()
     }
 
     /// Every pending launch with an access here.
     pub(super) fn launches(&self) -> impl Iterator<Item = NodeIndex> + '_ {
-        let reads = self.reads.iter().map(|(n, _, _)| *n);
-        self.writes.iter().map(|(n, _)| *n).chain(reads)
+        self.writes.iter().chain(&self.reads).map(|(n, _, _)| *n)
     }
 }
 

@@ -330,6 +330,22 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
     }
     let mut out: Vec<Arc<Node>> = seen.into_iter().filter_map(|n| remove(&mut g, n)).collect();
     out.sort_by_key(|n| n.seq);
+    // A dropped write may have stood for older accesses that stay pending
+    // (the frontier left them out): the frontiers it touched are made again.
+    let touched: BTreeSet<usize> = out
+        .iter()
+        .flat_map(|n| n.accesses.iter().map(|a| a.alloc))
+        .collect();
+    let order: Vec<NodeIndex> = g.by_seq.values().copied().collect();
+    for alloc in touched {
+        g.by_alloc.remove(&alloc);
+        for &n in &order {
+            let node = g.dag[n].clone();
+            for a in node.accesses.iter().filter(|a| a.alloc == alloc) {
+                g.by_alloc.entry(alloc).or_default().push(n, *a, node.seq);
+            }
+        }
+    }
     out
 }
 

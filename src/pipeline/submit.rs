@@ -81,11 +81,15 @@ pub fn submit(l: Launch, c: &impl Caller) -> PkResult<Submitted> {
     let (quiet, timed) = loop {
         match route(&l, try_hold)? {
             Route::Record => {
+                // Before this launch is recorded: an error of the work
+                // flushed comes from a launch that did not happen.
+                if graph::pending_count() >= MOST_PENDING {
+                    // (What ran is dropped here, the GIL held: see `Ran`.)
+                    let ran = c.detached(|| flush(Demand::All))?;
+                    drop(ran);
+                }
                 let (seq, slot, effects) = record(l, || c.origin())?;
                 c.routed(Some(seq));
-                if graph::pending_count() >= MOST_PENDING {
-                    c.detached(|| flush(Demand::All).map(drop))?;
-                }
                 return Ok(Submitted::Recorded { seq, slot, effects });
             }
             Route::Now(trial) => break (false, trial),

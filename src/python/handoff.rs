@@ -26,16 +26,21 @@ pub fn new_of_type<T: pyo3::PyClass + pyo3::type_object::PyTypeInfo + 'static>(
     v: T,
 ) -> PyResult<Py<PyAny>> {
     let py = ty.py();
-    NEXT.with(|n| *n.borrow_mut() = Some(Box::new(v)));
     let native = py.get_type::<T>();
+    if !ty.is_subclass(&native)? {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{} is not a subclass of {}",
+            ty.name()?,
+            native.name()?
+        )));
+    }
+    NEXT.with(|n| *n.borrow_mut() = Some(Box::new(v)));
     // SAFETY: the native type's tp_new, called on a subtype of it, as CPython
     // does for subclasses; the empty tuple and null kwargs are valid arguments.
     // The GIL is held (`py`). `native` is T's pyo3 heap type, whose `tp_new` slot is pyo3's
     // (non-null: T has a constructor; pyo3 fills the slot even without one) with the
-    // `newfunc` signature; it returns a new reference or NULL with an exception. The one
-    // caller (`View::__getitem__`) passes the type of a `Bound<View>`, so `ty` is T or a
-    // subclass. Open question: `new_of_type` is safe and does not check
-    // `ty.is_subclass_of::<T>()`; another type would get an object of T's layout.
+    // `newfunc` signature; it returns a new reference or NULL with an exception. `ty` is
+    // T or a subclass of it (checked above), so the object has T's layout.
     let obj = unsafe {
         let new = pyo3::ffi::PyType_GetSlot(native.as_type_ptr(), pyo3::ffi::Py_tp_new);
         let new = std::mem::transmute::<*mut std::os::raw::c_void, pyo3::ffi::newfunc>(new);

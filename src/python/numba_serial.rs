@@ -7,11 +7,11 @@
 use super::kw::Kw;
 use super::launch::launch_with;
 use super::numba_call::{on_device, setup};
-use super::view::{born, View};
+use super::view::View;
 use super::wire;
 use super::workunit::Workunit;
 use crate::exec::space;
-use crate::types::{DType, Space, ALL_DTYPES};
+use crate::types::{DType, Space};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString, PyTuple};
@@ -22,7 +22,9 @@ use smallvec::SmallVec;
 /// under `name`; hands back each output's value, in order (a `bool` output
 /// as a Python bool).
 #[pyfunction]
-#[pyo3(signature = (kernel, outs, **kwargs))]
+// Positional-only: a block's free variables come as keywords under the
+// program's own names, which may be `kernel` or `outs`.
+#[pyo3(signature = (kernel, outs, /, **kwargs))]
 pub fn numba_serial<'py>(
     py: Python<'py>,
     kernel: &Bound<'py, PyAny>,
@@ -39,15 +41,14 @@ pub fn numba_serial<'py>(
         let (name, dtype): (Bound<'py, PyString>, Bound<'py, PyString>) = out.extract()?;
         let dtype = dtype.to_str()?;
         let is_bool = dtype == "bool";
-        // A bool is kept in a byte (rt.scalar_out): Kokkos' bool Views are not NumPy's.
+        // A bool is kept in a byte, read back as a bool.
         let stored = if is_bool { "uint8" } else { dtype };
-        let code = ALL_DTYPES
-            .iter()
-            .position(|t: &DType| t.name() == stored)
-            .ok_or_else(|| PyValueError::new_err(format!("rt.serial: no dtype '{dtype}'")))?;
-        // What rt.zeros makes: C order, host memory that CUDA launches mirror.
-        let v = View::allocate(vec![1], code as u8, 0, 0)?;
-        let v = super::handoff::new_of_type(s.view.bind(py), born(v))?.into_bound(py);
+        let code = DType::from_name(stored)
+            .ok_or_else(|| PyValueError::new_err(format!("rt.serial: no dtype '{dtype}'")))?
+            as u8; // (from_code's code: ALL_DTYPES is in discriminant order)
+                   // What rt.zeros makes: C order, host memory that CUDA launches mirror.
+        let v = View::allocate(vec![1], code, wire::LAYOUT_RIGHT, wire::MEMORY_HOST)?;
+        let v = super::handoff::new_of_type(s.view.bind(py), v)?.into_bound(py);
         kwargs.set_item(name, &v)?;
         made.push((v, is_bool));
     }

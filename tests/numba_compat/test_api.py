@@ -292,6 +292,24 @@ def test_a_serial_blocks_outputs_come_back_as_numbas():
     assert ours.last_ran == "kokkos" and "rt.serial(" in ours.pk_source(a, limit)
 
 
+def _smooth_with(kernel, outs):
+    """A serial loop whose free variables are named as rt.serial's own parameters."""
+    total = 0.0
+    for i in range(outs.shape[0]):
+        for k in range(kernel.shape[0]):
+            if i + k < outs.shape[0]:
+                total += kernel[k] * outs[i + k]
+    return total
+
+
+def test_a_serial_block_may_read_variables_named_kernel_and_outs():
+    real = pytest.importorskip("numba")
+    ours, want = njit(_smooth_with), real.njit(_smooth_with)
+    kernel, outs = np.array([0.25, 0.5, 0.25]), np.arange(10.0)
+    assert ours(kernel, outs) == want(kernel, outs)
+    assert ours.last_ran == "kokkos"
+
+
 def test_a_first_call_that_raises_leaves_the_next_one_a_first_call():
     """The program's own error on the first call (before every kernel ran)
     gives no verdict: the next call is a first call again, runs as Kokkos,

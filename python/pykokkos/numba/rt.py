@@ -350,6 +350,13 @@ def size(v) -> int:
     return int(np.prod(shape)) if shape else 1
 
 
+def scalar_out(dtype: str):
+    """A one-element View a serial kernel leaves a scalar in. Generated code
+    now calls `serial`; programs `python -m pykokkos migrate` wrote before
+    still call this."""
+    return zeros(1, dtype if dtype != "bool" else "uint8")
+
+
 def nonempty(shape, what: str):
     if 0 in shape:
         raise ValueError(f"zero-size array to reduction operation {what} which has no identity")
