@@ -328,10 +328,12 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
             stack.extend(g.dag.neighbors_directed(x, Direction::Outgoing));
         }
     }
+    let dead = g.dead.clone();
     let mut out: Vec<Arc<Node>> = seen.into_iter().filter_map(|n| remove(&mut g, n)).collect();
     out.sort_by_key(|n| n.seq);
     // A dropped write may have stood for older accesses that stay pending
-    // (the frontier left them out): the frontiers it touched are made again.
+    // (the frontier left them out): the frontiers it touched are made again
+    // (and what was dead stays so).
     let touched: BTreeSet<usize> = out
         .iter()
         .flat_map(|n| n.accesses.iter().map(|a| a.alloc))
@@ -344,6 +346,9 @@ pub fn drop_dependents(failed: &[Arc<Node>]) -> Vec<Arc<Node>> {
             for a in node.accesses.iter().filter(|a| a.alloc == alloc) {
                 g.by_alloc.entry(alloc).or_default().push(n, *a, node.seq);
             }
+        }
+        if dead.contains(&alloc) && g.by_alloc.contains_key(&alloc) {
+            g.dead.insert(alloc);
         }
     }
     out

@@ -43,10 +43,11 @@ pub fn numba_serial<'py>(
         let is_bool = dtype == "bool";
         // A bool is kept in a byte, read back as a bool.
         let stored = if is_bool { "uint8" } else { dtype };
+        // (A DType's discriminant is its code: ALL_DTYPES is in that order.)
         let code = DType::from_name(stored)
             .ok_or_else(|| PyValueError::new_err(format!("rt.serial: no dtype '{dtype}'")))?
-            as u8; // (from_code's code: ALL_DTYPES is in discriminant order)
-                   // What rt.zeros makes: C order, host memory that CUDA launches mirror.
+            as u8;
+        // What rt.zeros makes: C order, host memory that CUDA launches mirror.
         let v = View::allocate(vec![1], code, wire::LAYOUT_RIGHT, wire::MEMORY_HOST)?;
         let v = super::handoff::new_of_type(s.view.bind(py), v)?.into_bound(py);
         kwargs.set_item(name, &v)?;
