@@ -75,7 +75,7 @@ pub fn numba_call(
     }
     // The body's arguments; per wrapped array, its View and the array.
     let mut views: SmallVec<[Bound<'_, PyAny>; 8]> = SmallVec::new();
-    let mut own: SmallVec<[(Bound<'_, PyAny>, Bound<'_, PyAny>); 8]> = SmallVec::new();
+    let mut own: SmallVec<[(Bound<'_, View>, Bound<'_, PyAny>); 8]> = SmallVec::new();
     for a in args.iter() {
         if is_number(&a) {
             views.push(a);
@@ -91,7 +91,7 @@ pub fn numba_call(
             return slow();
         };
         let v = super::handoff::new_of_type(s.view.bind(py), born(v))?.into_bound(py);
-        own.push((v.clone(), a));
+        own.push((v.cast::<View>()?.clone(), a));
         views.push(v);
     }
     // Launches on the caller's arrays may wait in the DAG (and fuse) while
@@ -99,20 +99,14 @@ pub fn numba_call(
     // order, as NumPy memory always does. (Byte spans that overlap count as
     // shared; for the contiguous arrays that can be trusted at all, that is
     // what `np.shares_memory` answers.)
-    let spans: SmallVec<[(usize, usize); 8]> = own
-        .iter()
-        .map(|(v, _)| span(&v.cast::<View>().expect("a View").borrow()))
-        .collect();
+    let spans: SmallVec<[(usize, usize); 8]> = own.iter().map(|(v, _)| span(&v.borrow())).collect();
     let trusted = spans
         .iter()
         .enumerate()
         .all(|(i, a)| spans[i + 1..].iter().all(|b| a.1 <= b.0 || b.1 <= a.0));
     if trusted {
         for (v, _) in &own {
-            v.cast::<View>()
-                .expect("a View")
-                .borrow()
-                .set_trusted(true)?;
+            v.borrow().set_trusted(true)?;
         }
     }
     let ran = body.call1(PyTuple::new(py, &views)?).and_then(|out| {
@@ -123,12 +117,7 @@ pub fn numba_call(
     let mut reset = Ok(());
     if trusted {
         for (v, _) in &own {
-            let done = v
-                .cast::<View>()
-                .expect("a View")
-                .borrow()
-                .set_trusted(false);
-            reset = reset.and(done);
+            reset = reset.and(v.borrow().set_trusted(false));
         }
     }
     let out = ran?;
@@ -142,7 +131,7 @@ fn result(
     py: Python<'_>,
     s: &Setup,
     x: Bound<'_, PyAny>,
-    own: &[(Bound<'_, PyAny>, Bound<'_, PyAny>)],
+    own: &[(Bound<'_, View>, Bound<'_, PyAny>)],
 ) -> PyResult<Py<PyAny>> {
     if let Ok(t) = x.cast::<PyTuple>() {
         let items = t

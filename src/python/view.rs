@@ -280,10 +280,6 @@ impl View {
         dlpack::device(&self.alloc)
     }
 
-    #[getter]
-    fn shape_tuple(&self) -> Vec<i64> {
-        self.shape().to_vec()
-    }
     /// `v.shape`, a tuple, as NumPy's (read on every call of a jitted function).
     #[getter(shape)]
     fn py_shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {

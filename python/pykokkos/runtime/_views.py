@@ -102,7 +102,7 @@ class View(_native.View):
     @property
     def size(self) -> int:
         n = 1
-        for e in self.shape_tuple:
+        for e in self.shape:
             n *= e
         return n
 
@@ -163,7 +163,7 @@ class View(_native.View):
         """Turns a key into subview lists, or None for a single element."""
         if not isinstance(key, tuple):
             key = (key,)
-        shape = self.shape_tuple
+        shape = self.shape
         if any(k is Ellipsis for k in key):
             at = next(d for d, k in enumerate(key) if k is Ellipsis)
             fill = (slice(None),) * (len(shape) - len(key) + 1)
